@@ -1,0 +1,190 @@
+"""All configuration, with every default in this one file.
+
+`Settings` is the one typed object the pipeline reads. Its store sections are filled verbatim from
+the store's own config where the store has one (crux: `.crux/crux-memories.json`; bank:
+`memory-consolidate.json` with iii's field names); the user's `--config FILE` (TOML or JSON) and the
+command line override the rest.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import tomllib
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from .errors import ConfigError
+
+
+# --------------------------------------------------------------------------------------------
+# crux: defaults per DESIGN.md "CRUX defaults when the config omits them"
+
+
+class TypeTransition(BaseModel):
+    promoteAt: int | None = None
+    promoteTo: str | None = None
+
+
+def _default_transitions() -> dict[str, TypeTransition]:
+    return {
+        "idea": TypeTransition(promoteAt=5, promoteTo="learning"),
+        "learning": TypeTransition(promoteAt=15, promoteTo="core"),
+        "redflag": TypeTransition(promoteAt=10, promoteTo="core"),
+        "core": TypeTransition(),
+        "goal": TypeTransition(),
+    }
+
+
+class CruxStorage(BaseModel):
+    memoriesDir: str = "memories"
+    agentMemoriesDir: str = "memories/agents"
+    archiveDir: str = ".ai-ignored/executed"
+    compressionSourceArchive: str = ".ai-ignored/memories/sources"
+    indexFile: str = ".crux/memory-index.yml"
+
+
+class CruxConfig(BaseModel):
+    """`cruxMemories` of `.crux/crux-memories.json`, field names as the file spells them."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    enableMemories: bool = True
+    enableMemoryCompression: bool = False
+    enableMemoryConsolidation: bool = False
+    storage: CruxStorage = Field(default_factory=CruxStorage)
+    trackingDir: str = ".crux/reference-tracking"
+    typePriority: list[str] = Field(
+        default_factory=lambda: ["core", "redflag", "goal", "learning", "idea", "archived"]
+    )
+    typeTransitions: dict[str, TypeTransition] = Field(default_factory=_default_transitions)
+    demoteAfterDaysUnreferenced: int = 90
+    archiveAfterDaysUnreferenced: int = 180
+    promotionToRuleThreshold: int = 30
+    maxReferencesStored: int = 10
+    sizeUnit: Literal["lines", "bytes", "tokens"] = "lines"
+    compressionMinLines: int = 500
+    maxMemorySize: int = 1000
+    maxConsolidatedSize: int = 2000
+    compressionTarget: int = 33
+
+
+# --------------------------------------------------------------------------------------------
+# claude (dream), zylos, bank (iii)
+
+
+class ClaudeConfig(BaseModel):
+    prune_guard_days: int = 14  # dream's GUARD_DAYS
+    consult_window_days: int = 14  # dream's consult-gate window, which its own code forgets to apply
+    consult_log: str = ".claude/logs/memory-consult.jsonl"
+    index_budget_bytes: int = 17 * 1024  # MEMORY.md target: 17 KB
+    index_min_hook_chars: int = 90  # below this, trimming stops and the user is warned
+
+
+class ZylosConfig(BaseModel):
+    core_budget_bytes: int = 16 * 1024  # identity.md, state.md, references.md
+    state_warn_bytes: int = 10 * 1024
+    references_warn_bytes: int = 8 * 1024
+    profile_warn_bytes: int = 1024  # users/<id>/profile.md: "over ~1KB: summarize older notes"
+    freshness_active_days: int = 7
+    freshness_aging_days: int = 30
+    freshness_fading_days: int = 90
+    session_archive_days: int = 30
+    immune_importance_max: int = 2  # importance 1-2 never suggested for archival
+
+
+class BankConfig(BaseModel):
+    """iii memory-consolidate's configuration, same field names."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    enabled: bool = True
+    interval_hours: float = 24
+    dry_run: bool = False
+    banks: list[str] = Field(default_factory=list)  # allowlist; empty = all
+    max_supersedes_per_run: int = 200
+    llm_assist_enabled: bool = True
+    promote_corroboration_threshold: int = 4
+    rule_candidates_max: int = 20
+
+
+class LLMConfig(BaseModel):
+    model: str = "stub"
+    api_base: str | None = None
+    mode: Literal["tools", "json", "json_schema", "md_json"] | None = None  # None: per provider
+    cache_dir: str | None = None
+    no_cache: bool = False
+    max_calls: int | None = None
+    max_cost: float | None = None
+    timeout_s: float = 60.0
+    max_attempts: int = 3  # transient-error attempts (tenacity)
+    max_reasks: int = 1  # schema-invalid replies re-asked (instructor)
+    concurrency: int = 4
+    batch_size: int = 8
+
+
+class ScheduleConfig(BaseModel):
+    interval_hours: float = 24
+    # iii's slack: a run is due a little early, so an hourly heartbeat does not drift a day late.
+    slack_minutes: float = 30
+
+
+class Settings(BaseModel):
+    now: dt.date = Field(default_factory=dt.date.today)
+    layout: Literal["auto", "crux", "claude", "zylos", "bank"] = "auto"
+    repo: str | None = None
+    crux: CruxConfig = Field(default_factory=CruxConfig)
+    claude: ClaudeConfig = Field(default_factory=ClaudeConfig)
+    zylos: ZylosConfig = Field(default_factory=ZylosConfig)
+    bank: BankConfig = Field(default_factory=BankConfig)
+    llm: LLMConfig = Field(default_factory=LLMConfig)
+    schedule: ScheduleConfig = Field(default_factory=ScheduleConfig)
+    # Size above which a memory file is not read (reported as parse_error instead).
+    max_file_bytes: int = 4 * 1024 * 1024
+
+
+def load_user_config(path: str | Path | None) -> dict[str, Any]:
+    """Read `--config FILE` (TOML or JSON) into a nested dict of Settings sections."""
+    if path is None:
+        return {}
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read config {p}: {exc.strerror or exc}") from None
+    try:
+        if p.suffix == ".json":
+            data = json.loads(raw.decode("utf-8"))
+        else:
+            data = tomllib.loads(raw.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"config {p} is not valid {'JSON' if p.suffix == '.json' else 'TOML'}: {exc}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"config {p} must be a table of sections")
+    return data
+
+
+def build_settings(user: dict[str, Any], overrides: dict[str, Any]) -> Settings:
+    """Settings from the user's config file, the environment and the command line, in that order."""
+    data: dict[str, Any] = {k: dict(v) if isinstance(v, dict) else v for k, v in user.items()}
+    env_model = os.environ.get("MEMCONSOLIDATE_MODEL")
+    if env_model:
+        data.setdefault("llm", {})["model"] = env_model
+    env_cache = os.environ.get("MEMCONSOLIDATE_CACHE_DIR")
+    if env_cache:
+        data.setdefault("llm", {})["cache_dir"] = env_cache
+    for dotted, value in overrides.items():
+        if value is None:
+            continue
+        section, _, key = dotted.rpartition(".")
+        target = data.setdefault(section, {}) if section else data
+        target[key] = value
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(x) for x in first["loc"])
+        raise ConfigError(f"invalid setting {where}: {first['msg']}") from None

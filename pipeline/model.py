@@ -1,0 +1,178 @@
+"""Typed records shared by every part of the pipeline.
+
+A store adapter turns files into a `Corpus`; rules and stages turn a `Corpus` into `Action`s and
+`Finding`s; `plan.py` collects them into a `Plan` whose JSON form is the contract in DESIGN.md.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Layout = Literal["crux", "claude", "zylos", "bank"]
+PLAN_SCHEMA = "memconsolidate.plan/1"
+
+
+class Memory(BaseModel):
+    """One memory: a file (crux, claude), an entry or tier file (zylos), or a record (bank)."""
+
+    model_config = ConfigDict(frozen=False)
+
+    key: str  # POSIX path relative to the store root, or "<bank>/<id>" for banks
+    layout: Layout
+    # What the memory says. `body` is the text the rules compare; for files it is the bytes after
+    # the front matter, decoded, untouched.
+    title: str = ""
+    description: str = ""
+    body: str = ""
+    # What the memory is: crux type (idea, learning, ...), claude type (user, feedback, ...),
+    # zylos tier (identity, state, reference, session, ...). None when the store does not say.
+    type: str | None = None
+    tags: list[str] = Field(default_factory=list)
+    strength: int | None = None
+    corroboration: int = 0
+    pinned: bool = False
+    created: dt.date | None = None
+    modified: dt.date | None = None
+    mtime: float | None = None  # file modification time (seconds since the epoch)
+    source: str | None = None
+    id: str | None = None
+    # Memories are only compared with others in the same group: a claude folder, a bank, a crux
+    # scope, the zylos store.
+    group: str = ""
+    # Front matter exactly as read: key order and unknown keys kept so a rewrite changes only what
+    # it means to. Empty for files without front matter and for bank records.
+    meta: dict[str, Any] = Field(default_factory=dict)
+    has_frontmatter: bool = False
+    # Layout specifics that rules read (crux scope and twin, zylos importance and status, ...).
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+    @property
+    def slug(self) -> str:
+        """File name without its memory suffixes: the crux tracker key, the claude index target."""
+        name = self.key.rsplit("/", 1)[-1]
+        for suffix in (".memory.crux.md", ".memory.md", ".md", ".jsonl"):
+            if name.endswith(suffix):
+                return name[: -len(suffix)]
+        return name
+
+    @property
+    def label(self) -> str:
+        return self.title or self.slug
+
+
+class Tracker(BaseModel):
+    """A crux reference tracker (`.refs.yml`)."""
+
+    key: str  # path relative to the store root
+    slug: str
+    references: int = 0
+    last_referenced: dt.date | None = None
+    strength: int | None = None
+    recent_references: list[dict[str, Any]] = Field(default_factory=list)
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+
+class IndexEntry(BaseModel):
+    """One line of MEMORY.md or one entry of `.crux/memory-index.yml`."""
+
+    index: str  # key of the index file
+    target: str  # key of the memory it points at (may not exist)
+    title: str = ""
+    hook: str = ""
+
+
+class Finding(BaseModel):
+    """Something worth telling the user that the plan does not change by itself."""
+
+    model_config = ConfigDict(populate_by_name=True, extra="allow")
+
+    kind: str
+    targets: list[str]
+    reason: str
+    class_: str | None = Field(default=None, alias="class")
+    source: str = "deterministic"
+
+
+class Action(BaseModel):
+    """A change the plan proposes. `apply` executes the ones with `needs_user: false`."""
+
+    model_config = ConfigDict(extra="allow")
+
+    kind: str
+    targets: list[str]
+    reason: str
+    source: str = "deterministic"
+    needs_user: bool = False
+    survivor: str | None = None
+    from_type: str | None = None
+    to_type: str | None = None
+
+
+class StageError(BaseModel):
+    stage: str
+    message: str
+
+
+class Stats(BaseModel):
+    llm_calls: int = 0
+    cache_hits: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+
+
+class Corpus(BaseModel):
+    """Everything a store adapter read, ready for the rules. Reading never writes."""
+
+    layout: Layout
+    root: str  # absolute path
+    memories: list[Memory] = Field(default_factory=list)
+    trackers: list[Tracker] = Field(default_factory=list)
+    index_entries: list[IndexEntry] = Field(default_factory=list)
+    # Index files the store should have (key -> the memory keys it should list).
+    indexes: dict[str, list[str]] = Field(default_factory=dict)
+    # Problems found while reading: parse errors, config issues. They go straight into the plan.
+    findings: list[Finding] = Field(default_factory=list)
+    # Layout specifics: the crux config, zylos session files, bank rule files, consult log, ...
+    extra: dict[str, Any] = Field(default_factory=dict)
+
+    def by_key(self) -> dict[str, Memory]:
+        return {m.key: m for m in self.memories}
+
+
+class Plan(BaseModel):
+    schema_: str = Field(default=PLAN_SCHEMA, alias="schema")
+    layout: Layout
+    root: str
+    now: dt.date
+    model: str
+    memories: int
+    actions: list[Action] = Field(default_factory=list)
+    findings: list[Finding] = Field(default_factory=list)
+    errors: list[StageError] = Field(default_factory=list)
+    stats: Stats = Field(default_factory=Stats)
+
+    model_config = ConfigDict(populate_by_name=True)
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The contract shape: aliases (`schema`, `class`), no empty optional fields."""
+        out: dict[str, Any] = {
+            "schema": self.schema_,
+            "layout": self.layout,
+            "root": self.root,
+            "now": self.now.isoformat(),
+            "model": self.model,
+            "memories": self.memories,
+            "actions": [_compact(a.model_dump(by_alias=True, mode="json")) for a in self.actions],
+            "findings": [_compact(f.model_dump(by_alias=True, mode="json")) for f in self.findings],
+            "errors": [e.model_dump(mode="json") for e in self.errors],
+            "stats": self.stats.model_dump(mode="json"),
+        }
+        return out
+
+
+def _compact(d: dict[str, Any]) -> dict[str, Any]:
+    return {k: v for k, v in d.items() if v is not None}

@@ -1,0 +1,62 @@
+"""Build the plan: the deterministic pass, then the LLM stages, then one stable ordering."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+from .config import Settings
+from .model import Action, Corpus, Plan, StageError, Stats
+from .rules import run_rules
+from .rules.outcome import Outcome, action_sort_key, finding_sort_key
+
+# Actions that move or retire a memory, strongest claim first. A memory claimed by one of them is
+# left out of the weaker ones: a duplicate that is being retired is not also demoted.
+_CLAIM_ORDER = ["merge_duplicate", "prune_stale", "consolidate", "archive", "demote", "promote", "compress"]
+
+StageRunner = Callable[[Corpus, Settings, Outcome], tuple[Outcome, list[StageError], Stats]]
+
+
+def _moved(action: Action) -> list[str]:
+    if action.kind == "merge_duplicate":
+        return [t for t in action.targets if t != action.survivor]
+    return list(action.targets)
+
+
+def reconcile(actions: list[Action]) -> list[Action]:
+    """Drop weaker actions on memories a stronger action already moves or retires."""
+    claimed: set[str] = set()
+    kept: list[Action] = []
+    ranked = sorted(
+        actions,
+        key=lambda a: (_CLAIM_ORDER.index(a.kind) if a.kind in _CLAIM_ORDER else len(_CLAIM_ORDER), action_sort_key(a)),
+    )
+    for action in ranked:
+        if action.kind in _CLAIM_ORDER:
+            moved = _moved(action)
+            if any(t in claimed for t in moved) or (action.survivor and action.survivor in claimed):
+                continue
+            claimed.update(moved)
+        elif action.kind in ("conflict", "promote_rule", "sync_strength") and all(t in claimed for t in action.targets):
+            continue
+        kept.append(action)
+    return kept
+
+
+def build_plan(corpus: Corpus, settings: Settings, run_stages: StageRunner | None = None) -> Plan:
+    outcome = run_rules(corpus, settings)
+    errors: list[StageError] = []
+    stats = Stats()
+    if run_stages is not None:
+        staged, errors, stats = run_stages(corpus, settings, outcome)
+        outcome = staged
+    return Plan(
+        layout=corpus.layout,
+        root=corpus.root,
+        now=settings.now,
+        model=settings.llm.model,
+        memories=len(corpus.memories),
+        actions=sorted(reconcile(outcome.actions), key=action_sort_key),
+        findings=sorted(outcome.findings, key=finding_sort_key),
+        errors=sorted(errors, key=lambda e: (e.stage, e.message)),
+        stats=stats,
+    )

@@ -1,0 +1,37 @@
+"""The deterministic pass: pure functions from a `Corpus` to actions and findings.
+
+Each rule lives in its own module, named for what it does; this module only decides which rules
+apply to which layout.
+"""
+
+from __future__ import annotations
+
+from ..config import Settings
+from ..model import Corpus
+from . import claude, crux, zylos
+from .bank_cap import cap_supersedes
+from .duplicates import merge_duplicates, report_reorders
+from .index_drift import index_drift
+from .outcome import Outcome
+from .rule_candidates import bank_rule_candidates
+from .staleness import staleness
+
+LAYOUT_RULES = {"crux": crux.rules, "claude": claude.rules, "zylos": zylos.rules}
+
+
+def run_rules(corpus: Corpus, settings: Settings) -> Outcome:
+    out = Outcome()
+    out.findings.extend(corpus.findings)
+    dupes = merge_duplicates(corpus.memories)
+    if corpus.layout == "bank":
+        capped = cap_supersedes(dupes.actions, settings.bank.max_supersedes_per_run)
+        dupes = Outcome(capped.actions, dupes.findings + capped.findings)
+        out.extend(bank_rule_candidates(corpus, settings.bank.promote_corroboration_threshold))
+    out.extend(dupes)
+    out.extend(report_reorders(corpus.memories))
+    if corpus.layout in LAYOUT_RULES:
+        out.extend(LAYOUT_RULES[corpus.layout](corpus, settings))
+    if corpus.layout == "claude" or settings.repo:
+        out.extend(staleness(corpus, settings))
+    out.extend(index_drift(corpus))
+    return out

@@ -1,0 +1,39 @@
+"""Index drift: MEMORY.md or `.crux/memory-index.yml` not 1:1 with the memory files."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+from ..model import Action, Corpus
+from .outcome import Outcome
+
+
+def _describe(keys: list[str], limit: int = 3) -> str:
+    shown = ", ".join(keys[:limit])
+    return shown + (f" and {len(keys) - limit} more" if len(keys) > limit else "")
+
+
+def index_drift(corpus: Corpus) -> Outcome:
+    """One `rebuild_index` per index whose entries are not exactly the files it should list."""
+    out = Outcome()
+    listed: dict[str, list[str]] = {index: [] for index in corpus.indexes}
+    for entry in corpus.index_entries:
+        listed.setdefault(entry.index, []).append(entry.target)
+    for index, expected in sorted(corpus.indexes.items()):
+        have = Counter(listed.get(index, []))
+        want = set(expected)
+        missing = sorted(want - set(have))
+        extra = sorted(set(have) - want)
+        repeated = sorted(k for k, n in have.items() if n > 1 and k in want)
+        problems = []
+        if not corpus.extra.get("index_present", {}).get(index, True):
+            problems.append("index file missing")
+        if missing:
+            problems.append(f"{len(missing)} file(s) not indexed: {_describe(missing)}")
+        if extra:
+            problems.append(f"{len(extra)} entr(ies) without a file: {_describe(extra)}")
+        if repeated:
+            problems.append(f"{len(repeated)} file(s) indexed twice: {_describe(repeated)}")
+        if problems:
+            out.actions.append(Action(kind="rebuild_index", targets=[index], reason="; ".join(problems)))
+    return out

@@ -1,0 +1,167 @@
+"""Safe, read-only access to the files of a store, shared by every adapter.
+
+Every reader goes through `read_text` so the same rules hold everywhere: a symlink that leaves the
+store, a binary or non-UTF-8 file, or a file over the size cap becomes a `parse_error` finding and
+the run goes on. Nothing here writes.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterator
+
+import yaml
+from frontmatter.default_handlers import YAMLHandler
+
+from ..model import Finding
+
+_YAML = YAMLHandler()
+SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", ".memconsolidate"}
+
+
+class Unreadable(Exception):
+    """A file that cannot be taken as text; its message becomes the parse_error reason."""
+
+
+def rel(root: Path, path: Path) -> str:
+    return path.relative_to(root).as_posix()
+
+
+def parse_error(key: str, reason: str) -> Finding:
+    return Finding(kind="parse_error", targets=[key], reason=reason)
+
+
+def inside(root: Path, path: Path) -> bool:
+    """Whether `path`, with every symlink resolved, stays inside `root`."""
+    try:
+        path.resolve().relative_to(root.resolve())
+    except (ValueError, OSError):
+        return False
+    return True
+
+
+def read_text(root: Path, path: Path, max_bytes: int) -> str:
+    """UTF-8 text of a store file (BOM dropped), or `Unreadable` with a short reason."""
+    if path.is_symlink() and not inside(root, path):
+        raise Unreadable("symlink points outside the store")
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise Unreadable(f"cannot stat: {exc.strerror or exc}") from None
+    if size > max_bytes:
+        raise Unreadable(f"file too large ({size} bytes > {max_bytes})")
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise Unreadable(f"cannot read: {exc.strerror or exc}") from None
+    if b"\x00" in data:
+        raise Unreadable("binary file (NUL byte)")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise Unreadable(f"not UTF-8 (byte {exc.start})") from None
+
+
+@dataclass
+class FrontMatter:
+    meta: dict[str, Any]
+    present: bool
+    body: str  # everything after the closing delimiter line, byte for byte
+    raw: str  # the YAML text between the delimiters, as written
+
+
+_OPEN = re.compile(r"\A---[ \t]*\r?\n")
+_CLOSE = re.compile(r"^---[ \t]*(?:\r?\n|\Z)", re.MULTILINE)
+
+
+def split_frontmatter(text: str) -> FrontMatter:
+    """Split `---` front matter from the body without touching the body.
+
+    The delimiters are found here (python-frontmatter's boundary regex can swallow a blank line that
+    belongs to the body); the YAML between them is parsed by python-frontmatter's handler. Raises
+    `Unreadable` for malformed YAML or front matter that is not a mapping.
+    """
+    opening = _OPEN.match(text)
+    if not opening:
+        return FrontMatter(meta={}, present=False, body=text, raw="")
+    closing = _CLOSE.search(text, opening.end())
+    if not closing:
+        return FrontMatter(meta={}, present=False, body=text, raw="")
+    fm_text = text[opening.end() : closing.start()]
+    try:
+        meta = _YAML.load(fm_text) if fm_text.strip() else {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f" at line {mark.line + 2}" if mark is not None else ""
+        raise Unreadable(f"malformed YAML front matter{where}") from None
+    if meta is None:
+        meta = {}
+    if not isinstance(meta, dict):
+        raise Unreadable(f"front matter is a {type(meta).__name__}, not a mapping")
+    return FrontMatter(
+        meta={str(k): v for k, v in meta.items()}, present=True, body=text[closing.end() :], raw=fm_text
+    )
+
+
+def walk_files(root: Path, start: Path, pattern_suffixes: tuple[str, ...]) -> Iterator[Path]:
+    """Files under `start` whose names end with one of the suffixes, in sorted order.
+
+    Symlinked directories are not followed (they could loop or leave the store); symlinked files are
+    yielded so `read_text` can report the ones that point outside.
+    """
+    if not start.is_dir():
+        return
+    for dirpath, dirnames, filenames in os.walk(start):
+        dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+        for name in sorted(filenames):
+            if name.endswith(pattern_suffixes):
+                yield Path(dirpath) / name
+
+
+def as_date(value: Any) -> dt.date | None:
+    """A front-matter date in any of the shapes YAML gives it (date, datetime, ISO string)."""
+    if isinstance(value, dt.datetime):
+        return value.date()
+    if isinstance(value, dt.date):
+        return value
+    if isinstance(value, str):
+        s = value.strip().strip('"').strip("'")
+        try:
+            return dt.date.fromisoformat(s[:10])
+        except ValueError:
+            return None
+    return None
+
+
+def as_int(value: Any) -> int | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str):
+        try:
+            return int(value.strip())
+        except ValueError:
+            return None
+    return None
+
+
+def as_tags(value: Any) -> list[str]:
+    if isinstance(value, list):
+        return [str(t).strip() for t in value if str(t).strip()]
+    if isinstance(value, str):
+        return [t.strip() for t in value.strip("[]").split(",") if t.strip()]
+    return []
+
+
+def mtime_of(path: Path) -> float | None:
+    try:
+        return path.stat().st_mtime
+    except OSError:
+        return None

@@ -1,0 +1,5 @@
+import os
+
+# litellm fetches a price map from the network at import unless told otherwise.
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+os.environ.pop("MEMCONSOLIDATE_MODEL", None)

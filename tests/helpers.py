@@ -1,0 +1,38 @@
+"""Small builders shared by the tests."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from pipeline.model import Memory
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO / "fixtures"
+REAL_STORES = REPO.parent / "shared" / "real-stores"
+NOW = "2026-11-29"
+
+
+def mem(key: str, body: str, **kw) -> Memory:
+    kw.setdefault("layout", "bank")
+    kw.setdefault("group", "g")
+    return Memory(key=key, body=body, **kw)
+
+
+def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+    """The installed command line in a subprocess, exactly as a user runs it."""
+    return subprocess.run(
+        [sys.executable, "-m", "pipeline", *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=120
+    )
+
+
+def plan_json(path: Path, *extra: str) -> dict:
+    res = run_cli("plan", str(path), "--json", "--now", NOW, *extra)
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)
+
+
+def kinds(items: list[dict]) -> list[tuple[str, tuple[str, ...]]]:
+    return [(i["kind"], tuple(i["targets"])) for i in items]
