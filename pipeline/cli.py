@@ -116,6 +116,14 @@ def emit_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, sort_keys=False) + "\n")
 
 
+def _say(message: str) -> None:
+    sys.stderr.write(f"memconsolidate: {message}\n")
+
+
+def _llm_options(**kw: Any) -> dict[str, Any]:
+    return kw
+
+
 @app.command()
 def plan(
     path: PathArg,
@@ -135,21 +143,196 @@ def plan(
     """Read a store and print what should change. Never writes to the store."""
 
     def body() -> None:
-        from .plan import build_plan
         from .report import render
-        from .stages import stage_runner
-        from .stores import open_store
+        from .workflow import plan_store
 
         settings = make_settings(
             config=config, now=now, layout=layout, repo=repo, model=model, api_base=api_base,
             llm_mode=llm_mode, cache_dir=cache_dir, no_cache=no_cache, max_calls=max_calls, max_cost=max_cost,
         )
-        corpus, settings = open_store(path, settings)
-        result = build_plan(corpus, settings, stage_runner(settings))
+        _, _, result = plan_store(path, settings, _say)
         if as_json:
             emit_json(result.to_json_dict())
         else:
             sys.stdout.write(render(result))
+
+    guarded(body)
+
+
+SelectOpt = Annotated[
+    Optional[list[str]],
+    typer.Option("--select", help="Apply only these: action kinds or 1-based action numbers (repeatable, comma-separated)."),
+]
+ResolveOpt = Annotated[Optional[str], typer.Option("--resolve", help="Apply conflicts with this policy: newer | keep-both.")]
+YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
+
+
+@app.command()
+def apply(
+    path: PathArg,
+    layout: LayoutOpt = "auto",
+    model: ModelOpt = None,
+    api_base: ApiBaseOpt = None,
+    llm_mode: LLMModeOpt = None,
+    config: ConfigOpt = None,
+    now: NowOpt = None,
+    repo: RepoOpt = None,
+    as_json: JsonOpt = False,
+    cache_dir: CacheDirOpt = None,
+    no_cache: NoCacheOpt = False,
+    max_calls: MaxCallsOpt = None,
+    max_cost: MaxCostOpt = None,
+    yes: YesOpt = False,
+    select: SelectOpt = None,
+    resolve: ResolveOpt = None,
+) -> None:
+    """Plan, then execute the automatic actions (or those chosen with --select). Journaled; undoable."""
+
+    def body() -> None:
+        from .report import render
+        from .workflow import apply_store
+
+        if resolve not in (None, "newer", "keep-both"):
+            raise UsageError(f"--resolve must be newer or keep-both, not {resolve!r}")
+        settings = make_settings(
+            config=config, now=now, layout=layout, repo=repo, model=model, api_base=api_base,
+            llm_mode=llm_mode, cache_dir=cache_dir, no_cache=no_cache, max_calls=max_calls, max_cost=max_cost,
+        )
+
+        def confirm(p, n: int) -> bool:
+            if yes:
+                return True
+            if not sys.stdin.isatty():
+                raise UsageError("not a terminal: pass --yes to apply without a prompt")
+            sys.stderr.write(render(p))
+            return typer.confirm(f"Apply {n} action(s) to {p.root}?", default=False, err=True)
+
+        result_plan, result = apply_store(path, settings, _say, select, resolve, confirm)  # type: ignore[arg-type]
+        if as_json:
+            emit_json(_apply_json(result_plan, result))
+            return
+        if result is None or result.record is None:
+            skipped = len(result.changes.skipped) if result else 0
+            sys.stdout.write(f"Nothing to apply ({len(result_plan.actions)} actions in the plan, {skipped} skipped).\n")
+            return
+        ch = result.changes
+        sys.stdout.write(
+            f"Applied run {result.run_id}: {len(ch.applied)} action(s), {len(ch.skipped)} skipped, "
+            f"{len(result.record.touched)} file(s) changed.\n"
+            f"Undo with: memconsolidate undo {result_plan.root} --run {result.run_id}\n"
+        )
+        for a, why in ch.skipped:
+            sys.stdout.write(f"  skipped {a.kind} {', '.join(a.targets)}: {why}\n")
+
+    guarded(body)
+
+
+def _apply_json(plan_, result) -> dict[str, Any]:
+    if result is None:
+        return {"run_id": None, "applied": [], "skipped": [], "changed": []}
+    return {
+        "run_id": result.run_id if result.record else None,
+        "applied": [a.model_dump(mode="json", exclude_none=True) for a in result.changes.applied],
+        "skipped": [{"kind": a.kind, "targets": a.targets, "why": why} for a, why in result.changes.skipped],
+        "changed": sorted(result.record.touched) if result.record else [],
+        "notes": result.changes.notes,
+    }
+
+
+@app.command()
+def undo(
+    path: PathArg,
+    run: Annotated[Optional[str], typer.Option("--run", help="The run to undo (default: the latest applied run).")] = None,
+) -> None:
+    """Restore the store byte-for-byte to how it was before a run."""
+
+    def body() -> None:
+        from .workflow import undo_store
+
+        record = undo_store(path, run, _say)
+        target = record.info.get("undo_of", record.run_id)
+        sys.stdout.write(f"Undid run {target}: {len(record.touched)} file(s) restored.\n")
+
+    guarded(body)
+
+
+@app.command()
+def status(
+    path: PathArg,
+    layout: LayoutOpt = "auto",
+    config: ConfigOpt = None,
+    now: NowOpt = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Memories by type, budgets, last run, pending actions, unfinished journal."""
+
+    def body() -> None:
+        from .workflow import status_store
+
+        settings = make_settings(config=config, now=now, layout=layout)
+        info = status_store(path, settings)
+        if as_json:
+            emit_json(info)
+            return
+        out = [f"{info['layout']} store {info['root']}: {info['memories']} memories"]
+        out.append("  by type: " + (", ".join(f"{k}={v}" for k, v in info["by_type"].items()) or "none"))
+        for b in info["budgets"]:
+            out.append(f"  {b['kind']}: {', '.join(b['targets'])}: {b['reason']}")
+        last = info["last_run"]
+        out.append(f"  last run: {last['last_success']} ({last.get('run_id')})" if last else "  last run: never")
+        out.append("  pending: " + (", ".join(f"{k}={v}" for k, v in info["pending_actions"].items()) or "nothing"))
+        if info["needs_user"]:
+            out.append("  need you: " + ", ".join(f"{k}={v}" for k, v in info["needs_user"].items()))
+        if info["unfinished_journal"]:
+            out.append("  UNFINISHED JOURNAL: " + ", ".join(info["unfinished_journal"]) + " (the next apply/run/undo rolls it back)")
+        sys.stdout.write("\n".join(out) + "\n")
+
+    guarded(body)
+
+
+@app.command()
+def run(
+    path: PathArg,
+    if_due: Annotated[bool, typer.Option("--if-due", help="Run only when interval_hours have passed since the last successful run.")] = False,
+    layout: LayoutOpt = "auto",
+    model: ModelOpt = None,
+    api_base: ApiBaseOpt = None,
+    llm_mode: LLMModeOpt = None,
+    config: ConfigOpt = None,
+    now: NowOpt = None,
+    repo: RepoOpt = None,
+    as_json: JsonOpt = False,
+    cache_dir: CacheDirOpt = None,
+    no_cache: NoCacheOpt = False,
+    max_calls: MaxCallsOpt = None,
+    max_cost: MaxCostOpt = None,
+) -> None:
+    """The nightly entry point: plan and apply the automatic actions, non-interactively."""
+
+    def body() -> None:
+        from .workflow import run_store
+
+        settings = make_settings(
+            config=config, now=now, layout=layout, repo=repo, model=model, api_base=api_base,
+            llm_mode=llm_mode, cache_dir=cache_dir, no_cache=no_cache, max_calls=max_calls, max_cost=max_cost,
+        )
+        outcome = run_store(path, settings, _say, if_due)
+        if as_json:
+            emit_json({
+                "ran": outcome.ran, "reason": outcome.reason, "recorded": outcome.recorded,
+                "plan": outcome.plan.to_json_dict() if outcome.plan else None,
+                "apply": _apply_json(outcome.plan, outcome.result) if outcome.ran else None,
+            })
+        elif not outcome.ran:
+            sys.stdout.write(outcome.reason + "\n")
+        else:
+            applied = len(outcome.result.changes.applied) if outcome.result else 0
+            rid = outcome.result.run_id if outcome.result and outcome.result.record else "none"
+            sys.stdout.write(f"Ran: {applied} action(s) applied (run {rid}); {len(outcome.plan.errors)} stage error(s).\n")
+            for e in outcome.plan.errors:
+                sys.stdout.write(f"  error {e.stage}: {e.message}\n")
+        if outcome.ran and not outcome.recorded:
+            raise RunFailed("the run did not complete cleanly (see errors); it was not recorded as the last run")
 
     guarded(body)
 

@@ -114,3 +114,24 @@ def render(plan: Plan) -> str:
     if not plan.actions and not plan.findings:
         lines.append(f"All {plan.memories} memories are current, nothing to do.")
     return "\n".join(lines) + "\n"
+
+
+def render_run_report(layout: str, run_id: str, now, changes) -> str:
+    """The run report written into the store after an apply (markdown, stable order)."""
+    lines = [f"# memconsolidate run {run_id}", "", f"- layout: {layout}", f"- date: {now.isoformat()}", ""]
+    applied = Counter(a.kind for a in changes.applied)
+    lines.append(f"## Applied ({len(changes.applied)})")
+    for kind in sorted(applied, key=lambda k: (_rank(ACTION_ORDER, k), k)):
+        lines.append(f"### {ACTION_HEADINGS.get(kind, kind)} ({applied[kind]})")
+        for a in changes.applied:
+            if a.kind == kind:
+                lines.append(f"- {', '.join(a.targets)}: {a.reason}")
+    lines.append("")
+    lines.append(f"## Skipped ({len(changes.skipped)})")
+    for a, why in changes.skipped:
+        lines.append(f"- {a.kind} {', '.join(a.targets)}: {why}")
+    if changes.notes:
+        lines.append("")
+        lines.append(f"## Notes ({len(changes.notes)})")
+        lines.extend(f"- {n}" for n in changes.notes)
+    return "\n".join(lines) + "\n"

@@ -36,3 +36,24 @@ def plan_json(path: Path, *extra: str) -> dict:
 
 def kinds(items: list[dict]) -> list[tuple[str, tuple[str, ...]]]:
     return [(i["kind"], tuple(i["targets"])) for i in items]
+
+
+def snapshot(root: Path) -> dict[str, bytes]:
+    """Every file under `root` with its bytes, except the tool's own `.memconsolidate/` folder."""
+    out = {}
+    for p in sorted(root.rglob("*")):
+        rel = p.relative_to(root).as_posix()
+        if rel.split("/")[0] == ".memconsolidate":
+            continue
+        if p.is_file() and not p.is_symlink():
+            out[rel] = p.read_bytes()
+        elif p.is_dir():
+            out[rel + "/"] = b""
+    return out
+
+
+def copy_store(src: Path, dst: Path) -> Path:
+    import shutil
+
+    shutil.copytree(src, dst, symlinks=True)
+    return dst

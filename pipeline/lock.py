@@ -1,0 +1,39 @@
+"""One run per store: an exclusive, non-blocking lock on `.memconsolidate/lock`.
+
+`flock` is released by the kernel when the process dies, so a killed run never leaves a stale lock.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator
+
+from .errors import RunFailed
+
+STATE_DIR = ".memconsolidate"
+
+
+def state_dir(root: Path) -> Path:
+    path = root / STATE_DIR
+    path.mkdir(mode=0o700, exist_ok=True)
+    return path
+
+
+@contextmanager
+def store_lock(root: Path) -> Iterator[None]:
+    path = state_dir(root) / "lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "unknown"
+            raise RunFailed(f"another memconsolidate run is working on {root} (pid {holder}); try again later") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
+        yield
+    finally:
+        os.close(fd)

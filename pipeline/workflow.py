@@ -1,0 +1,190 @@
+"""The commands' bodies, without the command line: plan, apply, undo, status, run.
+
+Every command that may change a store takes the store lock and first rolls back a run a crash left
+unfinished; `status` only reports one.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from .apply import ApplyResult, Resolution, apply_plan, select_actions
+from .config import Settings
+from .errors import RunFailed
+from .journal import committed_runs, load_record, recover, write_atomic
+from .lock import STATE_DIR, state_dir, store_lock
+from .model import Corpus, Plan
+from .plan import build_plan
+from .stores import open_store, resolve_root
+
+Say = Callable[[str], None]
+
+
+def _unfinished(root: Path) -> list[str]:
+    base = root / STATE_DIR / "runs"
+    if not base.is_dir():
+        return []
+    out = []
+    for run in sorted(p for p in base.iterdir() if p.is_dir()):
+        record = load_record(run)
+        if record is None or record.status == "prepared":
+            out.append(run.name)
+    return out
+
+
+def recover_store(root: Path, say: Say) -> None:
+    """Roll back an interrupted run, under the lock, if there is one."""
+    if not _unfinished(root):
+        return
+    with store_lock(root):
+        for message in recover(root):
+            say(message)
+
+
+def plan_store(path: str, settings: Settings, say: Say) -> tuple[Corpus, Settings, Plan]:
+    from .stages import stage_runner
+
+    root = resolve_root(path)
+    recover_store(root, say)
+    corpus, settings = open_store(root, settings)
+    return corpus, settings, build_plan(corpus, settings, stage_runner(settings))
+
+
+def apply_store(
+    path: str,
+    settings: Settings,
+    say: Say,
+    select: list[str] | None,
+    resolve: Resolution | None,
+    confirm: Callable[[Plan, int], bool],
+) -> tuple[Plan, ApplyResult | None]:
+    root = resolve_root(path)
+    with store_lock(root):
+        for message in recover(root):
+            say(message)
+        corpus, settings = open_store(root, settings)
+        from .stages import stage_runner
+
+        plan = build_plan(corpus, settings, stage_runner(settings))
+        actions = select_actions(plan, select, resolve)
+        if not actions:
+            return plan, None
+        if not confirm(plan, len(actions)):
+            raise RunFailed("not applied: declined at the prompt")
+        return plan, apply_plan(root, corpus, plan, settings, actions, resolve)
+
+
+def undo_store(path: str, run_id: str | None, say: Say):
+    from .journal import undo
+
+    root = resolve_root(path)
+    with store_lock(root):
+        for message in recover(root):
+            say(message)
+        return undo(root, run_id)
+
+
+# --- the nightly run --------------------------------------------------------------------------
+
+STATE_FILE = "state.json"
+
+
+def read_state(root: Path) -> dict[str, Any]:
+    try:
+        data = json.loads((root / STATE_DIR / STATE_FILE).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def is_due(state: dict[str, Any], settings: Settings, wall: dt.datetime) -> tuple[bool, str]:
+    last = state.get("last_success")
+    if not last:
+        return True, "no successful run recorded"
+    try:
+        last_at = dt.datetime.fromisoformat(last)
+    except ValueError:
+        return True, "last run time unreadable"
+    interval = dt.timedelta(hours=settings.schedule.interval_hours)
+    slack = dt.timedelta(minutes=settings.schedule.slack_minutes)
+    due_at = last_at + interval - slack
+    if wall >= due_at:
+        return True, f"last successful run {last_at.isoformat(timespec='minutes')}"
+    return False, f"not due: last successful run {last_at.isoformat(timespec='minutes')}, next after {due_at.isoformat(timespec='minutes')}"
+
+
+@dataclass
+class RunOutcome:
+    ran: bool
+    reason: str
+    plan: Plan | None = None
+    result: ApplyResult | None = None
+    recorded: bool = False
+
+
+def run_store(path: str, settings: Settings, say: Say, if_due: bool, wall: dt.datetime | None = None) -> RunOutcome:
+    """Plan and apply every automatic action, non-interactively; record success only if complete."""
+    from .stages import stage_runner
+
+    root = resolve_root(path)
+    wall = wall or dt.datetime.now(dt.timezone.utc)
+    with store_lock(root):
+        for message in recover(root):
+            say(message)
+        corpus, settings = open_store(root, settings)
+        if if_due:
+            due, why = is_due(read_state(root), settings, wall)
+            if not due:
+                return RunOutcome(ran=False, reason=why)
+        plan = build_plan(corpus, settings, stage_runner(settings))
+        actions = select_actions(plan, None, None)
+        result = apply_plan(root, corpus, plan, settings, actions, None) if actions else None
+        complete = not plan.errors
+        if complete:
+            state = {
+                "last_success": wall.isoformat(timespec="seconds"),
+                "run_id": result.run_id if result else None,
+                "report": _report_path(result),
+                "actions_applied": len(result.changes.applied) if result else 0,
+            }
+            write_atomic(state_dir(root) / STATE_FILE, (json.dumps(state, indent=2, sort_keys=True) + "\n").encode(), mode=0o600)
+        return RunOutcome(ran=True, reason="ran", plan=plan, result=result, recorded=complete)
+
+
+def _report_path(result: ApplyResult | None) -> str | None:
+    if not result or not result.record:
+        return None
+    reports = [p for p in result.record.touched if p.endswith(".md") and ("/reports/" in p or "rem-" in p or "REPORT" in p)]
+    return reports[0] if reports else None
+
+
+# --- status -----------------------------------------------------------------------------------
+
+
+def status_store(path: str, settings: Settings) -> dict[str, Any]:
+    root = resolve_root(path)
+    unfinished = _unfinished(root)
+    corpus, settings = open_store(root, settings)
+    plan = build_plan(corpus, settings.model_copy(update={"llm": settings.llm.model_copy(update={"model": "none"})}))
+    by_type = Counter(m.type or "untyped" for m in corpus.memories)
+    budgets = [f.model_dump(by_alias=True, exclude_none=True) for f in plan.findings if f.kind in ("over_budget", "near_budget")]
+    runs = committed_runs(root)
+    state = read_state(root)
+    return {
+        "layout": corpus.layout,
+        "root": str(root),
+        "memories": len(corpus.memories),
+        "by_type": dict(sorted(by_type.items())),
+        "budgets": budgets,
+        "last_run": state or None,
+        "applied_runs": [r.run_id for r in runs if "undo_of" not in r.info][-5:],
+        "pending_actions": dict(sorted(Counter(a.kind for a in plan.actions if not a.needs_user).items())),
+        "needs_user": dict(sorted(Counter(a.kind for a in plan.actions if a.needs_user).items())),
+        "findings": dict(sorted(Counter(f.kind for f in plan.findings).items())),
+        "unfinished_journal": unfinished,
+    }

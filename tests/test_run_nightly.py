@@ -1,0 +1,58 @@
+import datetime as dt
+import json
+
+from pipeline.config import Settings
+from pipeline.workflow import is_due, read_state, run_store
+
+from helpers import FIXTURES, NOW, copy_store, run_cli
+
+T0 = dt.datetime(2026, 11, 29, 2, 0, tzinfo=dt.timezone.utc)
+
+
+def settings(**kw):
+    return Settings.model_validate({"now": NOW, "llm": {"model": "none"}, **kw})
+
+
+def test_due_logic_with_slack():
+    s = settings()
+    assert is_due({}, s, T0)[0]
+    last = {"last_success": T0.isoformat()}
+    assert not is_due(last, s, T0 + dt.timedelta(hours=23))[0]
+    assert is_due(last, s, T0 + dt.timedelta(hours=23, minutes=45))[0]  # an hourly tick a little early
+    assert is_due(last, s, T0 + dt.timedelta(days=3))[0]  # missed nights: catch up on the first call
+
+
+def test_run_if_due_records_only_complete_runs_and_skips_until_due(tmp_path):
+    store = copy_store(FIXTURES / "bank", tmp_path / "bank")
+    first = run_store(str(store), settings(), lambda m: None, if_due=True, wall=T0)
+    assert first.ran and first.recorded and first.result and first.result.record
+    state = read_state(store)
+    assert state["last_success"] == T0.isoformat(timespec="seconds")
+    assert state["report"] and (store / state["report"]).exists()
+    again = run_store(str(store), settings(), lambda m: None, if_due=True, wall=T0 + dt.timedelta(hours=2))
+    assert not again.ran and "not due" in again.reason
+    later = run_store(str(store), settings(), lambda m: None, if_due=True, wall=T0 + dt.timedelta(days=2))
+    assert later.ran and later.recorded
+
+
+def test_run_with_stage_errors_is_not_recorded(tmp_path):
+    store = copy_store(FIXTURES / "bank", tmp_path / "bank")
+    # the stub currently records an error for every stage it cannot run: not a complete run
+    res = run_cli("run", str(store), "--if-due", "--now", NOW, "--model", "stub", "--json")
+    out = json.loads(res.stdout)
+    if out["plan"]["errors"]:
+        assert res.returncode == 1 and not out["recorded"]
+        assert read_state(store) == {}
+    else:
+        assert res.returncode == 0 and out["recorded"]
+
+
+def test_status_reports_types_pending_and_last_run(tmp_path):
+    store = copy_store(FIXTURES / "bank", tmp_path / "bank")
+    res = run_cli("status", str(store), "--json", "--now", NOW)
+    info = json.loads(res.stdout)
+    assert info["memories"] == 23 and info["pending_actions"] == {"merge_duplicate": 3}
+    assert info["last_run"] is None and info["unfinished_journal"] == []
+    assert run_cli("run", str(store), "--now", NOW, "--model", "none").returncode == 0
+    info = json.loads(run_cli("status", str(store), "--json", "--now", NOW).stdout)
+    assert info["last_run"]["run_id"] and len(info["applied_runs"]) == 1
