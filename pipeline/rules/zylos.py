@@ -1,11 +1,22 @@
-"""The zylos layout's rule set (placeholder until its rules land)."""
+"""The zylos layout's rule set: the seed's Consolidation Review, one small module per concern.
+
+Duplicates and reorder candidates among reference entries come from the generic text rules (the
+adapter gives each entry its statement as `body`; whole tier files are excluded from them).
+"""
 
 from __future__ import annotations
 
 from ..config import Settings
 from ..model import Corpus
 from .outcome import Outcome
+from .zylos_budgets import budgets
+from .zylos_freshness import freshness
+from .zylos_sessions import sessions
 
 
 def rules(corpus: Corpus, settings: Settings) -> Outcome:
-    return Outcome()
+    out = Outcome()
+    out.extend(budgets(corpus, settings))
+    out.extend(freshness(corpus, settings))
+    out.extend(sessions(corpus, settings))
+    return out
