@@ -1,11 +1,151 @@
-"""Staleness of file and symbol references (placeholder until the rule lands)."""
+"""Staleness (seed 001, STEP 2, 2.5): are the files and symbols a memory names still there?
+
+Classes, per memory (dream's table made exact):
+
+- EVERGREEN: no verifiable file ref — none at all, or every one UNVERIFIABLE (outside the
+  repository, see `refs.scope`). Symbols alone never make a memory verifiable: a symbol has no
+  location, and a memory anchored to no file of this repository may well describe another codebase.
+  Also EVERGREEN: a claude memory without front matter (dream: "cannot verify refs without
+  metadata"), and any memory with no repository to check against.
+- FRESH: every verifiable file ref exists and every symbol is found.
+- FULLY_STALE: every verifiable file ref is missing and every symbol is missing too (a memory with
+  no symbols qualifies on its files alone). One surviving file or symbol means the code moved, not
+  vanished: PARTIALLY_STALE.
+- PARTIALLY_STALE: anything in between — some file ref missing, or all files present but a symbol
+  missing, or (when a scan cap was hit) refs that could not be checked.
+
+FULLY_STALE memories then pass the prune guards (`prune_guards`) and the consult-gate
+(`consult_gate`); each one that holds downgrades to PARTIALLY_STALE with a `kept_reason`. What stays
+FULLY_STALE becomes a `prune_stale` action (archived by apply, never deleted).
+
+Everything below `staleness()` is pure; `staleness()` asks `staleness_context.load_context` for the
+repository index and consult log only when the adapter did not put them in `corpus.extra`.
+"""
 
 from __future__ import annotations
 
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
 from ..config import Settings
-from ..model import Corpus
+from ..model import Action, Corpus, Finding, Memory
+from .consult_gate import consult_match, consulted_terms
 from .outcome import Outcome
+from .prune_guards import guard_reason
+from .refs import REPO_RELATIVE, Refs, extract_refs, scope
+from .repo_index import RepoIndex
+from .staleness_context import CONTEXT_KEY, StalenessContext, consult_log_of, load_context, repo_of
+
+EVERGREEN = "EVERGREEN"
+FRESH = "FRESH"
+PARTIALLY_STALE = "PARTIALLY_STALE"
+FULLY_STALE = "FULLY_STALE"
+
+
+@dataclass(frozen=True)
+class Assessment:
+    cls: str
+    reason: str
+    missing: tuple[str, ...] = ()  # missing file refs, then missing symbols
+    unverifiable: tuple[str, ...] = ()
+    kept_reason: str | None = None
+
+
+def _describe(items: list[str] | tuple[str, ...], limit: int = 5) -> str:
+    shown = ", ".join(items[:limit])
+    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def memory_refs(m: Memory) -> Refs:
+    return extract_refs(f"{m.description}\n{m.body}" if m.description else m.body)
+
+
+def classify(refs: Refs, index: RepoIndex | None) -> Assessment:
+    """The staleness class of one memory's refs against one repository index."""
+    if index is None:
+        return Assessment(EVERGREEN, "no repository to check against (pass --repo)")
+    verifiable: list[str] = []
+    external: list[str] = []
+    for ref in refs.files:
+        (verifiable if scope(ref, index.top_dirs)[0] == REPO_RELATIVE else external).append(ref)
+    unverifiable = tuple(external)
+    if not verifiable:
+        note = f"; {len(external)} unverifiable: {_describe(external)}" if external else ""
+        return Assessment(EVERGREEN, "no verifiable file refs" + note, unverifiable=unverifiable)
+    missing_files = [r for r in verifiable if not index.has_path(r)]
+    missing_symbols = [s for s in refs.symbols if not index.has_symbol(s)]
+    missing = tuple(missing_files + missing_symbols)
+    shown = _describe(missing_files + [f"symbol {s}" for s in missing_symbols])
+    if not index.complete and missing:
+        return Assessment(
+            PARTIALLY_STALE,
+            f"not found, but the repository scan hit a size cap so this proves nothing: {shown}",
+            missing,
+            unverifiable,
+        )
+    if not missing:
+        return Assessment(
+            FRESH, f"found: {len(verifiable)} file ref(s) and {len(refs.symbols)} symbol(s)", (), unverifiable
+        )
+    if len(missing_files) == len(verifiable) and len(missing_symbols) == len(refs.symbols):
+        return Assessment(FULLY_STALE, f"every verifiable ref is missing: {shown}", missing, unverifiable)
+    return Assessment(PARTIALLY_STALE, f"missing: {shown}", missing, unverifiable)
+
+
+def assess(m: Memory, index: RepoIndex | None, layout: str) -> Assessment:
+    if layout == "claude" and not m.has_frontmatter:
+        return Assessment(EVERGREEN, "no front matter: treated as EVERGREEN (refs cannot be tied to metadata)")
+    return classify(memory_refs(m), index)
+
+
+def keep_anyway(m: Memory, settings: Settings, terms: dict[str, dt.date]) -> str | None:
+    """Why a FULLY_STALE memory is kept: a prune guard, then the consult-gate; None to prune."""
+    guard = guard_reason(m, settings.now, settings.claude.prune_guard_days)
+    if guard:
+        return f"prune-guard: {guard}"
+    hit = consult_match(m, terms)
+    if hit:
+        term, day = hit
+        return f"consult-gate: looked up as {term!r} on {day.isoformat()} (within {settings.claude.consult_window_days}d)"
+    return None
+
+
+def stale_outcome(memories: list[Memory], ctx: StalenessContext, settings: Settings, layout: str) -> Outcome:
+    """The pure rule: one `stale` finding per memory, a `prune_stale` action per prunable one."""
+    out = Outcome(findings=list(ctx.findings))
+    window = settings.claude.consult_window_days
+    terms_by_log = {log: consulted_terms(entries, settings.now, window) for log, entries in sorted(ctx.consult.items())}
+    for m in sorted(memories, key=lambda m: m.key):
+        repo = repo_of(m, settings)
+        a = assess(m, ctx.repos.get(repo) if repo else None, layout)
+        if a.cls == FULLY_STALE:
+            log = consult_log_of(m, settings)
+            kept = keep_anyway(m, settings, terms_by_log.get(log, {}) if log else {})
+            if kept:
+                a = Assessment(PARTIALLY_STALE, f"{a.reason}; kept: {kept}", a.missing, a.unverifiable, kept)
+        extra: dict[str, Any] = {"class": a.cls}
+        if a.missing:
+            extra["missing"] = list(a.missing)
+        if a.unverifiable:
+            extra["unverifiable"] = list(a.unverifiable)
+        if a.kept_reason:
+            extra["kept_reason"] = a.kept_reason
+        out.findings.append(Finding(kind="stale", targets=[m.key], reason=a.reason, **extra))
+        if a.cls == FULLY_STALE:
+            out.actions.append(
+                Action(
+                    kind="prune_stale",
+                    targets=[m.key],
+                    reason=f"fully stale, {a.reason}",
+                    missing=list(a.missing),
+                )
+            )
+    return out
 
 
 def staleness(corpus: Corpus, settings: Settings) -> Outcome:
-    return Outcome()
+    ctx = corpus.extra.get(CONTEXT_KEY)
+    if not isinstance(ctx, StalenessContext):
+        ctx = load_context(corpus, settings)
+    return stale_outcome(corpus.memories, ctx, settings, corpus.layout)
