@@ -122,8 +122,10 @@ class LLMConfig(BaseModel):
     timeout_s: float = 60.0
     max_attempts: int = 3  # transient-error attempts (tenacity)
     max_reasks: int = 1  # schema-invalid replies re-asked (instructor)
+    strict: bool = False  # instructor's strict validation; lenient is kinder to small local models
     concurrency: int = 4
     batch_size: int = 8
+    max_pairs_per_stage: int = 400  # candidate pairs offered to one stage in one run, strongest first
 
 
 class ScheduleConfig(BaseModel):

@@ -1,0 +1,59 @@
+"""What the client hands a backend and gets back. Backends: stub, mock (replay), litellm."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from pydantic import BaseModel
+
+from .prompts import Prompt
+from .stub import run_stub
+
+
+@dataclass(frozen=True)
+class CallRequest:
+    stage: str
+    prompt: Prompt
+    payload: Any  # as the stage passed it (the stub gets this)
+    payload_data: Any  # plain JSON data
+    payload_json: str  # canonical JSON: the user message
+    schema: type[BaseModel]
+    schema_sha: str
+
+    @property
+    def messages(self) -> list[dict[str, str]]:
+        return [
+            {"role": "system", "content": self.prompt.text},
+            {"role": "user", "content": self.payload_json},
+        ]
+
+
+@dataclass(frozen=True)
+class BackendReply:
+    obj: BaseModel
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost_usd: float = 0.0
+
+
+class Backend(Protocol):
+    name: str
+    cacheable: bool  # real models are cached; the stub and the mock are free and deterministic
+
+    async def complete(self, request: CallRequest) -> BackendReply:
+        """The validated reply, or raises `errors.CallFailed` with a short reason."""
+        ...
+
+    async def aclose(self) -> None: ...
+
+
+class StubBackend:
+    name = "stub"
+    cacheable = False
+
+    async def complete(self, request: CallRequest) -> BackendReply:
+        return BackendReply(run_stub(request.stage, request.payload, request.schema))
+
+    async def aclose(self) -> None:
+        return None

@@ -1,0 +1,449 @@
+"""The LLM client every stage uses: one path for real models, the stub and recorded replies.
+
+    client = make_client(settings.llm)          # None for model "none"
+    reply = client.structured("reorder", payload, ReorderOut)            # or raises StageCallError
+    replies = client.structured_many("reorder", payloads, ReorderOut)    # T | StageCallError each
+    client.stats                                                         # pipeline.model.Stats
+
+A call: the stage's prompt (`prompts/<stage>.md`) is the system message, the canonical JSON of the
+payload the user message. Real models' replies are cached on disk; a hit makes no request. Every
+failure comes back as a StageCallError with a one-line reason and no secrets in it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import os
+import threading
+from collections.abc import Coroutine, Sequence
+from pathlib import Path
+from typing import Any, TypeVar
+
+from pydantic import BaseModel, ValidationError
+
+from ..errors import UsageError
+from ..model import Stats
+from .backends import Backend, CallRequest, StubBackend
+from .cache import ReplyCache, default_cache_dir
+from .canonical import canonical_json, schema_hash, sha256_hex, to_data
+from .errors import BudgetExceeded, CallFailed, StageCallError
+from .litellm_backend import LiteLLMBackend, check_model
+from .modes import resolve_mode
+from .prompts import Prompt, load_prompt
+from .recordings import MockBackend, Recordings, recordings_dir
+from .redact import clean_api_base, env_secrets, redact
+from .retry import RetryPolicy
+
+T = TypeVar("T", bound=BaseModel)
+R = TypeVar("R")
+
+_NANO = 1_000_000_000  # cost is summed in integer nano-dollars: the total does not depend on call order
+
+
+class _LoopThread:
+    """One event loop in a daemon thread, so sync callers (and callers inside another loop) can run
+    the client's coroutines; litellm's HTTP sessions stay bound to this one loop."""
+
+    def __init__(self) -> None:
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+
+    def run(self, coro: Coroutine[Any, Any, R]) -> R:
+        with self._lock:
+            if self._loop is None:
+                loop = asyncio.new_event_loop()
+                thread = threading.Thread(target=loop.run_forever, name="memconsolidate-llm", daemon=True)
+                thread.start()
+                self._loop, self._thread = loop, thread
+            loop = self._loop
+        if threading.current_thread() is self._thread:
+            coro.close()
+            raise RuntimeError("LLMClient's sync methods cannot be called from inside its own calls")
+        return asyncio.run_coroutine_threadsafe(coro, loop).result()
+
+    def close(self, last: Coroutine[Any, Any, Any] | None = None) -> None:
+        """Run `last` (the backend's cleanup) on the loop, end its tasks, stop it."""
+        with self._lock:
+            loop, thread = self._loop, self._thread
+            self._loop = self._thread = None
+        if loop is None or thread is None:
+            if last is not None:
+                last.close()
+            return
+        if last is not None:
+            try:
+                asyncio.run_coroutine_threadsafe(last, loop).result(timeout=5)
+            except Exception:
+                pass
+        try:
+            # litellm leaves background tasks (its logging worker) on the loop: end them first.
+            asyncio.run_coroutine_threadsafe(_cancel_pending(), loop).result(timeout=5)
+        except Exception:
+            pass
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join(timeout=5)
+        if not thread.is_alive():
+            loop.close()
+
+
+async def _cancel_pending() -> None:
+    current = asyncio.current_task()
+    tasks = [t for t in asyncio.all_tasks() if t is not current]
+    for task in tasks:
+        task.cancel()
+    await asyncio.gather(*tasks, return_exceptions=True)
+
+
+class LLMClient:
+    def __init__(
+        self,
+        backend: Backend,
+        *,
+        model: str,
+        mode: str,
+        api_base: str | None = None,
+        strict: bool = False,
+        cache: ReplyCache | None = None,
+        max_calls: int | None = None,
+        max_cost: float | None = None,
+        concurrency: int = 4,
+        prompts_dir: str | Path | None = None,
+        recorder: Recordings | None = None,
+        secrets: tuple[str, ...] = (),
+        params: dict[str, Any] | None = None,
+    ) -> None:
+        self.backend = backend
+        self.model = model
+        self.mode = mode
+        self.api_base = clean_api_base(api_base)
+        self.strict = strict
+        self.cache = cache
+        self.max_calls = max_calls
+        self.max_cost = max_cost
+        self.concurrency = max(1, concurrency)
+        self.prompts_dir = prompts_dir
+        self.recorder = recorder
+        self._secrets = secrets
+        self.params = public_params(params or {})
+        self._prompts: dict[str, Prompt] = {}
+        self._lock = threading.Lock()
+        self._calls = 0
+        self._hits = 0
+        self._prompt_tokens = 0
+        self._completion_tokens = 0
+        self._cost_nano = 0
+        self._exhausted: BudgetExceeded | None = None
+        self._runner = _LoopThread()
+
+    def __repr__(self) -> str:
+        return f"LLMClient(model={self.model!r}, mode={self.mode!r}, cache={'on' if self.cache else 'off'})"
+
+    # --- public ----------------------------------------------------------------------------------
+
+    @property
+    def stats(self) -> Stats:
+        with self._lock:
+            return Stats(
+                llm_calls=self._calls,
+                cache_hits=self._hits,
+                prompt_tokens=self._prompt_tokens,
+                completion_tokens=self._completion_tokens,
+                cost_usd=self._cost_nano / _NANO,
+            )
+
+    @property
+    def exhausted(self) -> BudgetExceeded | None:
+        """The BudgetExceeded that stopped calls, once a budget is reached."""
+        return self._exhausted
+
+    def structured(self, stage: str, payload: Any, schema: type[T]) -> T:
+        """One validated reply of type `schema`; raises StageCallError (BudgetExceeded) on failure."""
+        _check_schema(schema)
+        return self._runner.run(self.astructured(stage, payload, schema))
+
+    def structured_many(self, stage: str, payloads: Sequence[Any], schema: type[T]) -> list[T | StageCallError]:
+        """One result per payload, in order: a reply, or the StageCallError it failed with.
+
+        Runs up to `concurrency` calls at once. Once a budget is reached, the calls not yet started
+        come back as BudgetExceeded (cache hits are still served: they cost nothing).
+        """
+        _check_schema(schema)
+        payloads = list(payloads)
+        if not payloads:
+            return []
+        return self._runner.run(self.astructured_many(stage, payloads, schema))
+
+    async def astructured(self, stage: str, payload: Any, schema: type[T]) -> T:
+        _check_schema(schema)
+        return await self._call(stage, payload, schema, None)
+
+    async def astructured_many(self, stage: str, payloads: Sequence[Any], schema: type[T]) -> list[T | StageCallError]:
+        _check_schema(schema)
+        gate = asyncio.Semaphore(self.concurrency)
+
+        async def one(payload: Any) -> T | StageCallError:
+            try:
+                return await self._call(stage, payload, schema, gate)
+            except StageCallError as exc:
+                return exc
+
+        return list(await asyncio.gather(*(one(p) for p in payloads)))
+
+    def prompt(self, stage: str) -> Prompt:
+        """The stage's prompt (loaded once); StageCallError naming the stage if it is missing."""
+        cached = self._prompts.get(stage)
+        if cached is None:
+            cached = self._prompts[stage] = load_prompt(stage, self.prompts_dir)
+        return cached
+
+    def request(self, stage: str, payload: Any, schema: type[BaseModel]) -> CallRequest:
+        """What would be sent for this call (prompt, canonical payload, schema hash)."""
+        prompt = self.prompt(stage)
+        try:
+            payload_data = to_data(payload)
+            payload_json = canonical_json(payload_data)
+        except (TypeError, ValueError) as exc:
+            raise StageCallError(stage, f"payload is not JSON-serializable: {type(exc).__name__}") from None
+        return CallRequest(
+            stage=stage,
+            prompt=prompt,
+            payload=payload,
+            payload_data=_json_roundtrip(payload_json),
+            payload_json=payload_json,
+            schema=schema,
+            schema_sha=schema_hash(schema),
+        )
+
+    def cache_key(self, request: CallRequest) -> str:
+        """sha256 of everything that changes the reply; nothing secret (the api_base is cleaned)."""
+        return sha256_hex(
+            canonical_json(
+                {
+                    "v": 1,
+                    "stage": request.stage,
+                    "prompt_version": request.prompt.version,
+                    "prompt_sha": request.prompt.sha256,
+                    "model": self.model,
+                    "mode": self.mode,
+                    "api_base": self.api_base,
+                    "strict": self.strict,
+                    "params": self.params,
+                    "schema": request.schema.__name__,
+                    "schema_sha": request.schema_sha,
+                    "payload": request.payload_data,
+                }
+            )
+        )
+
+    def close(self) -> None:
+        self._runner.close(self.backend.aclose())
+        if self.cache is not None:
+            self.cache.close()
+
+    def __enter__(self) -> LLMClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- one call --------------------------------------------------------------------------------
+
+    async def _call(self, stage: str, payload: Any, schema: type[T], gate: asyncio.Semaphore | None) -> T:
+        try:
+            request = self.request(stage, payload, schema)
+            key = self.cache_key(request) if self.cache is not None and self.backend.cacheable else None
+            if key is not None:
+                hit = self._cache_get(key, schema)
+                if hit is not None:
+                    with self._lock:
+                        self._hits += 1
+                    self._record(request, hit)
+                    return hit
+            if gate is None:
+                reply = await self._send(request)
+            else:
+                async with gate:
+                    reply = await self._send(request)
+            if key is not None and self.cache is not None:
+                self.cache.set(key, reply.model_dump_json())
+            self._record(request, reply)
+            return reply  # type: ignore[return-value]
+        except StageCallError:
+            raise
+        except Exception as exc:  # never let anything else out of the client
+            message = " ".join(str(exc).split())[:160]
+            raise StageCallError(stage, redact(f"internal error: {type(exc).__name__}: {message}", self._secrets)) from None
+
+    async def _send(self, request: CallRequest) -> BaseModel:
+        self._reserve(request.stage)
+        try:
+            reply = await self.backend.complete(request)
+        except CallFailed as failed:
+            self._add_usage(failed.prompt_tokens, failed.completion_tokens, failed.cost_usd)
+            raise StageCallError(request.stage, redact(failed.reason, self._secrets)) from None
+        self._add_usage(reply.prompt_tokens, reply.completion_tokens, reply.cost_usd)
+        try:
+            # The same object a cache hit would give: plain, validated, nothing attached.
+            return request.schema.model_validate_json(reply.obj.model_dump_json())
+        except ValidationError as exc:
+            raise StageCallError(request.stage, f"reply invalid: {exc.error_count()} errors") from None
+
+    def _reserve(self, stage: str) -> None:
+        """Count the call, or raise BudgetExceeded if it would go over `max_calls`/`max_cost`."""
+        with self._lock:
+            if self.max_calls is not None and self._calls >= self.max_calls:
+                self._exhausted = self._exhausted or BudgetExceeded(stage, f"call budget reached (max_calls={self.max_calls})")
+                raise BudgetExceeded(stage, self._exhausted.reason)
+            if self.max_cost is not None and self._cost_nano / _NANO >= self.max_cost:
+                self._exhausted = self._exhausted or BudgetExceeded(
+                    stage, f"cost budget reached (${self._cost_nano / _NANO:.4f} of max_cost ${self.max_cost:g})"
+                )
+                raise BudgetExceeded(stage, self._exhausted.reason)
+            self._calls += 1
+
+    def _add_usage(self, prompt_tokens: int, completion_tokens: int, cost_usd: float) -> None:
+        with self._lock:
+            self._prompt_tokens += max(0, int(prompt_tokens))
+            self._completion_tokens += max(0, int(completion_tokens))
+            self._cost_nano += max(0, round(float(cost_usd) * _NANO))
+
+    def _cache_get(self, key: str, schema: type[T]) -> T | None:
+        assert self.cache is not None
+        text = self.cache.get(key)
+        if text is None:
+            return None
+        try:
+            return schema.model_validate_json(text)
+        except ValidationError:
+            self.cache.delete(key)  # written by an older schema or damaged: ask again
+            return None
+
+    def _record(self, request: CallRequest, reply: BaseModel) -> None:
+        if self.recorder is not None:
+            self.recorder.append(request, reply, self.model)
+
+
+def _check_schema(schema: Any) -> None:
+    if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
+        raise TypeError(f"schema must be a pydantic model class, not {schema!r}")
+
+
+def _json_roundtrip(text: str) -> Any:
+    import json
+
+    return json.loads(text)
+
+
+_SECRET_PARAM = ("key", "token", "secret", "password", "header", "auth", "credential")
+
+
+def public_params(params: dict[str, Any]) -> dict[str, Any]:
+    """The extra litellm arguments that shape the reply (temperature, seed...), minus anything secret."""
+    public: dict[str, Any] = {}
+    for name, value in params.items():
+        if any(word in name.lower() for word in _SECRET_PARAM):
+            continue
+        try:
+            canonical_json(value)
+        except (TypeError, ValueError):
+            value = repr(type(value))  # an exception object for mock_response, say
+        public[name] = value
+    return public
+
+
+def _local_api_key(model: str, api_base: str | None) -> str | None:
+    # OpenAI-compatible local servers accept any key, but the openai SDK refuses to send none.
+    if api_base and model.startswith("openai/") and not os.environ.get("OPENAI_API_KEY"):
+        return "no-key-needed"
+    return None
+
+
+def make_client(
+    config: Any,
+    *,
+    record: bool = False,
+    api_key: str | None = None,
+    strict: bool | None = None,
+    retry: RetryPolicy | None = None,
+    prompts_dir: str | Path | None = None,
+    recordings: str | Path | None = None,
+    cache_dir: str | Path | None = None,
+    litellm_kwargs: dict[str, Any] | None = None,
+) -> LLMClient | None:
+    """The client for `config` (an `LLMConfig`, or `Settings` whose `.llm` is used); None for model "none".
+
+    - `record`: also append every reply (fresh or cached) to `<recordings>/<stage>.jsonl`, for the
+      mock model to replay; not allowed with `mock` itself.
+    - `api_key`: passed to litellm for this client only (else litellm reads the provider's usual
+      environment variable). Never cached, recorded or shown.
+    - `strict`: instructor's strict validation (default: `config.strict` if present, else False,
+      which is kinder to small local models: "0.9" is accepted for a float).
+    - `retry`: backoff settings; `max_attempts` always comes from `config.max_attempts`.
+    - `prompts_dir`, `recordings`, `cache_dir`: override where prompts, recordings and the cache live.
+    - `litellm_kwargs`: more arguments for every litellm call (temperature, seed, `mock_response`
+      in tests); the non-secret ones are part of the cache key.
+    """
+    llm = getattr(config, "llm", config)
+    model = str(getattr(llm, "model", "") or "").strip()
+    if model in ("", "none"):
+        return None
+    api_base = getattr(llm, "api_base", None) or None
+    try:
+        mode = resolve_mode(getattr(llm, "mode", None), model, api_base)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    policy = dataclasses.replace(retry or RetryPolicy(), max_attempts=max(1, int(llm.max_attempts)))
+    use_strict = bool(strict if strict is not None else getattr(llm, "strict", False))
+    rec_dir = recordings_dir(recordings)
+
+    backend: Backend
+    if model == "stub":
+        backend = StubBackend()
+    elif model == "mock":
+        if record:
+            raise UsageError("cannot record the mock model's replies: record with a real model (or the stub)")
+        backend = MockBackend(Recordings(rec_dir))
+    else:
+        try:
+            check_model(model, api_base)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
+        key = api_key or _local_api_key(model, api_base)
+        backend = LiteLLMBackend(
+            model,
+            mode=mode,
+            api_base=api_base,
+            api_key=key,
+            timeout_s=float(llm.timeout_s),
+            max_reasks=int(llm.max_reasks),
+            strict=use_strict,
+            policy=policy,
+            secrets=tuple(env_secrets()) + ((api_key,) if api_key else ()),
+            extra=litellm_kwargs,
+        )
+
+    cache: ReplyCache | None = None
+    if backend.cacheable and not getattr(llm, "no_cache", False):
+        folder = Path(cache_dir).expanduser() if cache_dir is not None else default_cache_dir(getattr(llm, "cache_dir", None))
+        try:
+            cache = ReplyCache(folder)
+        except OSError as exc:
+            raise UsageError(f"cannot use cache folder {folder}: {exc.strerror or exc}") from None
+
+    return LLMClient(
+        backend,
+        model=model,
+        mode=mode,
+        api_base=api_base,
+        strict=use_strict,
+        cache=cache,
+        max_calls=getattr(llm, "max_calls", None),
+        max_cost=getattr(llm, "max_cost", None),
+        concurrency=int(getattr(llm, "concurrency", 4)),
+        prompts_dir=prompts_dir,
+        recorder=Recordings(rec_dir) if record else None,
+        secrets=tuple(env_secrets()) + ((api_key,) if api_key else ()),
+        params=litellm_kwargs if model not in ("stub", "mock") else None,
+    )

@@ -1,0 +1,172 @@
+"""Real models: instructor over litellm (`litellm.acompletion`), one transient-retry layer (tenacity).
+
+litellm is imported here and only when a real model is called: the import takes seconds and, unless
+told otherwise, fetches a price map from the internet.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import warnings
+from typing import Any
+
+from .backends import BackendReply, CallRequest
+from .errors import CallFailed
+from .redact import redact
+from .retry import RetriesExhausted, RetryPolicy, call_with_retries, describe, usage_of
+
+_QUIET_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "litellm", "instructor")
+
+
+def import_litellm() -> Any:
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    # pydantic warns about litellm's own types as litellm loads them (at import and lazily on the
+    # first call): nothing a user can act on.
+    warnings.filterwarnings("ignore", message=r".*ReadOnly. qualifier", category=UserWarning)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        import litellm
+
+    litellm.suppress_debug_info = True
+    # Failures are reported once, as the stage's short redacted reason; the libraries' own log lines
+    # (which can quote requests and raw errors) stay out of the user's terminal and logs.
+    for name in _QUIET_LOGGERS:
+        logging.getLogger(name).setLevel(logging.CRITICAL)
+    return litellm
+
+
+def check_model(model: str, api_base: str | None = None) -> str:
+    """The provider litellm will use for `model`; ValueError (one line) when it cannot tell."""
+    litellm = import_litellm()
+    try:
+        return str(litellm.get_llm_provider(model, api_base=api_base)[1])
+    except Exception:
+        raise ValueError(
+            f"unknown model {model!r}: litellm cannot tell its provider; "
+            "write it as provider/name, e.g. openai/gpt-4.1-mini, ollama_chat/qwen2.5, or openai/<name> with --api-base"
+        ) from None
+
+
+def _instructor_mode(mode: str) -> Any:
+    import instructor
+
+    return {
+        "tools": instructor.Mode.TOOLS,
+        "json": instructor.Mode.JSON,
+        "json_schema": instructor.Mode.JSON_SCHEMA,
+        "md_json": instructor.Mode.MD_JSON,
+    }[mode]
+
+
+class LiteLLMBackend:
+    cacheable = True
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        mode: str,
+        api_base: str | None = None,
+        api_key: str | None = None,
+        timeout_s: float = 60.0,
+        max_reasks: int = 1,
+        strict: bool = False,
+        policy: RetryPolicy | None = None,
+        secrets: tuple[str, ...] = (),
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        self.name = model
+        self.model = model
+        self.mode = mode
+        self.api_base = api_base
+        self._api_key = api_key
+        self.timeout_s = timeout_s
+        self.max_reasks = max(0, max_reasks)
+        self.strict = strict
+        self.policy = policy or RetryPolicy()
+        self._secrets = tuple(s for s in (*secrets, api_key or "") if s)
+        self._extra = dict(extra or {})  # more litellm arguments: temperature, seed, mock_response, ...
+        self._client: Any = None
+        self._litellm: Any = None
+
+    def __repr__(self) -> str:  # never the key
+        return f"LiteLLMBackend(model={self.model!r}, mode={self.mode!r})"
+
+    def _instructor(self) -> Any:
+        if self._client is None:
+            self._litellm = import_litellm()
+            import instructor
+
+            self._client = instructor.from_litellm(self._litellm.acompletion, mode=_instructor_mode(self.mode))
+        return self._client
+
+    def _kwargs(self, request: CallRequest) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {
+            **self._extra,
+            "model": self.model,
+            "messages": request.messages,
+            "response_model": request.schema,
+            "max_retries": self.max_reasks,  # instructor: re-asks for schema-invalid replies
+            "strict": self.strict,
+            "timeout": self.timeout_s,
+            "num_retries": 0,  # litellm's own retries off: tenacity owns transient retries
+        }
+        if self.api_base:
+            kwargs["api_base"] = self.api_base
+        if self._api_key:
+            kwargs["api_key"] = self._api_key
+        return kwargs
+
+    def _cost(self, raw: Any) -> float:
+        try:
+            return float(self._litellm.completion_cost(completion_response=raw) or 0.0)
+        except Exception:  # unmapped (local) models have no price: they cost nothing
+            return 0.0
+
+    def _cost_of_tokens(self, prompt_tokens: int, completion_tokens: int) -> float:
+        if not (prompt_tokens or completion_tokens) or self._litellm is None:
+            return 0.0
+        try:
+            p, c = self._litellm.cost_per_token(
+                model=self.model, prompt_tokens=prompt_tokens, completion_tokens=completion_tokens
+            )
+            return float(p or 0.0) + float(c or 0.0)
+        except Exception:
+            return 0.0
+
+    async def complete(self, request: CallRequest) -> BackendReply:
+        client = self._instructor()
+        kwargs = self._kwargs(request)
+        # Hard bound per attempt in case a transport ignores its timeout: every re-ask may take timeout_s.
+        guard = self.timeout_s * (self.max_reasks + 1) + 1.0
+        failed = [0, 0]  # tokens spent by attempts that failed
+
+        async def attempt() -> Any:
+            try:
+                return await asyncio.wait_for(client.create_with_completion(**kwargs), guard)
+            except Exception as exc:
+                p, c = usage_of(exc)
+                failed[0] += p
+                failed[1] += c
+                raise
+
+        try:
+            obj, raw = await call_with_retries(attempt, self.policy)
+        except RetriesExhausted as exc:
+            failure = describe(exc.last, exc.attempts, self._secrets)
+            raise CallFailed(
+                redact(failure.kind, self._secrets),
+                prompt_tokens=failed[0],
+                completion_tokens=failed[1],
+                cost_usd=self._cost_of_tokens(failed[0], failed[1]),
+            ) from None
+        usage = getattr(raw, "usage", None)
+        prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
+        completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+        cost = self._cost(raw) + self._cost_of_tokens(failed[0], failed[1])
+        return BackendReply(obj, prompt_tokens + failed[0], completion_tokens + failed[1], cost)
+
+    async def aclose(self) -> None:
+        return None

@@ -1,0 +1,78 @@
+"""Prompts ship inside the wheel as `pipeline/prompts/*.md` and an installed package finds them."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tomllib
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from openai_server import write_prompt
+
+REPO = Path(__file__).resolve().parent.parent
+NETWORK_TROUBLE = ("Could not find a version", "NewConnectionError", "Failed to establish", "Temporary failure in name resolution", "No matching distribution")
+
+
+def test_pyproject_maps_the_prompts_folder_into_the_package():
+    data = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    setuptools = data["tool"]["setuptools"]
+    assert "pipeline.prompts" in setuptools["packages"]
+    assert setuptools["package-dir"]["pipeline.prompts"] == "prompts"
+    assert "*.md" in setuptools["package-data"]["pipeline.prompts"]
+
+
+def test_the_source_tree_prompts_are_found_in_an_editable_install():
+    from pipeline.llm.prompts import prompts_root
+
+    assert Path(str(prompts_root())).resolve() == (REPO / "prompts").resolve()
+
+
+@pytest.mark.slow
+def test_wheel_contains_the_prompts_and_the_installed_package_loads_them(tmp_path):
+    src = tmp_path / "src"
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(REPO / name, src / name)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
+    shutil.copytree(REPO / "pipeline", src / "pipeline", ignore=ignore)
+    shutil.copytree(REPO / "prompts", src / "prompts", ignore=ignore)
+    write_prompt(src / "prompts", "wheelprobe", version="7", text="Probe prompt.")
+
+    build = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", str(src), "--no-deps", "-q", "-w", str(tmp_path / "dist")],
+        capture_output=True, text=True, timeout=600,
+    )
+    if build.returncode != 0 and any(s in build.stdout + build.stderr for s in NETWORK_TROUBLE):
+        pytest.skip("building a wheel needs setuptools from the package index, which is unreachable")
+    assert build.returncode == 0, build.stderr[-2000:]
+    (wheel,) = (tmp_path / "dist").glob("memconsolidate-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    expected = {f"pipeline/prompts/{p.name}" for p in (src / "prompts").glob("*.md")}
+    assert "pipeline/prompts/wheelprobe.md" in expected and expected <= names
+
+    site = tmp_path / "site"
+    install = subprocess.run(
+        [sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--target", str(site), str(wheel)],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert install.returncode == 0, install.stderr[-2000:]
+    code = (
+        "import pipeline, pipeline.llm.prompts as p\n"
+        "print(pipeline.__file__)\n"
+        "print(p.prompts_root())\n"
+        "print(p.load_prompt('wheelprobe').version)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(site)}
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=outside, env=env, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    package_file, root, version = run.stdout.splitlines()
+    assert package_file.startswith(str(site))  # the installed copy, not the source tree
+    assert str(site / "pipeline" / "prompts") in root and str(REPO) not in root
+    assert version == "7"
