@@ -1,0 +1,74 @@
+"""What the crux rules share: days unreferenced, the seed's file-move target, tracker lookup.
+
+Pure helpers over the typed records; nothing here reads the disk.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+from typing import Any
+
+from ..config import CruxConfig
+from ..model import Corpus, Memory, Tracker
+
+ARCHIVED = "archived"
+
+
+@dataclass(frozen=True)
+class Staleness:
+    days: int
+    basis: str  # why these days: "last referenced 2026-08-15" or "no tracker; created 2026-07-01"
+
+
+def trackers_by_slug(corpus: Corpus) -> dict[str, Tracker]:
+    """Trackers keyed by slug; with two files for one slug the first key wins (sorted order)."""
+    out: dict[str, Tracker] = {}
+    for t in sorted(corpus.trackers, key=lambda t: t.key):
+        out.setdefault(t.slug, t)
+    return out
+
+
+def staleness(m: Memory, tracker: Tracker | None, now: dt.date) -> Staleness | None:
+    """Days since the tracker's `last_referenced`, else since front-matter `created` (seed step 5).
+
+    None when neither date is known: age cannot be judged, so nothing is demoted or archived.
+    """
+    if tracker is not None and tracker.last_referenced is not None:
+        return Staleness((now - tracker.last_referenced).days, f"last referenced {tracker.last_referenced.isoformat()}")
+    if m.created is None:
+        return None
+    why = "tracker has no last_referenced" if tracker is not None else "no tracker"
+    return Staleness((now - m.created).days, f"{why}; counted from created {m.created.isoformat()}")
+
+
+def is_archived(m: Memory) -> bool:
+    return m.type == ARCHIVED
+
+
+def target_dir(m: Memory, new_type: str, crux: CruxConfig) -> str:
+    """The seed's file-move procedure: base `{memoriesDir}/{type}/`, agent `{agentMemoriesDir}/{agent}/{type}/`."""
+    if m.extra.get("scope") == "agent" and m.extra.get("agent"):
+        return f"{crux.storage.agentMemoriesDir}/{m.extra['agent']}/{new_type}"
+    return f"{crux.storage.memoriesDir}/{new_type}"
+
+
+def move_fields(m: Memory, new_type: str, crux: CruxConfig, existing: set[str]) -> dict[str, Any]:
+    """Extra action fields for a type move: `to_path`, the twin's `twin_to_path`, and a collision.
+
+    A move onto a file that already exists needs the user (seed: "would overwrite an existing file").
+    """
+    folder = target_dir(m, new_type, crux)
+    fields: dict[str, Any] = {"title": m.label, "to_path": f"{folder}/{PurePosixPath(m.key).name}"}
+    twin = m.extra.get("twin")
+    if twin:
+        fields["twin_to_path"] = f"{folder}/{PurePosixPath(twin).name}"
+    clash = sorted(p for p in (fields["to_path"], fields.get("twin_to_path")) if p and p in existing and p not in (m.key, twin))
+    if clash:
+        fields["overwrites"] = clash
+    return fields
+
+
+def existing_files(corpus: Corpus) -> set[str]:
+    return set(corpus.extra.get("crux", {}).get("memory_files", [])) or {m.key for m in corpus.memories}

@@ -1,0 +1,201 @@
+"""Reading `.crux/crux-memories.json`: list flags, placeholders, defaults, disabled memories, bad input."""
+
+import json
+
+import pytest
+
+from helpers import FIXTURES, run_cli
+from pipeline.config import CruxConfig, Settings
+from pipeline.errors import ConfigError, UsageError
+from pipeline.stores import crux as adapter
+from pipeline.stores.crux import parse_config, read_flags, resolve_placeholders
+
+
+def parse(data: dict) -> adapter.StoreConfig:
+    return parse_config(data, CruxConfig())
+
+
+def test_list_flags_and_placeholders_like_the_real_store():
+    store = parse(
+        {
+            "flags": [{"enableMemories": "true"}, {"enableMemoryCompression": "true"}, {"enableMemoryConsolidation": "false"}],
+            "cruxMemories": {
+                "enabled": "${flags.enableMemories}",
+                "compression": "${flags.enableMemoryCompression}",
+                "consolidation": "${flags.enableMemoryConsolidation}",
+            },
+        }
+    )
+    assert store.crux.enableMemories is True
+    assert store.crux.enableMemoryCompression is True
+    assert store.crux.enableMemoryConsolidation is False
+
+
+def test_dict_flags_with_booleans():
+    store = parse({"flags": {"enableMemories": True, "enableMemoryConsolidation": True}})
+    assert store.crux.enableMemoryConsolidation is True
+    assert store.crux.enableMemoryCompression is False  # absent = disabled
+
+
+def test_absent_flags_mean_enabled_memories_and_disabled_features():
+    store = parse({"cruxMemories": {}})
+    assert (store.crux.enableMemories, store.crux.enableMemoryCompression, store.crux.enableMemoryConsolidation) == (True, False, False)
+
+
+def test_placeholder_to_an_absent_flag_is_absent_not_text():
+    # a placeholder may name a flag the list leaves out (the real sample config omits consolidation)
+    store = parse({"flags": [{"enableMemories": "true"}], "cruxMemories": {"consolidation": "${flags.enableMemoryConsolidation}"}})
+    assert store.crux.enableMemoryConsolidation is False
+
+
+def test_placeholders_resolve_inside_text_and_nested_values():
+    flags = read_flags([{"enableMemories": "true"}, {"team": "payments"}])
+    value = {"a": "${flags.enableMemories}", "b": ["dir-${flags.team}", "${flags.enableMemories}!"], "c": 3}
+    assert resolve_placeholders(value, flags) == {"a": True, "b": ["dir-payments", "true!"], "c": 3}
+
+
+def test_alias_used_when_the_flag_is_absent():
+    assert parse({"cruxMemories": {"compression": "true"}}).crux.enableMemoryCompression is True
+
+
+@pytest.mark.parametrize(
+    "data, where",
+    [
+        ({"flags": [{"enableMemories": "false"}]}, "flags.enableMemories"),
+        ({"flags": {"enableMemories": False}}, "flags.enableMemories"),
+        ({"flags": [{"enableMemories": "FALSE"}], "cruxMemories": {"enabled": "${flags.enableMemories}"}}, "flags.enableMemories"),
+        ({"cruxMemories": {"enabled": "false"}}, "cruxMemories.enabled"),
+    ],
+)
+def test_disabled_memories_are_a_usage_error(data, where):
+    with pytest.raises(UsageError) as err:
+        parse(data)
+    assert f"memories are disabled by {where}" in str(err.value)
+
+
+def test_values_are_read_verbatim_and_omitted_ones_default():
+    store = parse(
+        {
+            "cruxMemories": {
+                "storage": {"memoriesDir": "mem", "indexFile": "idx/memory-index.yml"},
+                "typePriority": ["core", "learning", "idea", "archived"],
+                "typeTransitions": {"idea": {"promoteAt": 3, "promoteTo": "learning"}, "learning": {"promoteAt": None}},
+                "demoteAfterDaysUnreferenced": 30,
+                "archiveAfterDaysUnreferenced": 60,
+                "sizeUnit": "bytes",
+                "compressionMinLines": 40,
+                "maxMemorySize": 120,
+                "referenceTracking": {"trackingDir": "refs", "promotionToRuleThreshold": 12, "maxReferencesStored": 4},
+                "unitOfWork": "task",
+                "dream": {"workDir": "tasks"},
+            }
+        }
+    )
+    c = store.crux
+    assert c.storage.memoriesDir == "mem" and c.storage.indexFile == "idx/memory-index.yml"
+    assert c.storage.agentMemoriesDir == "memories/agents"  # omitted: the default
+    assert c.typePriority == ["core", "learning", "idea", "archived"]
+    # the file's transitions replace the defaults wholesale: no redflag or core entry appears
+    assert set(c.typeTransitions) == {"idea", "learning"}
+    assert c.typeTransitions["idea"].promoteAt == 3 and c.typeTransitions["learning"].promoteAt is None
+    assert (c.demoteAfterDaysUnreferenced, c.archiveAfterDaysUnreferenced) == (30, 60)
+    assert (c.sizeUnit, c.compressionMinLines, c.maxMemorySize, c.maxConsolidatedSize) == ("bytes", 40, 120, 2000)
+    assert (c.trackingDir, c.promotionToRuleThreshold, c.maxReferencesStored) == ("refs", 12, 4)
+    assert (store.work_dir, store.unit_of_work) == ("tasks", "task")
+
+
+def test_defaults_when_the_file_says_nothing():
+    store = parse({})
+    assert store.crux == CruxConfig()
+    assert (store.work_dir, store.unit_of_work) == ("specs", "spec")
+
+
+@pytest.mark.parametrize(
+    "data, fragment",
+    [
+        ({"flags": "enableMemories"}, "flags must be"),
+        ({"flags": ["enableMemories"]}, "flags[0]"),
+        ({"flags": [{"enableMemoryCompression": "yes"}]}, "flags.enableMemoryCompression"),
+        ({"cruxMemories": []}, "cruxMemories must be an object"),
+        ({"cruxMemories": {"storage": "memories"}}, "cruxMemories.storage must be an object"),
+        ({"cruxMemories": {"storage": {"memoriesDir": "../elsewhere"}}}, "cruxMemories.storage.memoriesDir"),
+        ({"cruxMemories": {"storage": {"memoriesDir": "/etc"}}}, "cruxMemories.storage.memoriesDir"),
+        ({"cruxMemories": {"referenceTracking": {"trackingDir": "../../x"}}}, "trackingDir"),
+        ({"cruxMemories": {"demoteAfterDaysUnreferenced": -1}}, "demoteAfterDaysUnreferenced"),
+        ({"cruxMemories": {"archiveAfterDaysUnreferenced": "soon"}}, "archiveAfterDaysUnreferenced"),
+        ({"cruxMemories": {"referenceTracking": {"promotionToRuleThreshold": True}}}, "promotionToRuleThreshold"),
+        ({"cruxMemories": {"typePriority": "core"}}, "typePriority"),
+        ({"cruxMemories": {"typeTransitions": {"idea": 5}}}, "typeTransitions"),
+        ({"cruxMemories": {"typeTransitions": {"idea": {"promoteAt": "five"}}}}, "typeTransitions.idea.promoteAt"),
+        ({"cruxMemories": {"sizeUnit": "pages"}}, "sizeUnit"),
+        ({"cruxMemories": {"dream": {"workDir": ""}}}, "dream.workDir"),
+        ([1, 2], "must be a JSON object"),
+    ],
+)
+def test_wrong_shapes_are_config_errors_on_one_line(data, fragment):
+    with pytest.raises(ConfigError) as err:
+        parse_config(data, CruxConfig())
+    message = str(err.value)
+    assert fragment in message
+    assert "\n" not in message and message.startswith(".crux/crux-memories.json")
+
+
+def test_configure_returns_settings_with_the_store_values():
+    settings = adapter.configure(FIXTURES / "crux", Settings())
+    assert settings.crux.compressionMinLines == 40
+    assert settings.crux.enableMemoryCompression and settings.crux.enableMemoryConsolidation
+    assert "experiment" in settings.crux.typeTransitions
+    assert Settings().crux.compressionMinLines == 500  # the input settings are not modified
+
+
+# ---------------------------------------------------------------------------------------------
+# through the command line: one line on stderr, exit 2, no traceback
+
+
+def copy_fixture(tmp_path):
+    import shutil
+
+    root = tmp_path / "store"
+    shutil.copytree(FIXTURES / "crux", root)
+    return root
+
+
+def one_line_exit_2(res):
+    assert res.returncode == 2, (res.returncode, res.stdout, res.stderr)
+    assert "Traceback" not in res.stderr
+    assert len(res.stderr.strip().splitlines()) == 1, res.stderr
+    return res.stderr
+
+
+def test_cli_disabled_memories_exit_2(tmp_path):
+    root = copy_fixture(tmp_path)
+    cfg = root / ".crux" / "crux-memories.json"
+    data = json.loads(cfg.read_text())
+    data["flags"][0] = {"enableMemories": "false"}
+    cfg.write_text(json.dumps(data))
+    err = one_line_exit_2(run_cli("plan", str(root), "--model", "none"))
+    assert "memories are disabled by flags.enableMemories" in err
+
+
+def test_cli_invalid_json_exit_2(tmp_path):
+    root = copy_fixture(tmp_path)
+    (root / ".crux" / "crux-memories.json").write_text('{"flags": [ {"enableMemories": "true"} ,, ]}')
+    err = one_line_exit_2(run_cli("plan", str(root), "--model", "none"))
+    assert "not valid JSON" in err
+
+
+def test_cli_binary_config_exit_2(tmp_path):
+    root = copy_fixture(tmp_path)
+    (root / ".crux" / "crux-memories.json").write_bytes(b"\x00\x01\x02{}")
+    err = one_line_exit_2(run_cli("plan", str(root), "--model", "none"))
+    assert "cannot read .crux/crux-memories.json" in err
+
+
+def test_cli_bad_value_exit_2(tmp_path):
+    root = copy_fixture(tmp_path)
+    cfg = root / ".crux" / "crux-memories.json"
+    data = json.loads(cfg.read_text())
+    data["cruxMemories"]["demoteAfterDaysUnreferenced"] = "ninety"
+    cfg.write_text(json.dumps(data))
+    err = one_line_exit_2(run_cli("plan", str(root), "--model", "none"))
+    assert "cruxMemories.demoteAfterDaysUnreferenced" in err

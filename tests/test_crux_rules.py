@@ -1,0 +1,334 @@
+"""The crux rules one by one, over hand-built records: thresholds, boundaries, precedence."""
+
+import datetime as dt
+
+import pytest
+
+from pipeline.config import CruxConfig, Settings, TypeTransition
+from pipeline.model import Corpus, Memory, Tracker
+from pipeline.rules import crux as crux_rules
+from pipeline.rules.crux_archive import archivals
+from pipeline.rules.crux_consistency import missing_trackers, orphan_trackers, stale_sources, strength_sync, unit_name
+from pipeline.rules.crux_demote import demotions
+from pipeline.rules.crux_promote import promotions
+from pipeline.rules.crux_rule_promotion import rule_promotions
+
+NOW = dt.date(2026, 11, 29)
+CFG = CruxConfig()
+
+
+def days_ago(n: int) -> dt.date:
+    return NOW - dt.timedelta(days=n)
+
+
+def cm(type_: str, slug: str = "m", *, strength: int | None = 1, created: dt.date | None = None, agent: str | None = None,
+       twin: bool = False, source: str | None = None) -> Memory:
+    folder = f"memories/agents/{agent}/{type_}" if agent else f"memories/{type_}"
+    suffix = ".memory.crux.md" if twin else ".memory.md"
+    return Memory(
+        key=f"{folder}/{slug}{suffix}",
+        layout="crux",
+        title=f"title of {slug}",
+        body=f"body of {slug}",
+        type=type_,
+        strength=strength,
+        created=created if created is not None else days_ago(10),
+        source=source,
+        group=f"agent:{agent}" if agent else "base",
+        extra={"scope": "agent" if agent else "base", "agent": agent, "twin": f"{folder}/{slug}.memory.md" if twin else None},
+    )
+
+
+def tracker(slug: str = "m", *, last: int | None = 1, refs: int = 1, strength: int | None = 1) -> Tracker:
+    return Tracker(
+        key=f".crux/reference-tracking/{slug}.refs.yml",
+        slug=slug,
+        references=refs,
+        last_referenced=days_ago(last) if last is not None else None,
+        strength=strength,
+    )
+
+
+def by_slug(*ts: Tracker) -> dict[str, Tracker]:
+    return {t.slug: t for t in ts}
+
+
+# ---------------------------------------------------------------------------------------------
+# promote (step 4)
+
+
+@pytest.mark.parametrize("type_, at, to", [("idea", 5, "learning"), ("learning", 15, "core"), ("redflag", 10, "core")])
+def test_promote_exactly_at_threshold(type_, at, to):
+    out = promotions([cm(type_, strength=at)], CFG, set())
+    [a] = out.actions
+    assert (a.kind, a.from_type, a.to_type) == ("promote", type_, to)
+    assert a.reason == f"strength {at} ≥ threshold {at}"
+    assert a.model_extra["to_path"] == f"memories/{to}/m.memory.md"
+    assert not a.needs_user
+
+
+@pytest.mark.parametrize("type_, at", [("idea", 5), ("learning", 15), ("redflag", 10)])
+def test_no_promotion_one_below_threshold(type_, at):
+    assert promotions([cm(type_, strength=at - 1)], CFG, set()).actions == []
+
+
+@pytest.mark.parametrize("type_", ["core", "goal", "archived", "custom"])
+def test_terminal_unknown_and_archived_types_never_promote(type_):
+    out = promotions([cm(type_, strength=999)], CFG, set())
+    assert out.actions == [] and out.findings == []
+
+
+def test_promotion_thresholds_come_from_config_verbatim():
+    cfg = CruxConfig(typeTransitions={"idea": TypeTransition(promoteAt=2, promoteTo="learning")})
+    assert [a.to_type for a in promotions([cm("idea", strength=2)], cfg, set()).actions] == ["learning"]
+    assert promotions([cm("learning", strength=100)], cfg, set()).actions == []
+
+
+def test_promote_to_a_type_outside_type_priority_is_a_config_issue():
+    cfg = CruxConfig(
+        typePriority=["core", "experiment", "idea", "archived"],
+        typeTransitions={"experiment": TypeTransition(promoteAt=3, promoteTo="practice")},
+    )
+    out = promotions([cm("experiment", strength=3)], cfg, set())
+    assert out.actions == []
+    [f] = out.findings
+    assert f.kind == "config_issue" and f.targets == ["memories/experiment/m.memory.md"]
+    assert "'practice' is not in typePriority" in f.reason and "strength 3 ≥ threshold 3" in f.reason
+
+
+def test_promote_without_promote_to_is_a_config_issue():
+    cfg = CruxConfig(typeTransitions={"idea": TypeTransition(promoteAt=3)})
+    [f] = promotions([cm("idea", strength=4)], cfg, set()).findings
+    assert f.kind == "config_issue" and "has no promoteTo" in f.reason
+
+
+def test_agent_scoped_promotion_stays_in_the_agent_folder_and_moves_the_twin():
+    m = cm("learning", "tag-from-main", strength=15, agent="release-bot", twin=True)
+    [a] = promotions([m], CFG, set()).actions
+    assert a.model_extra["to_path"] == "memories/agents/release-bot/core/tag-from-main.memory.crux.md"
+    assert a.model_extra["twin_to_path"] == "memories/agents/release-bot/core/tag-from-main.memory.md"
+
+
+def test_move_onto_an_existing_file_needs_the_user():
+    m = cm("idea", "x", strength=5)
+    [a] = promotions([m], CFG, {"memories/learning/x.memory.md", m.key}).actions
+    assert a.needs_user
+    assert a.model_extra["overwrites"] == ["memories/learning/x.memory.md"]
+    assert "already exists" in a.reason
+
+
+# ---------------------------------------------------------------------------------------------
+# demote (step 5)
+
+
+@pytest.mark.parametrize("type_, to", [("core", "learning"), ("learning", "idea"), ("redflag", "learning")])
+def test_demote_one_day_past_threshold(type_, to):
+    out = demotions([cm(type_)], by_slug(tracker(last=91)), CFG, NOW, set())
+    [a] = out.actions
+    assert (a.kind, a.from_type, a.to_type) == ("demote", type_, to)
+    assert a.reason.startswith("unreferenced for 91 days, threshold: 90; last referenced 2026-08-30")
+    assert a.model_extra["to_path"] == f"memories/{to}/m.memory.md"
+
+
+@pytest.mark.parametrize("type_", ["core", "learning", "redflag", "goal"])
+def test_exactly_at_demote_threshold_stays(type_):
+    out = demotions([cm(type_)], by_slug(tracker(last=90)), CFG, NOW, set())
+    assert out.actions == [] and out.findings == []
+
+
+def test_without_tracker_days_count_from_created():
+    out = demotions([cm("core", created=days_ago(91))], {}, CFG, NOW, set())
+    [a] = out.actions
+    assert "unreferenced for 91 days, threshold: 90; no tracker; counted from created 2026-08-30" == a.reason
+    assert demotions([cm("core", created=days_ago(90))], {}, CFG, NOW, set()).actions == []
+
+
+def test_tracker_without_last_referenced_falls_back_to_created():
+    [a] = demotions([cm("learning", created=days_ago(100))], by_slug(tracker(last=None)), CFG, NOW, set()).actions
+    assert "tracker has no last_referenced; counted from created" in a.reason
+
+
+def test_recent_tracker_reference_beats_old_created_date():
+    out = demotions([cm("core", created=days_ago(400))], by_slug(tracker(last=5)), CFG, NOW, set())
+    assert out.actions == []
+
+
+def test_goal_is_never_demoted_but_reviewed():
+    out = demotions([cm("goal")], by_slug(tracker(last=91)), CFG, NOW, set())
+    assert out.actions == []
+    [f] = out.findings
+    assert f.kind == "goal_review" and "unreferenced for 91 days, threshold: 90" in f.reason
+
+
+@pytest.mark.parametrize("type_", ["idea", "archived", "custom"])
+def test_idea_archived_and_unknown_types_are_not_demoted(type_):
+    out = demotions([cm(type_)], by_slug(tracker(last=500)), CFG, NOW, set())
+    assert out.actions == [] and out.findings == []
+
+
+def test_unknown_age_is_left_alone():
+    m = cm("core")
+    m.created = None
+    assert demotions([m], {}, CFG, NOW, set()).actions == []
+
+
+def test_demote_threshold_from_config():
+    cfg = CruxConfig(demoteAfterDaysUnreferenced=10)
+    [a] = demotions([cm("core")], by_slug(tracker(last=11)), cfg, NOW, set()).actions
+    assert "threshold: 10" in a.reason
+
+
+# ---------------------------------------------------------------------------------------------
+# archive (step 6)
+
+
+@pytest.mark.parametrize("type_", ["core", "learning", "redflag", "goal", "idea", "custom"])
+def test_archive_any_type_one_day_past_archive_threshold(type_):
+    [a] = archivals([cm(type_)], by_slug(tracker(last=181)), CFG, NOW, set()).actions
+    assert (a.kind, a.from_type, a.to_type) == ("archive", type_, "archived")
+    assert a.reason.startswith("unreferenced for 181 days, threshold: 180")
+    assert a.model_extra["to_path"] == "memories/archived/m.memory.md"
+
+
+@pytest.mark.parametrize("type_", ["core", "learning", "redflag", "goal"])
+def test_exactly_at_archive_threshold_is_not_archived(type_):
+    assert archivals([cm(type_)], by_slug(tracker(last=180)), CFG, NOW, set()).actions == []
+
+
+def test_idea_past_demote_threshold_is_archived_instead():
+    [a] = archivals([cm("idea")], by_slug(tracker(last=91)), CFG, NOW, set()).actions
+    assert a.to_type == "archived" and "threshold: 90" in a.reason and "an idea is archived, not demoted" in a.reason
+    assert archivals([cm("idea")], by_slug(tracker(last=90)), CFG, NOW, set()).actions == []
+
+
+def test_already_archived_is_skipped():
+    assert archivals([cm("archived", created=days_ago(900))], {}, CFG, NOW, set()).actions == []
+
+
+def test_agent_scoped_archive_path():
+    [a] = archivals([cm("learning", agent="bot")], by_slug(tracker(last=200)), CFG, NOW, set()).actions
+    assert a.model_extra["to_path"] == "memories/agents/bot/archived/m.memory.md"
+
+
+# ---------------------------------------------------------------------------------------------
+# the rule set: one move per memory
+
+
+def corpus_of(memories, trackers=(), **extra) -> Corpus:
+    store = {"memory_files": sorted(m.key for m in memories), "work_dir_exists": False}
+    store.update(extra)
+    return Corpus(layout="crux", root="/x", memories=list(memories), trackers=list(trackers), extra={"crux": store})
+
+
+def settings() -> Settings:
+    return Settings(now=NOW)
+
+
+def test_promotion_and_demotion_together_demotion_wins_and_says_why():
+    out = crux_rules.rules(corpus_of([cm("learning", strength=20)], [tracker(last=100, strength=20)]), settings())
+    [a] = out.actions
+    assert (a.kind, a.to_type) == ("demote", "idea")
+    assert "not promoted to core (strength 20 ≥ threshold 15) because it is unreferenced" in a.reason
+
+
+def test_archive_beats_demote_for_the_same_memory():
+    out = crux_rules.rules(corpus_of([cm("core")], [tracker(last=200)]), settings())
+    assert [(a.kind, a.to_type) for a in out.actions] == [("archive", "archived")]
+
+
+def test_archived_goal_gets_no_separate_review():
+    out = crux_rules.rules(corpus_of([cm("goal")], [tracker(last=200)]), settings())
+    assert [a.kind for a in out.actions] == ["archive"]
+    assert out.findings == []
+
+
+def test_fresh_strong_memory_is_only_promoted():
+    out = crux_rules.rules(corpus_of([cm("idea", strength=5)], [tracker(last=3, strength=5)]), settings())
+    assert [(a.kind, a.to_type) for a in out.actions] == [("promote", "learning")]
+
+
+# ---------------------------------------------------------------------------------------------
+# consistency (step 2)
+
+
+def test_orphan_tracker_is_removed_but_a_tracker_of_an_unreadable_file_is_not():
+    ts = [tracker("gone"), tracker("broken"), tracker("live")]
+    files = ["memories/learning/broken.memory.md", "memories/core/live.memory.crux.md"]
+    out = orphan_trackers(ts, files)
+    [a] = out.actions
+    assert a.kind == "remove_orphan_tracker" and a.targets == [".crux/reference-tracking/gone.refs.yml"]
+    assert "'gone'" in a.reason
+
+
+def test_strength_mismatch_syncs_the_tracker_to_the_front_matter():
+    [a] = strength_sync([cm("core", strength=5)], by_slug(tracker(strength=3))).actions
+    assert a.kind == "sync_strength"
+    assert a.targets == ["memories/core/m.memory.md", ".crux/reference-tracking/m.refs.yml"]
+    assert "tracker strength 3" in a.reason and "front matter strength 5" in a.reason
+    assert (a.model_extra["strength"], a.model_extra["tracker_strength"]) == (5, 3)
+
+
+def test_equal_strength_or_unknown_memory_strength_is_left_alone():
+    assert strength_sync([cm("core", strength=4)], by_slug(tracker(strength=4))).actions == []
+    assert strength_sync([cm("core", strength=None)], by_slug(tracker(strength=4))).actions == []
+
+
+def test_tracker_without_strength_gets_one():
+    [a] = strength_sync([cm("core", strength=2)], by_slug(tracker(strength=None))).actions
+    assert "tracker no strength" in a.reason
+
+
+def test_missing_tracker_only_above_strength_one():
+    out = missing_trackers([cm("core", "a", strength=1), cm("core", "b", strength=2), cm("core", "c", strength=3)],
+                           by_slug(tracker("c")), ".crux/reference-tracking")
+    [f] = out.findings
+    assert f.kind == "missing_tracker" and f.targets == ["memories/core/b.memory.md"]
+    assert "strength 2 > 1" in f.reason and ".crux/reference-tracking/b.refs.yml" in f.reason
+
+
+@pytest.mark.parametrize(
+    "source, unit",
+    [
+        ("20261015-webhook-hardening", "20261015-webhook-hardening"),
+        ("spec:20260425-crux-meditate", "20260425-crux-meditate"),
+        ("adhoc", None),
+        ("", None),
+        ("session: talk with Bea", None),
+        ("specs/x", None),
+        ("../escape", None),
+    ],
+)
+def test_unit_name(source, unit):
+    assert unit_name(source, "spec") == unit
+
+
+def test_stale_source_when_the_unit_is_in_neither_work_dir_nor_archive():
+    store = {"work_dir_exists": True, "units": ["20261015-a", "20260903-b"], "work_dir": "specs",
+             "archive_dir": ".ai-ignored/executed", "unit_of_work": "spec"}
+    ms = [cm("core", "a", source="20261015-a"), cm("core", "b", source="spec:20260903-b"),
+          cm("core", "c", source="20260612-gone"), cm("core", "d", source="adhoc"), cm("core", "e", source=None)]
+    [f] = stale_sources(ms, store).findings
+    assert f.kind == "stale_source" and f.targets == ["memories/core/c.memory.md"]
+    assert "specs/20260612-gone" in f.reason and "advisory" in f.reason
+
+
+def test_sources_are_unverifiable_without_a_work_dir():
+    store = {"work_dir_exists": False, "units": []}
+    assert stale_sources([cm("core", source="20260612-gone")], store).findings == []
+
+
+# ---------------------------------------------------------------------------------------------
+# promote to rule (step 10)
+
+
+def test_rule_promotion_at_threshold_needs_the_user():
+    out = rule_promotions([cm("core")], by_slug(tracker(refs=30)), 30)
+    [a] = out.actions
+    assert a.kind == "promote_rule" and a.needs_user
+    assert a.reason.startswith("referenced 30 times (threshold: 30)")
+    assert rule_promotions([cm("core")], by_slug(tracker(refs=29)), 30).actions == []
+
+
+def test_rule_promotion_skips_archived_and_untracked():
+    assert rule_promotions([cm("archived")], by_slug(tracker(refs=99)), 30).actions == []
+    assert rule_promotions([cm("core", "other")], by_slug(tracker(refs=99)), 30).actions == []
