@@ -337,6 +337,84 @@ def run(
     guarded(body)
 
 
+@app.command("eval")
+def eval_(
+    stage: Annotated[Optional[str], typer.Option("--stage", help="reorder | conflict | rule | metadata | split (default: all)")] = None,
+    dataset: Annotated[Optional[str], typer.Option("--dataset", help="A JSONL dataset (default: evals/datasets/<stage>.jsonl).")] = None,
+    model: ModelOpt = None,
+    api_base: ApiBaseOpt = None,
+    llm_mode: LLMModeOpt = None,
+    config: ConfigOpt = None,
+    as_json: JsonOpt = False,
+    cache_dir: CacheDirOpt = None,
+    no_cache: NoCacheOpt = False,
+    record: Annotated[bool, typer.Option("--record", help="Re-record the mock's replies with this (real) model.")] = False,
+    thresholds: Annotated[Optional[str], typer.Option("--thresholds", help="Thresholds file (default: evals/thresholds.toml).")] = None,
+) -> None:
+    """Score a stage's judge on labelled cases, beside the seeds' own heuristics."""
+
+    def body() -> None:
+        from pathlib import Path
+
+        from .evaluate import run_eval
+        from .evaluate.cases import DATASET_STAGES, default_dataset
+        from .llm import make_client
+
+        settings = make_settings(config=config, model=model, api_base=api_base, llm_mode=llm_mode, cache_dir=cache_dir, no_cache=no_cache)
+        if settings.llm.model == "none":
+            raise UsageError("eval needs a model: stub, mock or a litellm model string")
+        if record and settings.llm.model in ("stub", "mock"):
+            raise UsageError("--record needs a real model (the mock replays what a real model said)")
+        if dataset and not stage:
+            raise UsageError("--dataset needs --stage")
+        from .evaluate import available_stages
+
+        stages = [stage] if stage else [s for s in available_stages() if default_dataset(s).exists()]
+        client = make_client(settings.llm, record=record)
+        results = []
+        try:
+            for name in stages:
+                results.append(run_eval(name, Path(dataset) if dataset else None, settings, client, Path(thresholds) if thresholds else None))
+        finally:
+            close = getattr(client, "close", None)
+            if close:
+                close()
+        if as_json:
+            emit_json(results[0].report if stage else [r.report for r in results])
+        else:
+            sys.stdout.write(_eval_table(results))
+        failed = False
+        for r in results:
+            for e in r.errors:
+                _say(f"{r.report['stage']}: model error: {e}")
+            for f in r.failures:
+                failed = True
+                _say(f"{r.report['stage']} ({r.report['model']}): below threshold: {f}")
+        if failed:
+            raise typer.Exit(1)
+
+    guarded(body)
+
+
+def _eval_table(results) -> str:
+    lines = [f"{'stage':<9} {'model':<22} {'n':>4} {'acc':>6} {'prec':>6} {'rec':>6} {'f1':>6} {'err':>4}  baselines (acc)"]
+    for r in results:
+        rep = r.report
+        m = rep["metrics"]
+        base = ", ".join(f"{k} {v.get('accuracy', 0):.3f}" for k, v in rep.get("baselines", {}).items())
+
+        def f(x):
+            return f"{x:.3f}" if isinstance(x, (int, float)) else "  -  "
+
+        lines.append(
+            f"{rep['stage']:<9} {rep['model'][:22]:<22} {rep['n']:>4} {f(m.get('accuracy'))} {f(m.get('precision'))} "
+            f"{f(m.get('recall'))} {f(m.get('f1'))} {rep.get('errors', 0):>4}  {base}"
+        )
+        if r.failures:
+            lines.append(f"{'':<9} below threshold: {'; '.join(r.failures)}")
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
     app()
 

@@ -45,6 +45,10 @@ FINDING_HEADINGS = {
 }
 
 
+# Staleness classes that need nothing from the user: counted in the report, listed in the JSON.
+QUIET_STALE_CLASSES = {"EVERGREEN", "FRESH"}
+
+
 def _rank(order: list[str], kind: str) -> int:
     return order.index(kind) if kind in order else len(order)
 
@@ -97,9 +101,16 @@ def render(plan: Plan) -> str:
         lines.append("")
     for kind in sorted(finding_counts, key=lambda k: (_rank(FINDING_ORDER, k), k)):
         lines.append(f"## {FINDING_HEADINGS.get(kind, kind)} ({finding_counts[kind]})")
+        quiet = Counter()
         for f in plan.findings:
-            if f.kind == kind:
-                lines.extend(_finding_lines(f))
+            if f.kind != kind:
+                continue
+            if kind == "stale" and f.class_ in QUIET_STALE_CLASSES:
+                quiet[f.class_] += 1
+                continue
+            lines.extend(_finding_lines(f))
+        if quiet:
+            lines.append("  - " + ", ".join(f"{n} {cls}" for cls, n in sorted(quiet.items())) + " (kept; listed in --json)")
         lines.append("")
     if plan.errors:
         lines.append(f"## Errors ({len(plan.errors)})")

@@ -27,12 +27,6 @@ def test_bank_fixture_plan_exact():
     assert plan["errors"] == []
 
 
-def test_stub_model_says_no_stage_ran():
-    plan = plan_json(FIXTURES / "bank")
-    assert plan["model"] == "stub"
-    assert plan["errors"], "the stub must say what it did not do"
-
-
 def test_plan_is_byte_identical_across_runs_and_file_order(tmp_path):
     a = run_cli("plan", str(FIXTURES / "bank"), "--json", "--now", "2026-11-29", "--model", "none")
     # the same store copied with its banks created in the opposite order

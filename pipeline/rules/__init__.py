@@ -9,7 +9,6 @@ from __future__ import annotations
 from ..config import Settings
 from ..model import Corpus
 from . import claude, crux, zylos
-from .bank_cap import cap_supersedes
 from .duplicates import merge_duplicates, report_reorders
 from .index_drift import index_drift
 from .outcome import Outcome
@@ -22,12 +21,9 @@ LAYOUT_RULES = {"crux": crux.rules, "claude": claude.rules, "zylos": zylos.rules
 def run_rules(corpus: Corpus, settings: Settings) -> Outcome:
     out = Outcome()
     out.findings.extend(corpus.findings)
-    dupes = merge_duplicates(corpus.memories)
+    out.extend(merge_duplicates(corpus.memories))
     if corpus.layout == "bank":
-        capped = cap_supersedes(dupes.actions, settings.bank.max_supersedes_per_run)
-        dupes = Outcome(capped.actions, dupes.findings + capped.findings)
         out.extend(bank_rule_candidates(corpus, settings.bank.promote_corroboration_threshold))
-    out.extend(dupes)
     out.extend(report_reorders(corpus.memories))
     if corpus.layout in LAYOUT_RULES:
         out.extend(LAYOUT_RULES[corpus.layout](corpus, settings))

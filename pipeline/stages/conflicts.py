@@ -1,0 +1,129 @@
+"""The conflicts stage: do two memories on the same subject contradict each other?
+
+Candidates are same-group pairs sharing enough significant words or tags (an inverted index, never
+all pairs), excluding duplicates and memories already being retired. Several pairs go in one call.
+A contradiction becomes a `conflict` action that always needs the user; it is never auto-resolved.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from ..config import Settings
+from ..llm import Handles, register_stub
+from ..model import Action, Corpus, Finding, Memory
+from ..rules.outcome import Outcome
+from ..rules.subject_pairs import SubjectPair, subject_pairs
+from .base import StageContext, ask_all, clip, retired_keys
+from .conflict_heuristics import judge_conflict
+
+NAME = "conflicts"
+Kind = Literal["opposing_advice", "incompatible_approach", "factual_disagreement", "superseded", "none"]
+Option = Literal["keep_a", "keep_b", "merge", "keep_both_with_note"]
+STRONG_TYPES = {"core"}
+WEAK_TYPES = {"idea", "learning"}
+
+
+class ConflictPair(BaseModel):
+    handle: int
+    a: str
+    b: str
+    a_type: str | None = None
+    b_type: str | None = None
+
+
+class ConflictInput(BaseModel):
+    pairs: list[ConflictPair]
+
+
+class ConflictDecision(BaseModel):
+    handle: int = Field(description="The handle of the pair being judged, as offered.")
+    reasoning: str = Field(description="One short sentence of reasoning.")
+    contradiction: bool = Field(description="True only if both cannot be followed or be true at once.")
+    kind: Kind = Field(description="The kind of contradiction, or 'none'.")
+    explanation: str = Field(default="", description="One line a person can read: what contradicts what.")
+    options: list[Option] = Field(default_factory=list, description="Sensible resolutions.")
+
+
+class ConflictOutput(BaseModel):
+    decisions: list[ConflictDecision]
+
+
+@register_stub(NAME)
+def stub(payload: ConflictInput) -> ConflictOutput:
+    out = []
+    for p in payload.pairs:
+        yes, kind, why = judge_conflict(p.a, p.b)
+        options: list[Option] = ["keep_a", "keep_b", "keep_both_with_note"] if yes else []
+        out.append(ConflictDecision(handle=p.handle, reasoning=why, contradiction=yes, kind=kind if yes else "none", explanation=why, options=options))
+    return ConflictOutput(decisions=out)
+
+
+def candidate_pairs(corpus: Corpus, outcome: Outcome, limit: int) -> tuple[list[SubjectPair], int]:
+    gone = retired_keys(outcome)
+    live = [m for m in corpus.memories if m.key not in gone]
+    pairs = subject_pairs(live)
+    if len(pairs) <= limit:
+        return pairs, 0
+    kept = sorted(pairs, key=lambda p: (-p.overlap, p.a, p.b))[:limit]
+    return sorted(kept, key=lambda p: (p.a, p.b)), len(pairs) - limit
+
+
+def _pair_key(p: SubjectPair) -> str:
+    return f"{p.a}\x00{p.b}"
+
+
+def _type_note(a: Memory, b: Memory) -> str:
+    for strong, weak in ((a, b), (b, a)):
+        if strong.type in STRONG_TYPES and weak.type in WEAK_TYPES:
+            return f" — a {weak.type} memory contradicts a {strong.type} memory ({strong.key})"
+    return ""
+
+
+class ConflictStage:
+    name = NAME
+
+    def applies(self, corpus: Corpus, settings: Settings) -> bool:
+        return True
+
+    def run(self, ctx: StageContext, outcome: Outcome) -> Outcome:
+        pairs, dropped = candidate_pairs(ctx.corpus, outcome, ctx.settings.llm.max_pairs_per_stage)
+        if not pairs:
+            return outcome
+        by_key = ctx.corpus.by_key()
+
+        def make_payload(handles: Handles, chunk: list[SubjectPair]) -> ConflictInput:
+            return ConflictInput(pairs=[
+                ConflictPair(handle=handles.handle(_pair_key(p)), a=clip(by_key[p.a].body), b=clip(by_key[p.b].body),
+                             a_type=by_key[p.a].type, b_type=by_key[p.b].type)
+                for p in chunk
+            ])
+
+        answers = ask_all(ctx, NAME, pairs, _pair_key, make_payload, ConflictOutput, lambda r: r.decisions)
+        out = Outcome(list(outcome.actions), list(outcome.findings))
+        for pair_key, d in sorted(answers.items()):
+            if d.contradiction:
+                a_key, b_key = pair_key.split("\x00")
+                a, b = by_key[a_key], by_key[b_key]
+                explanation = " ".join((d.explanation or d.reasoning).split())[:300]
+                out.actions.append(
+                    Action(
+                        kind="conflict",
+                        targets=[a_key, b_key],
+                        needs_user=True,
+                        reason=f"{explanation}{_type_note(a, b)}",
+                        source=ctx.source(NAME),
+                        conflict_kind=d.kind if d.kind != "none" else "opposing_advice",
+                        resolution_options=sorted(set(d.options)) or ["keep_a", "keep_b", "merge", "keep_both_with_note"],
+                    )
+                )
+        if dropped:
+            out.findings.append(
+                Finding(kind="capped", targets=[], reason=f"conflicts: {dropped} weaker same-subject pair(s) over llm.max_pairs_per_stage were not judged", source=ctx.source(NAME))
+            )
+        return out
+
+
+STAGE = ConflictStage()

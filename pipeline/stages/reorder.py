@@ -1,0 +1,111 @@
+"""The reorder judge: same words in a different order — same meaning, or not?
+
+Candidates are the deterministic pass's `reorder_candidate` groups (equal token sets, different
+normalized text). Each other member is paired with its group's survivor; a pair the judge calls
+"same" becomes a `merge_duplicate`. Role swaps and reversed orders stay. Pinned memories are never
+superseded.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from ..config import Settings
+from ..llm import Handles, register_stub
+from ..model import Action, Corpus, Finding, Memory
+from ..rules.duplicates import survivor_key
+from ..rules.outcome import Outcome
+from .base import StageContext, ask_all, clip
+from .reorder_heuristics import judge_reorder
+
+NAME = "reorder"
+
+
+class ReorderPair(BaseModel):
+    handle: int
+    a: str
+    b: str
+
+
+class ReorderInput(BaseModel):
+    pairs: list[ReorderPair]
+
+
+class ReorderDecision(BaseModel):
+    handle: int = Field(description="The handle of the pair being judged, as offered.")
+    reasoning: str = Field(description="One short sentence: what moved, and whether roles or order changed.")
+    same_meaning: bool = Field(description="True only if both texts state exactly the same thing.")
+
+
+class ReorderOutput(BaseModel):
+    decisions: list[ReorderDecision]
+
+
+@register_stub(NAME)
+def stub(payload: ReorderInput) -> ReorderOutput:
+    decisions = []
+    for pair in payload.pairs:
+        same, why = judge_reorder(pair.a, pair.b)
+        decisions.append(ReorderDecision(handle=pair.handle, reasoning=why, same_meaning=same))
+    return ReorderOutput(decisions=decisions)
+
+
+def candidate_pairs(corpus: Corpus, outcome: Outcome) -> list[tuple[Memory, Memory]]:
+    """(survivor, other) for every reorder group, in plan order."""
+    by_key = corpus.by_key()
+    pairs = []
+    for f in outcome.findings:
+        if f.kind != "reorder_candidate":
+            continue
+        members = sorted((by_key[k] for k in f.targets if k in by_key), key=survivor_key)
+        pairs.extend((members[0], m) for m in members[1:])
+    return pairs
+
+
+def _pair_key(pair: tuple[Memory, Memory]) -> str:
+    return f"{pair[0].key}\x00{pair[1].key}"
+
+
+def make_payload(handles: Handles, chunk: list[tuple[Memory, Memory]]) -> ReorderInput:
+    return ReorderInput(pairs=[ReorderPair(handle=handles.handle(_pair_key(p)), a=clip(p[0].body), b=clip(p[1].body)) for p in chunk])
+
+
+class ReorderStage:
+    name = NAME
+
+    def applies(self, corpus: Corpus, settings: Settings) -> bool:
+        return True
+
+    def run(self, ctx: StageContext, outcome: Outcome) -> Outcome:
+        pairs = candidate_pairs(ctx.corpus, outcome)
+        if not pairs:
+            return outcome
+        answers = ask_all(ctx, NAME, pairs, _pair_key, make_payload, ReorderOutput, lambda r: r.decisions)
+        by_key = ctx.corpus.by_key()
+        same: dict[str, list[str]] = {}
+        reasons: dict[str, str] = {}
+        for pair_key, d in sorted(answers.items()):
+            survivor, other = pair_key.split("\x00")
+            if d.same_meaning:
+                same.setdefault(survivor, []).append(other)
+                reasons[other] = d.reasoning
+        out = Outcome(list(outcome.actions), list(outcome.findings))
+        for survivor, others in sorted(same.items()):
+            retired = sorted(k for k in set(others) if not by_key[k].pinned)
+            for k in sorted(set(others) - set(retired)):
+                out.findings.append(Finding(kind="pinned_skipped", targets=[k], reason=f"pinned: kept although the reorder judge found it means the same as {survivor}", source=ctx.source(NAME)))
+            if retired:
+                why = "; ".join(" ".join(reasons[k].split())[:160] for k in retired)
+                out.actions.append(
+                    Action(
+                        kind="merge_duplicate",
+                        targets=[survivor, *retired],
+                        survivor=survivor,
+                        reason=f"same words in another order, same meaning (reorder judge: {why})",
+                        source=ctx.source(NAME),
+                    )
+                )
+        return out
+
+
+STAGE = ReorderStage()

@@ -1,0 +1,184 @@
+"""The stub's reorder judgement: a moved phrase keeps the meaning, swapped arguments do not.
+
+Two texts with the same words differ by how the words moved:
+- one block moved (an adverbial like "on Fridays", "in CI", "after each merge", a list item) — the
+  meaning stays, unless the block is the subject or object of a verb;
+- two blocks exchanged around a verb ("Alice manages Bob" / "Bob manages Alice") — a role swap,
+  different, unless the relation between them is symmetric ("and", "with", "equals");
+- anything more tangled — different. The stub errs towards "different": a wrong "same" merges two
+  memories, a wrong "different" only leaves a pair for later.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..rules.text import tokens
+
+# Words that open an adverbial phrase: the phrase can move without changing who does what.
+ADVERBIAL_OPENERS = frozenset(
+    """as on at in every each during after before when whenever while if unless once for within
+    without via through across per until since by from daily nightly weekly monthly hourly always
+    usually often sometimes never also first finally then today tomorrow now later here there
+    inside outside under over locally remotely""".split()
+)
+# Words that make a relation read the same both ways ("X is identical to Y", "X pairs with Y").
+SYMMETRIC_PREDICATES = frozenset(
+    """identical equal equals equivalent same similar siblings married compatible incompatible
+    conflicts conflict collide collides matches match pairs pair adjacent alongside together
+    interchangeable synonyms""".split()
+)
+# Joiners of a plain list: items around them can trade places.
+LIST_JOINERS = frozenset("and or plus nor".split())
+# Words whose position decides what they modify: moving them changes the meaning.
+SCOPE_WORDS = frozenset("only not just even no".split())
+DETERMINERS = frozenset("the a an both our their".split())
+AUXILIARIES = frozenset("should must can could will would may might do does did is are shall".split())
+PRONOUNS = frozenset("you we they i he she it".split())
+# Order words: exchanging what stands around them changes the sequence.
+SEQUENCE = frozenset("before after then first last followed precedes precede follows follow until".split())
+
+
+def _moves(a: list[str], b: list[str]) -> list[tuple[int, int, int]]:
+    """All (start, end, insert_at) such that moving a[start:end] to insert_at gives b."""
+    n = len(a)
+    found = []
+    for i in range(n):
+        for j in range(i + 1, n + 1):
+            block, rest = a[i:j], a[:i] + a[j:]
+            for k in range(len(rest) + 1):
+                if k == i:
+                    continue
+                if rest[:k] + block + rest[k:] == b:
+                    found.append((i, j, k))
+    return found
+
+
+def _swap(a: list[str], b: list[str]) -> tuple[list[str], list[str], list[str]] | None:
+    """(first block, middle, second block) if b is a with two blocks exchanged around a middle."""
+    n = len(a)
+    pre = 0
+    while pre < n and a[pre] == b[pre]:
+        pre += 1
+    post = 0
+    while post < n - pre and a[n - 1 - post] == b[n - 1 - post]:
+        post += 1
+    core_a, core_b = a[pre : n - post], b[pre : n - post]
+    m = len(core_a)
+    for i in range(1, m):
+        for j in range(i, m):
+            x, mid, y = core_a[:i], core_a[i:j], core_a[j:]
+            if y + mid + x == core_b:
+                return x, mid, y
+    return None
+
+
+def _uninvert(words: list[str]) -> list[str]:
+    """'should you merge' -> 'you should merge': question-style inversion is not a change of meaning."""
+    out = list(words)
+    for i in range(len(out) - 1):
+        if out[i] in AUXILIARIES and out[i + 1] in PRONOUNS:
+            out[i], out[i + 1] = out[i + 1], out[i]
+    return out
+
+
+def _list_items(text: str) -> tuple[str, list[str]] | None:
+    """(head, items) of a text that is a list: 'Staging runs Node 20, Postgres 15 and Redis 7'."""
+    parts = [p for p in re.split(r",|;|\band\b|\bor\b", text.casefold()) if p.strip()]
+    if len(parts) < 2:
+        return None
+    return " ".join(tokens(parts[0])), [" ".join(tokens(p)) for p in parts[1:]]
+
+
+def _same_list(text_a: str, text_b: str) -> bool:
+    la, lb = _list_items(text_a), _list_items(text_b)
+    if not la or not lb:
+        return False
+    items_a = sorted([la[0].split()[-1:][0] if la[0] else "", *la[1]])
+    # The head's last word is the first item ("runs node 20" -> item "node 20" starts after the verb).
+    heads_a, heads_b = la[0].split(), lb[0].split()
+    for cut in range(1, min(len(heads_a), len(heads_b)) + 1):
+        if heads_a[:cut] == heads_b[:cut]:
+            ia = sorted([" ".join(heads_a[cut:]), *la[1]])
+            ib = sorted([" ".join(heads_b[cut:]), *lb[1]])
+            if ia == ib and all(ia):
+                return True
+    del items_a
+    return False
+
+
+def judge_reorder(text_a: str, text_b: str) -> tuple[bool, str]:
+    """(same meaning?, one-line reasoning) for two texts with equal token sets."""
+    a, b = tokens(text_a), tokens(text_b)
+    if a == b:
+        return True, "identical after normalization"
+    if sorted(a) != sorted(b):
+        return False, "not the same words: not a pure reordering"
+    if "respectively" in a:
+        return False, "'respectively' ties each item to its place: reordering one list changes who owns what"
+    a, b = _uninvert(a), _uninvert(b)
+    if a == b:
+        return True, "only the question-style word order changed"
+    moves = _moves(a, b)
+    for i, j, _ in moves:
+        block = a[i:j]
+        opener = block[1] if block[0] == "only" and len(block) > 1 else block[0]
+        if opener in ADVERBIAL_OPENERS and not (set(block) & SCOPE_WORDS and block[0] != "only"):
+            return True, f"the phrase '{' '.join(block)}' moved; who does what is unchanged"
+        if set(block) & SCOPE_WORDS and len(block) <= 2:
+            return False, f"'{' '.join(block)}' moved: it now limits something else"
+    if _same_list(text_a, text_b):
+        return True, "the items of a list changed order"
+    swap = _swap(a, b)
+    if swap:
+        x, mid, y = swap
+        if set(mid) & SEQUENCE:
+            return False, f"'{' '.join(x)}' and '{' '.join(y)}' changed places around '{' '.join(mid)}': the order changed"
+        if set(x + y) & SCOPE_WORDS:
+            return False, f"'{' '.join(x)}' and '{' '.join(y)}' changed places: a negation or limit moved"
+        if {_stem(w) for w in mid} & SYMMETRIC_PREDICATES:
+            return True, f"'{' '.join(x)}' and '{' '.join(y)}' changed places around a symmetric relation ('{' '.join(mid)}')"
+        if _coordinated(a, x, mid, y) and not _numeric(x + y):
+            return True, f"'{' '.join(x)}' and '{' '.join(y)}' are joined by '{' '.join(w for w in mid if w in LIST_JOINERS)}': their order does not matter"
+        return False, f"'{' '.join(x)}' and '{' '.join(y)}' changed roles around '{' '.join(mid)}'"
+    if moves:
+        i, j, _ = moves[0]
+        return False, f"'{' '.join(a[i:j])}' moved to another role in the sentence"
+    return False, "the words were rearranged in a way that may change the meaning"
+
+
+
+def _numeric(words: list[str]) -> bool:
+    return any(w.isdigit() for w in words)
+
+
+def _stem(word: str) -> str:
+    for suffix in ("ing", "es", "ed", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def _coordinated(a: list[str], x: list[str], mid: list[str], y: list[str]) -> bool:
+    """x and y are items of one coordination: 'the billing service and the invoicing service'.
+
+    The middle is a joiner plus determiners and the words both items share ('service'), which must
+    then also follow y, so nothing but the two items traded places.
+    """
+    if not any(w in LIST_JOINERS for w in mid):
+        return False
+    rest = [w for w in mid if w not in LIST_JOINERS and w not in DETERMINERS]
+    if not rest:
+        return True
+    start = _find(a, x + mid + y)
+    if start is None:
+        return False
+    after_y = a[start + len(x) + len(mid) + len(y) :][: len(rest)]
+    return after_y == rest and mid.index(next(w for w in mid if w in LIST_JOINERS)) == len(rest)
+
+
+def _find(seq: list[str], sub: list[str]) -> int | None:
+    for i in range(len(seq) - len(sub) + 1):
+        if seq[i : i + len(sub)] == sub:
+            return i
+    return None

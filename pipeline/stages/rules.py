@@ -1,0 +1,108 @@
+"""The rules stage: is a much-used memory a standing instruction, and what is its one-line rule?
+
+Candidates are the deterministic pass's `promote_rule` proposals: crux trackers referenced at least
+`promotionToRuleThreshold` times (advisory: crux rules are the user's to create) and bank records
+corroborated at least `promote_corroboration_threshold` times (the strongest `rule_candidates_max`).
+For a bank, a standing instruction becomes an automatic append to `rules/learned.md`; a plain fact
+stays a proposal for the user.
+"""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+from ..config import Settings
+from ..llm import Handles, register_stub
+from ..model import Action, Corpus
+from ..rules.outcome import Outcome
+from .base import StageContext, ask_all, clip
+from .rule_heuristics import judge_rule, one_line_rule
+
+NAME = "rules"
+RULE_MIN, RULE_MAX = 3, 300
+
+
+class RuleItem(BaseModel):
+    handle: int
+    text: str
+
+
+class RuleInput(BaseModel):
+    items: list[RuleItem]
+
+
+class RuleDecision(BaseModel):
+    handle: int = Field(description="The handle of the memory being judged, as offered.")
+    reasoning: str = Field(description="One short sentence of reasoning.")
+    standing_rule: bool = Field(description="True if it tells an agent what to do or not do every time.")
+    rule: str | None = Field(default=None, description="The rule in one line (3-300 characters), when standing_rule.")
+
+
+class RuleOutput(BaseModel):
+    decisions: list[RuleDecision]
+
+
+@register_stub(NAME)
+def stub(payload: RuleInput) -> RuleOutput:
+    out = []
+    for item in payload.items:
+        yes, why = judge_rule(item.text)
+        out.append(RuleDecision(handle=item.handle, reasoning=why, standing_rule=yes, rule=one_line_rule(item.text) if yes else None))
+    return RuleOutput(decisions=out)
+
+
+def valid_rule(rule: str | None) -> str | None:
+    if rule is None:
+        return None
+    text = " ".join(rule.split())
+    if "\n" in rule.strip() or not RULE_MIN <= len(text) <= RULE_MAX:
+        return None
+    return text
+
+
+class RuleStage:
+    name = NAME
+
+    def applies(self, corpus: Corpus, settings: Settings) -> bool:
+        return corpus.layout in ("crux", "bank")
+
+    def run(self, ctx: StageContext, outcome: Outcome) -> Outcome:
+        by_key = ctx.corpus.by_key()
+        candidates = [a for a in outcome.actions if a.kind == "promote_rule" and a.source == "deterministic" and a.targets[0] in by_key]
+        if ctx.corpus.layout == "bank":
+            candidates.sort(key=lambda a: (-by_key[a.targets[0]].corroboration, a.targets[0]))
+            candidates = candidates[: ctx.settings.bank.rule_candidates_max]
+        if not candidates:
+            return outcome
+        def make_payload(handles: Handles, chunk: list[Action]) -> RuleInput:
+            return RuleInput(items=[RuleItem(handle=handles.handle(a.targets[0]), text=clip(by_key[a.targets[0]].body, 600)) for a in chunk])
+
+        verdicts = ask_all(ctx, NAME, candidates, lambda a: a.targets[0], make_payload, RuleOutput, lambda r: r.decisions)
+        judged = {id(a) for a in candidates}
+        out = Outcome([a for a in outcome.actions if id(a) not in judged], list(outcome.findings))
+        for action in candidates:
+            d = verdicts.get(action.targets[0])
+            if d is None:
+                out.actions.append(action)
+                continue
+            rule = valid_rule(d.rule) if d.standing_rule else None
+            why = " ".join(d.reasoning.split())[:200]
+            if rule is None:
+                verdict = "a plain fact, not a standing rule" if not d.standing_rule else "no usable one-line rule"
+                out.actions.append(action.model_copy(update={"reason": f"{action.reason}; rules judge: {verdict} ({why})", "source": ctx.source(NAME)}))
+                continue
+            automatic = ctx.corpus.layout == "bank"
+            out.actions.append(
+                Action(
+                    kind="promote_rule",
+                    targets=list(action.targets),
+                    needs_user=not automatic,
+                    reason=f"{action.reason}; rules judge: a standing instruction ({why})",
+                    source=ctx.source(NAME),
+                    rule=rule,
+                )
+            )
+        return out
+
+
+STAGE = RuleStage()
