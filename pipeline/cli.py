@@ -387,6 +387,12 @@ def eval_(
         for r in results:
             for e in r.errors:
                 _say(f"{r.report['stage']}: model error: {e}")
+            if any("no recorded reply" in e for e in r.errors):
+                failed = True
+                _say(
+                    f"{r.report['stage']}: the mock's recordings are missing or stale for the current prompt: re-record with "
+                    f"`memconsolidate eval --stage {r.report['stage']} --record --model <real model>` (evals/recordings/README.md)"
+                )
             for f in r.failures:
                 failed = True
                 _say(f"{r.report['stage']} ({r.report['model']}): below threshold: {f}")
