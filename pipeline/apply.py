@@ -6,6 +6,7 @@ an archive or get `superseded_by`.
 from __future__ import annotations
 
 import importlib
+import inspect
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -76,7 +77,10 @@ def apply_plan(
     root: Path, corpus: Corpus, plan: Plan, settings: Settings, actions: list[Action], resolve: Resolution | None
 ) -> ApplyResult:
     run_id = new_run_id()
-    changes: ChangeSet = writer(corpus.layout).changes(corpus, actions, settings, run_id, resolve)
+    mod = writer(corpus.layout)
+    # Writers that report on the plan's findings (claude's "Flagged for Review") take them too.
+    extra = {"findings": plan.findings} if "findings" in inspect.signature(mod.changes).parameters else {}
+    changes: ChangeSet = mod.changes(corpus, actions, settings, run_id, resolve, **extra)
     if not changes.ops:
         return ApplyResult(run_id=run_id, record=None, changes=changes)
     info = {

@@ -159,7 +159,8 @@ def run_store(path: str, settings: Settings, say: Say, if_due: bool, wall: dt.da
 def _report_path(result: ApplyResult | None) -> str | None:
     if not result or not result.record:
         return None
-    reports = [p for p in result.record.touched if p.endswith(".md") and ("/reports/" in p or "rem-" in p or "REPORT" in p)]
+    touched = sorted(p for p in result.record.touched if p.endswith(".md"))
+    reports = [p for p in touched if p.startswith(".memconsolidate/reports/")] or [p for p in touched if "/rem-" in p]
     return reports[0] if reports else None
 
 

@@ -8,7 +8,7 @@ the rebuild that trims hooks at word boundaries belongs to apply.
 from __future__ import annotations
 
 from ..config import Settings
-from ..model import Corpus, Finding
+from ..model import Action, Corpus, Finding
 from .outcome import Outcome
 
 
@@ -24,6 +24,9 @@ def index_budget(corpus: Corpus, budget: int) -> Outcome:
                     size=size,
                     budget=budget,
                 )
+            )
+            out.actions.append(
+                Action(kind="trim_budget", targets=[index], reason=f"MEMORY.md is {size} bytes: trim hooks at word boundaries to fit {budget}")
             )
     return out
 
