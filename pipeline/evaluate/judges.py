@@ -41,8 +41,11 @@ def judge_rule(client: Any, cases: list[dict[str, Any]], batch_size: int) -> Ans
     def payload(h, chunk):
         return RuleInput(items=[RuleItem(handle=h.handle(c["id"]), text=c["text"]) for c in chunk])
 
-    # A "rule" without a usable one-line rule text is not promoted in production either.
-    return _ask(client, NAME, cases, batch_size, payload, RuleOutput, lambda d: bool(d.standing_rule and valid_rule(d.rule)))
+    # A "rule" without a usable one-line rule text grounded in the memory is not promoted in
+    # production either.
+    texts = {c["id"]: c["text"] for c in cases}
+    answers, errors = _ask(client, NAME, cases, batch_size, payload, RuleOutput, lambda d: d)
+    return {k: bool(d.standing_rule and valid_rule(d.rule, texts[k])) for k, d in answers.items()}, errors
 
 
 BINARY_JUDGES = {"reorder": judge_reorder, "conflict": judge_conflict, "rule": judge_rule}

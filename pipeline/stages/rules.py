@@ -15,6 +15,7 @@ from ..config import Settings
 from ..llm import Handles, register_stub
 from ..model import Action, Corpus
 from ..rules.outcome import Outcome
+from ..rules.text import significant_words
 from .base import StageContext, ask_all, clip
 from .rule_heuristics import judge_rule, one_line_rule
 
@@ -51,13 +52,26 @@ def stub(payload: RuleInput) -> RuleOutput:
     return RuleOutput(decisions=out)
 
 
-def valid_rule(rule: str | None) -> str | None:
+def valid_rule(rule: str | None, source: str | None = None) -> str | None:
+    """The rule as one clean line, or None: empty, multi-line, too short or long, or (given the
+    memory it came from) not grounded in it — a model may rephrase a memory, not invent a rule."""
     if rule is None:
         return None
     text = " ".join(rule.split())
     if "\n" in rule.strip() or not RULE_MIN <= len(text) <= RULE_MAX:
         return None
+    if source is not None and not grounded(text, source):
+        return None
     return text
+
+
+def grounded(rule: str, source: str, share: float = 0.6) -> bool:
+    """Most of the rule's significant words (loosely stemmed) appear in the memory it came from."""
+    def stems(t: str) -> set[str]:
+        return {w[:5] for w in significant_words(t)}
+
+    words = stems(rule)
+    return bool(words) and len(words & stems(source)) / len(words) >= share
 
 
 class RuleStage:
@@ -85,10 +99,10 @@ class RuleStage:
             if d is None:
                 out.actions.append(action)
                 continue
-            rule = valid_rule(d.rule) if d.standing_rule else None
+            rule = valid_rule(d.rule, by_key[action.targets[0]].body) if d.standing_rule else None
             why = " ".join(d.reasoning.split())[:200]
             if rule is None:
-                verdict = "a plain fact, not a standing rule" if not d.standing_rule else "no usable one-line rule"
+                verdict = "a plain fact, not a standing rule" if not d.standing_rule else "no usable one-line rule grounded in the memory"
                 out.actions.append(action.model_copy(update={"reason": f"{action.reason}; rules judge: {verdict} ({why})", "source": ctx.source(NAME)}))
                 continue
             automatic = ctx.corpus.layout == "bank"
