@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from ..config import BankConfig, Settings
 from ..errors import ConfigError
 from ..model import Corpus, Memory
-from .files import Unreadable, as_date, mtime_of, parse_error, read_text, rel
+from .files import Unreadable, as_date, mtime_of, parse_error, read_bytes, read_text, rel
 
 LAYOUT = "bank"
 CONFIG_FILE = "memory-consolidate.json"
@@ -64,12 +64,20 @@ def read_records(root: Path, bank: Path, settings: Settings, corpus: Corpus) -> 
     """The current revision of every id in a bank (highest `revision`, then latest line)."""
     key = rel(root, bank / "memories.jsonl")
     try:
-        text = read_text(root, bank / "memories.jsonl", settings.max_file_bytes * 64)
+        data = read_bytes(root, bank / "memories.jsonl", settings.max_file_bytes * 64)
     except Unreadable as exc:
         corpus.findings.append(parse_error(key, str(exc)))
         return {}
+    # Line by line: one bad line (a torn write, a stray byte) must not hide the whole bank.
+    lines: list[str] = []
+    for line_no, raw in enumerate(data.split(b"\n"), start=1):
+        try:
+            lines.append(raw.decode("utf-8-sig" if line_no == 1 else "utf-8"))
+        except UnicodeDecodeError:
+            corpus.findings.append(parse_error(key, f"line {line_no}: not UTF-8"))
+            lines.append("")
     latest: dict[str, tuple[tuple[int, int], dict[str, Any]]] = {}
-    for line_no, line in enumerate(text.splitlines(), start=1):
+    for line_no, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:

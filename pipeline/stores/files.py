@@ -46,6 +46,17 @@ def inside(root: Path, path: Path) -> bool:
 
 def read_text(root: Path, path: Path, max_bytes: int) -> str:
     """UTF-8 text of a store file (BOM dropped), or `Unreadable` with a short reason."""
+    data = read_bytes(root, path, max_bytes)
+    if b"\x00" in data:
+        raise Unreadable("binary file (NUL byte)")
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise Unreadable(f"not UTF-8 (byte {exc.start})") from None
+
+
+def read_bytes(root: Path, path: Path, max_bytes: int) -> bytes:
+    """The bytes of a store file within the size cap, never through a symlink leaving the store."""
     if path.is_symlink() and not inside(root, path):
         raise Unreadable("symlink points outside the store")
     try:
@@ -55,15 +66,9 @@ def read_text(root: Path, path: Path, max_bytes: int) -> str:
     if size > max_bytes:
         raise Unreadable(f"file too large ({size} bytes > {max_bytes})")
     try:
-        data = path.read_bytes()
+        return path.read_bytes()
     except OSError as exc:
         raise Unreadable(f"cannot read: {exc.strerror or exc}") from None
-    if b"\x00" in data:
-        raise Unreadable("binary file (NUL byte)")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise Unreadable(f"not UTF-8 (byte {exc.start})") from None
 
 
 @dataclass
