@@ -112,16 +112,20 @@ def make_settings(
     return build_settings(load_user_config(config), overrides)
 
 
+_SETTINGS_OPTIONS = ("config", "now", "layout", "repo", "model", "api_base", "llm_mode", "cache_dir", "no_cache", "max_calls", "max_cost")
+
+
+def settings_from(options: dict[str, Any]):
+    """Settings from a command's options (the ones every planning command shares)."""
+    return make_settings(**{k: options[k] for k in _SETTINGS_OPTIONS if k in options})
+
+
 def emit_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, sort_keys=False) + "\n")
 
 
 def _say(message: str) -> None:
     sys.stderr.write(f"memconsolidate: {message}\n")
-
-
-def _llm_options(**kw: Any) -> dict[str, Any]:
-    return kw
 
 
 @app.command()
@@ -141,15 +145,13 @@ def plan(
     max_cost: MaxCostOpt = None,
 ) -> None:
     """Read a store and print what should change. Never writes to the store."""
+    options = dict(locals())
 
     def body() -> None:
         from .report import render
         from .workflow import plan_store
 
-        settings = make_settings(
-            config=config, now=now, layout=layout, repo=repo, model=model, api_base=api_base,
-            llm_mode=llm_mode, cache_dir=cache_dir, no_cache=no_cache, max_calls=max_calls, max_cost=max_cost,
-        )
+        settings = settings_from(options)
         _, _, result = plan_store(path, settings, _say)
         if as_json:
             emit_json(result.to_json_dict())
@@ -187,6 +189,7 @@ def apply(
     resolve: ResolveOpt = None,
 ) -> None:
     """Plan, then execute the automatic actions (or those chosen with --select). Journaled; undoable."""
+    options = dict(locals())
 
     def body() -> None:
         from .report import render
@@ -194,10 +197,7 @@ def apply(
 
         if resolve not in (None, "newer", "keep-both"):
             raise UsageError(f"--resolve must be newer or keep-both, not {resolve!r}")
-        settings = make_settings(
-            config=config, now=now, layout=layout, repo=repo, model=model, api_base=api_base,
-            llm_mode=llm_mode, cache_dir=cache_dir, no_cache=no_cache, max_calls=max_calls, max_cost=max_cost,
-        )
+        settings = settings_from(options)
 
         def confirm(p, n: int) -> bool:
             if yes:
@@ -308,14 +308,12 @@ def run(
     max_cost: MaxCostOpt = None,
 ) -> None:
     """The nightly entry point: plan and apply the automatic actions, non-interactively."""
+    options = dict(locals())
 
     def body() -> None:
         from .workflow import run_store
 
-        settings = make_settings(
-            config=config, now=now, layout=layout, repo=repo, model=model, api_base=api_base,
-            llm_mode=llm_mode, cache_dir=cache_dir, no_cache=no_cache, max_calls=max_calls, max_cost=max_cost,
-        )
+        settings = settings_from(options)
         outcome = run_store(path, settings, _say, if_due)
         if as_json:
             emit_json({
