@@ -1,8 +1,9 @@
 """Scale benchmark: `python -m pipeline.bench 1000 10000 50000`.
 
 Generates a synthetic bank of N memories (with exact duplicates, word-order shuffles and
-near-misses mixed in), then times `memconsolidate plan --model none --json` on it in a fresh
-process and reports wall seconds and the child's peak resident memory.
+near-misses mixed in), then times `memconsolidate plan --model none --json` (or `--model stub`) on
+it in a fresh process and reports wall seconds and the child's peak resident memory (each size in
+its own process, so the peaks do not mix).
 """
 
 from __future__ import annotations
@@ -49,12 +50,12 @@ def synthetic_bank(root: Path, n: int, seed: int = 7) -> Path:
     return root
 
 
-def time_plan(store: Path) -> tuple[float, float, int]:
+def time_plan(store: Path, model: str = "none") -> tuple[float, float, int]:
     """Wall seconds, peak RSS of the child in MiB, and the number of actions planned."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
     start = time.perf_counter()
     res = subprocess.run(
-        [sys.executable, "-m", "pipeline", "plan", str(store), "--model", "none", "--json", "--now", "2026-11-29"],
+        [sys.executable, "-m", "pipeline", "plan", str(store), "--model", model, "--json", "--now", "2026-11-29", "--no-cache"],
         capture_output=True, text=True,
     )
     elapsed = time.perf_counter() - start
@@ -67,12 +68,13 @@ def time_plan(store: Path) -> tuple[float, float, int]:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("sizes", nargs="*", type=int, default=[1000, 10000, 50000])
+    parser.add_argument("--model", default="none", help="none (the target) or stub (every stage, offline)")
     args = parser.parse_args(argv)
     print(f"{'memories':>9} {'seconds':>8} {'peak MiB':>9} {'actions':>8}")
     for n in args.sizes:
         with tempfile.TemporaryDirectory() as tmp:
             store = synthetic_bank(Path(tmp), n)
-            seconds, peak, actions = time_plan(store)
+            seconds, peak, actions = time_plan(store, args.model)
         print(f"{n:>9} {seconds:>8.2f} {peak:>9.1f} {actions:>8}", flush=True)
 
 
