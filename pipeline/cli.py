@@ -355,7 +355,7 @@ def eval_(
         from pathlib import Path
 
         from .evaluate import run_eval
-        from .evaluate.cases import DATASET_STAGES, default_dataset
+        from .evaluate.cases import default_dataset
         from .llm import make_client
 
         settings = make_settings(config=config, model=model, api_base=api_base, llm_mode=llm_mode, cache_dir=cache_dir, no_cache=no_cache)

@@ -33,6 +33,7 @@ FINDING_HEADINGS = {
     "config_issue": "Config issues",
     "pinned_skipped": "Pinned (never retired)",
     "capped": "Capped (wait for the next run)",
+    "manual_review": "For manual review",
     "reorder_candidate": "Reorder candidates (same words, different order)",
     "stale": "Staleness",
     "strength_mismatch": "Strength mismatches",

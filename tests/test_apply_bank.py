@@ -92,3 +92,33 @@ def test_select_by_kind_and_number(tmp_path):
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
     assert [a["targets"] for a in out["applied"]] == [["blog/m011", "blog/m010"]]
+
+
+EXPECTED = FIXTURES.parent / "tests" / "data" / "expected" / "bank"
+
+
+def test_apply_matches_the_expected_tree(tmp_path):
+    """The fixture after `apply --model none --yes`, compared with the committed tree (run ids
+    masked). Regenerate with UPDATE_EXPECTED=1 after a deliberate change, and read the diff."""
+    import os
+
+    store = copy_store(FIXTURES / "bank", tmp_path / "bank")
+    res = run_cli("apply", str(store), "--now", NOW, "--model", "none", "--yes", "--json")
+    assert res.returncode == 0, res.stderr
+    run_id = json.loads(res.stdout)["run_id"]
+    after = {k.replace(run_id, "RUN_ID"): v.replace(run_id.encode(), b"RUN_ID") for k, v in snapshot(store).items()}
+    report = store / ".memconsolidate" / "reports" / f"{run_id}.md"
+    after[".memconsolidate/reports/RUN_ID.md"] = report.read_bytes().replace(run_id.encode(), b"RUN_ID")
+    if os.environ.get("UPDATE_EXPECTED") == "1":
+        import shutil
+
+        shutil.rmtree(EXPECTED, ignore_errors=True)
+        for key, data in after.items():
+            if not key.endswith("/"):
+                (EXPECTED / key).parent.mkdir(parents=True, exist_ok=True)
+                (EXPECTED / key).write_bytes(data)
+    expected = {p.relative_to(EXPECTED).as_posix(): p.read_bytes() for p in sorted(EXPECTED.rglob("*")) if p.is_file()}
+    files = {k: v for k, v in after.items() if not k.endswith("/")}
+    assert sorted(files) == sorted(expected)
+    for key in expected:
+        assert files[key] == expected[key], f"{key} differs from tests/data/expected/bank/{key}"

@@ -1,7 +1,5 @@
 import datetime as dt
 
-import pytest
-import yaml
 from hypothesis import given, strategies as st
 
 from pipeline.stores.crux_trackers import distribute, merge_trackers

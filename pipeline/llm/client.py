@@ -282,7 +282,10 @@ class LLMClient:
             reply = await self.backend.complete(request)
         except CallFailed as failed:
             self._add_usage(failed.prompt_tokens, failed.completion_tokens, failed.cost_usd)
-            raise StageCallError(request.stage, redact(failed.reason, self._secrets)) from None
+            reason = redact(failed.reason, self._secrets)
+            if self.recorder is not None and self.backend.cacheable:
+                self.recorder.append(request, None, self.model, error=reason)
+            raise StageCallError(request.stage, reason) from None
         self._add_usage(reply.prompt_tokens, reply.completion_tokens, reply.cost_usd)
         try:
             # The same object a cache hit would give: plain, validated, nothing attached.

@@ -73,7 +73,9 @@ def read_recordings(path: Path) -> dict[str, dict[str, Any]]:
             row = json.loads(line)
         except ValueError:
             continue
-        if isinstance(row, dict) and isinstance(row.get("key"), str) and isinstance(row.get("reply"), dict):
+        if isinstance(row, dict) and isinstance(row.get("key"), str) and (
+            isinstance(row.get("reply"), dict) or isinstance(row.get("error"), str)
+        ):
             found[row["key"]] = row
     return found
 
@@ -98,13 +100,14 @@ class Recordings:
     def lookup(self, request: CallRequest) -> dict[str, Any] | None:
         return self._rows(request.stage).get(recording_key(request))
 
-    def append(self, request: CallRequest, reply: BaseModel, model: str) -> bool:
-        """Record a reply; False when the same reply is already the one recorded for this input."""
+    def append(self, request: CallRequest, reply: BaseModel | None, model: str, error: str | None = None) -> bool:
+        """Record a reply (or, with `error`, the failure the real model gave for this input, so the
+        mock replays it too); False when the same outcome is already recorded for this input."""
         key = recording_key(request)
-        reply_data = json.loads(reply.model_dump_json())
+        reply_data = json.loads(reply.model_dump_json()) if reply is not None else None
         rows = self._rows(request.stage)
         existing = rows.get(key)
-        if existing is not None and existing.get("reply") == reply_data:
+        if existing is not None and existing.get("reply") == reply_data and existing.get("error") == error:
             return False
         row = {
             "key": key,
@@ -115,6 +118,8 @@ class Recordings:
             "request": request.payload_data,
             "reply": reply_data,
         }
+        if error is not None:
+            row["error"] = error
         line = json.dumps(row, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n"
         with self._lock:
             self.directory.mkdir(parents=True, exist_ok=True)
@@ -142,6 +147,8 @@ class MockBackend:
                 f"for prompt version {request.prompt.version}; re-record with a real model "
                 "(see evals/recordings/README.md)"
             )
+        if row.get("error"):
+            raise CallFailed(f"recorded failure of the real model: {row['error']}")
         try:
             return BackendReply(request.schema.model_validate(row["reply"]))
         except ValidationError as exc:

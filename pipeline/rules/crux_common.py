@@ -31,7 +31,21 @@ def trackers_by_slug(corpus: Corpus) -> dict[str, Tracker]:
 
 
 def staleness(m: Memory, tracker: Tracker | None, now: dt.date) -> Staleness | None:
-    """Days since the tracker's `last_referenced`, else since front-matter `created` (seed step 5).
+    """Days unreferenced (seed step 5), with the clock restarted by a demotion.
+
+    Counting from `last_referenced` alone would demote a memory one more tier every night until it
+    is archived; a demoted memory gets the full period again in its new tier, counted from the
+    demotion (`modified` when `demoted_from` is set).
+    """
+    result = _referenced_staleness(m, tracker, now)
+    demoted = m.modified if m.meta.get("demoted_from") else None
+    if demoted is not None and (result is None or (now - demoted).days < result.days):
+        return Staleness((now - demoted).days, f"demoted from {m.meta['demoted_from']} on {demoted.isoformat()}")
+    return result
+
+
+def _referenced_staleness(m: Memory, tracker: Tracker | None, now: dt.date) -> Staleness | None:
+    """Days since the tracker's `last_referenced`, else since front-matter `created`.
 
     None when neither date is known: age cannot be judged, so nothing is demoted or archived.
     """

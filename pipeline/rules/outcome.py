@@ -31,6 +31,7 @@ FINDING_ORDER = [
     "config_issue",
     "pinned_skipped",
     "capped",
+    "manual_review",
     "reorder_candidate",
     "stale",
     "strength_mismatch",

@@ -7,6 +7,8 @@ and its proposals are dropped; a budget stop ends the remaining stages too.
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..config import Settings
 from ..model import Corpus, StageError, Stats
 from ..rules.outcome import Outcome
@@ -15,27 +17,31 @@ from .base import Stage, StageContext
 
 def all_stages() -> list[Stage]:
     # Imported here: registering the stubs happens at import, and `--model none` never pays for it.
-    from . import conflicts, reorder, rules
+    from . import compress, conflicts, metadata, reorder, rules, split
 
-    return [reorder.STAGE, conflicts.STAGE, rules.STAGE]
+    return [reorder.STAGE, conflicts.STAGE, rules.STAGE, metadata.STAGE, split.STAGE, compress.STAGE]
 
 
-def stage_runner(settings: Settings):
-    """The function that runs every LLM stage for this model, or None for `--model none`."""
-    if settings.llm.model == "none":
+def stage_runner(settings: Settings, client: Any = None, only: set[str] | None = None):
+    """The function that runs the LLM stages for this model, or None for `--model none`.
+
+    `client` replaces the one the settings would make (it is then not closed here); `only` runs
+    just the named stages.
+    """
+    if settings.llm.model == "none" and client is None:
         return None
 
     def run(corpus: Corpus, settings: Settings, outcome: Outcome) -> tuple[Outcome, list[StageError], Stats]:
         from ..llm import BudgetExceeded, StageCallError, make_client
 
         errors: list[StageError] = []
-        client = make_client(settings.llm)
-        if client is None:
+        active = client or make_client(settings.llm)
+        if active is None:
             return outcome, errors, Stats()
-        ctx = StageContext(corpus=corpus, settings=settings, client=client)
+        ctx = StageContext(corpus=corpus, settings=settings, client=active)
         try:
             for stage in all_stages():
-                if not stage.applies(corpus, settings):
+                if (only and stage.name not in only) or not stage.applies(corpus, settings):
                     continue
                 try:
                     outcome = stage.run(ctx, outcome)
@@ -45,9 +51,9 @@ def stage_runner(settings: Settings):
                 except StageCallError as exc:
                     errors.append(StageError(stage=stage.name, message=exc.reason))
         finally:
-            close = getattr(client, "close", None)
-            if close:
+            close = getattr(active, "close", None)
+            if close and client is None:
                 close()
-        return outcome, errors, client.stats
+        return outcome, errors, active.stats
 
     return run

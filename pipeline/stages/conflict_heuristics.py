@@ -52,7 +52,7 @@ UNITS = frozenset("""second seconds sec secs minute minutes min mins hour hours 
     years ms millisecond milliseconds kb mb gb tb percent times retries attempts""".split())
 PRONOUNS = frozenset("""we you they i our us your their it its he she someone anyone everyone all every each any
     some""".split())
-_CLAUSE_BREAK = re.compile(r";|—| because | since | which | so that |\. ", re.IGNORECASE)
+_CLAUSE_BREAK = re.compile(r";|—| because | since | which | so that |[.!?:]\s+|\n", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -98,6 +98,7 @@ def read(clause: str) -> Reading:
     # "non-idempotent" is a different subject, not a negation; dates say when, not what.
     clause = re.sub(r"\bnon-(\w)", r"non\1", clause, flags=re.IGNORECASE)
     clause = re.sub(r"\b\d{4}-\d{2}(-\d{2})?\b", " ", clause)
+    clause = re.sub(r"\b(?:part|pt|volume|vol|step|phase)\s*\d+\b", " ", clause, flags=re.IGNORECASE)
     words = normalize(clause.replace("n't", " not")).split()
     negations = sum(1 for w in words if w in NEGATIONS or w in NEGATIVE_VERBS or w in NEGATIVE_STATES)
     numbers = tuple(sorted(NUMBER_WORDS.get(w, w) for w in words if w.isdigit() or w in NUMBER_WORDS))

@@ -64,11 +64,24 @@ def stub(payload: ConflictInput) -> ConflictOutput:
 def candidate_pairs(corpus: Corpus, outcome: Outcome, limit: int) -> tuple[list[SubjectPair], int]:
     gone = retired_keys(outcome)
     live = [m for m in corpus.memories if m.key not in gone]
-    pairs = subject_pairs(live)
+    by_key = {m.key: m for m in live}
+    # Volumes of one consolidated topic complement each other by design: never judged as a pair.
+    pairs = [p for p in subject_pairs(live) if not _same_topic(by_key[p.a], by_key[p.b])]
     if len(pairs) <= limit:
         return pairs, 0
     kept = sorted(pairs, key=lambda p: (-p.overlap, p.a, p.b))[:limit]
     return sorted(kept, key=lambda p: (p.a, p.b)), len(pairs) - limit
+
+
+def _same_topic(a: Memory, b: Memory) -> bool:
+    topic = a.extra.get("consolidation_topic")
+    return bool(topic) and topic == b.extra.get("consolidation_topic")
+
+
+def statement(m: Memory) -> str:
+    """What a memory asserts, as shown to the judge: its title (the claim in one line) first."""
+    title = " ".join(m.title.split())
+    return f"{title}.\n\n{m.body.strip()}" if title else m.body
 
 
 def _pair_key(p: SubjectPair) -> str:
@@ -96,7 +109,7 @@ class ConflictStage:
 
         def make_payload(handles: Handles, chunk: list[SubjectPair]) -> ConflictInput:
             return ConflictInput(pairs=[
-                ConflictPair(handle=handles.handle(_pair_key(p)), a=clip(by_key[p.a].body), b=clip(by_key[p.b].body),
+                ConflictPair(handle=handles.handle(_pair_key(p)), a=clip(statement(by_key[p.a])), b=clip(statement(by_key[p.b])),
                              a_type=by_key[p.a].type, b_type=by_key[p.b].type)
                 for p in chunk
             ])

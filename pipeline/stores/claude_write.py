@@ -49,6 +49,8 @@ from pathlib import Path
 from typing import Callable
 from urllib.parse import quote
 
+import yaml
+
 from ..apply import ChangeSet
 from ..config import Settings
 from ..journal import Op
@@ -130,6 +132,7 @@ class Decisions:
     outcome: dict[int, str | None] = field(default_factory=dict)  # action index -> None (applied) or why skipped
     index_actions: dict[str, list[int]] = field(default_factory=dict)  # MEMORY.md key -> action indexes
     resolved: list[str] = field(default_factory=list)  # folder of each conflict resolved
+    created: dict[str, tuple[bytes, str, str]] = field(default_factory=dict)  # new file -> (bytes, title, hook)
 
 
 def _effective_date(m: Memory) -> tuple[dt.date | None, float | None]:
@@ -216,6 +219,11 @@ def decide(
             retired.append(t)
         d.outcome[i] = None if retired else ("; ".join(problems) or "nothing left to retire")
 
+    # 2b. consolidations: the new file is written, the members are archived
+    for i, a in enumerate(actions):
+        if a.kind == "consolidate":
+            d.outcome[i] = _consolidate(corpus, a, unmovable, d)
+
     # 3. conflicts, against prunes and merges; their own archivals join afterwards, so the order of
     # conflicts among themselves does not matter either.
     conflict_retire: dict[str, str] = {}
@@ -265,6 +273,33 @@ def decide(
         elif i not in d.outcome:
             d.outcome[i] = f"{a.kind} does not apply to claude memory folders"
     return d
+
+
+def _consolidate(corpus: Corpus, a: Action, unmovable: Callable[[str], str | None], d: Decisions) -> str | None:
+    """Record one consolidation in `d`; None when it applies, else why it is skipped."""
+    outputs = getattr(a, "outputs", None) or []
+    if len(outputs) != 1 or not isinstance(outputs[0], dict):
+        return "a claude consolidation writes exactly one file"
+    out = outputs[0]
+    path, meta, body = out.get("path"), out.get("frontmatter"), out.get("body")
+    if not isinstance(path, str) or not isinstance(meta, dict) or not isinstance(body, str) or not path.endswith(".md"):
+        return "the consolidated file has no path, front matter or body"
+    members = list(dict.fromkeys(a.targets))
+    if len(members) < 2 or any(folder_of(t) != folder_of(path) for t in members):
+        return "members and the consolidated file must share one memory folder"
+    if _name(path) == INDEX or path in corpus.by_key() or path in d.created or (Path(corpus.root) / path).exists():
+        return f"{path} exists: never overwritten"
+    problems = [f"{t}: {why}" for t in members if (why := unmovable(t))]
+    taken = [t for t in members if t in d.retire]
+    if problems or taken:
+        return "; ".join(problems) or f"{taken[0]} is archived by another action of this run"
+    front = yaml.safe_dump({k: v for k, v in meta.items()}, sort_keys=False, allow_unicode=True, width=10**9)
+    data = f"---\n{front}---\n\n{body.rstrip()}\n".encode()
+    title = str(meta.get("name") or meta.get("title") or _name(path)[:-3])
+    d.created[path] = (data, title, str(meta.get("description") or ""))
+    for t in members:
+        d.retire[t] = f"consolidated into {_name(path)}"
+    return None
 
 
 # ---------------------------------------------------------------------------------------------
@@ -501,6 +536,10 @@ def changes(
             else:
                 d.outcome[i] = "both sides already carry the note"
 
+    for key in sorted(d.created):
+        ops_writes.append(Op("write", key, data=d.created[key][0]))
+        folder(key)
+
     # One move per file, whatever number of actions retired it. A destination that exists (only
     # possible with a reused run id) makes the journal refuse the whole run.
     for key in sorted(d.retire):
@@ -516,7 +555,8 @@ def changes(
     for name in sorted(folders):
         fc = folders[name]
         index_key = _in_folder(name, INDEX)
-        op, archived_copy, summary, why = _rebuild_index(root, corpus, settings, run_id, index_key, archived_keys, out)
+        created = {k: (title, hook) for k, (_, title, hook) in d.created.items() if folder_of(k) == name}
+        op, archived_copy, summary, why = _rebuild_index(root, corpus, settings, run_id, index_key, archived_keys, out, created)
         if op is None:
             fc.index_note = why
             continue
@@ -566,7 +606,8 @@ def _description(root: Path, key: str, m: Memory, settings: Settings) -> str:
 
 
 def _rebuild_index(
-    root: Path, corpus: Corpus, settings: Settings, run_id: str, index_key: str, archived: set[str], out: ChangeSet
+    root: Path, corpus: Corpus, settings: Settings, run_id: str, index_key: str, archived: set[str], out: ChangeSet,
+    created: dict[str, tuple[str, str]] | None = None,
 ) -> tuple[Op | None, Op | None, str, str]:
     """(write of the new MEMORY.md, write of its archived copy, summary, why not) for one folder."""
     if index_key not in corpus.indexes:
@@ -600,6 +641,9 @@ def _rebuild_index(
         title = _title(title) or (_title(m.title) if m else "") or stem
         hook = hook.strip() or (_description(root, key, m, settings) if m else "") or (first_prose(m.body) if m else "")
         items.append(IndexItem(filename=_link_target(_name(key)), title=title, hook=hook))
+    for key, (title, hook) in sorted((created or {}).items()):
+        surviving.append(key)
+        items.append(IndexItem(filename=_link_target(_name(key)), title=_title(title) or _name(key)[:-3], hook=hook))
     prepared, kept = (None, {}) if existing is None else reconcile_entry_lines(existing.replace("\r\n", "\n"))
     try:
         rebuilt = rebuild(

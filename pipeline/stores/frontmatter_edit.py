@@ -32,8 +32,17 @@ def _scalar(value: Any, quoted: bool) -> str:
     text = str(value)
     plain_ok = (
         _PLAIN_SAFE.match(text) and text == text.strip() and text.lower() not in _YAML_WORDS and not _looks_numeric(text)
+        and _reads_back(text)
     )
     return text if plain_ok and not quoted else _double_quoted(text)
+
+
+def _reads_back(text: str) -> bool:
+    # YAML 1.1 reads some innocent-looking words as numbers ("0_", "1_000"): quote those.
+    try:
+        return yaml.safe_load(text) == text
+    except yaml.YAMLError:
+        return False
 
 
 def _double_quoted(text: str) -> str:

@@ -1,0 +1,307 @@
+"""The facts a rewritten text must keep, found mechanically: numbers, paths, names, code, rules.
+
+Used by the metadata stage (does a merged body keep every member's insights?) and the compress
+stage (does a compressed twin keep every rule, number, path and name?). A fact is checked against
+the rewritten text case-insensitively with whitespace collapsed; numbers are compared with their
+thousands separators removed.
+
+Atoms of a text:
+- code spans (`...`), whole;
+- tokens with a digit: numbers with units, versions, dates, incident ids (`5s`, `v1.2`, `INC-2291`);
+- paths and dotted names (`src/db/migrate.py`, `conftest.py`, `payments.fallback_provider`);
+- identifiers: snake_case, CamelCase, ALLCAPS, `@decorator`, `--flag`, `$VAR`, `call()`;
+- capitalised words inside a sentence (names, products: "Carol", "Postgres").
+A capitalised word that opens a sentence is not an atom (it cannot be told from an ordinary word);
+the sentence-coverage rule below still asks for most of that sentence's words.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ..rules.text import STOPWORDS
+
+CODE_SPAN = re.compile(r"`([^`\n]+)`")
+_TOKEN = re.compile(r"[^\s`]+")
+_STRIP = ".,;:!?()[]{}\"'*<>“”‘’…"
+_HAS_DIGIT = re.compile(r"\d")
+_FILE_EXT = re.compile(r"\w\.[A-Za-z][A-Za-z0-9]{0,5}$")
+_DOTTED = re.compile(r"^[A-Za-z_][\w-]*(?:\.[A-Za-z_][\w-]*)+$")
+_CAMEL = re.compile(r"[a-z][A-Z]|^[A-Z][a-z]+[A-Z]")
+_ALLCAPS = re.compile(r"^[A-Z][A-Z0-9]{1,}s?$")
+_NAME = re.compile(r"^[A-Z][a-z][\w'-]*$")
+_SENTENCE_END = re.compile(r"[.!?:]$")
+_LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s+")
+_WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
+_NUM_SEP = re.compile(r"(?<=\d)[,_](?=\d{3}\b)")
+_SPACES = re.compile(r"\s+")
+# Words that make a sentence a rule (besides an imperative opening, which rule_heuristics judges).
+DIRECTIVE_WORDS = frozenset(
+    """must never always should shall avoid only required require requires mandatory forbidden
+    prohibited cannot don't dont prefer ensure""".split()
+)
+NEGATIVE_WORDS = frozenset("not never no don't dont cannot can't avoid without won't mustn't shouldn't".split())
+# How a negation can be written in a compressed twin.
+NEGATION_MARKS = ("¬", "never", "not ", "no ", "don't", "avoid", "without", "✗", "!=", "≠", "w/o", "cannot")
+
+
+def squash(text: str) -> str:
+    """Lowercase, thousands separators out, whitespace collapsed: the form facts are compared in."""
+    return _SPACES.sub(" ", _NUM_SEP.sub("", text.casefold())).strip()
+
+
+def _clean(token: str) -> str:
+    return token.strip(_STRIP)
+
+
+# Written in capitals for emphasis, not names ("should NOT", "ALWAYS"); abbreviations with dots.
+_EMPHASIS = frozenset("not no never always must only do don't all any none important note warning todo and or".split())
+_ABBREVIATIONS = frozenset("e.g i.e etc vs cf a.k.a".split())
+
+
+def _is_atom(token: str, sentence_start: bool) -> bool:
+    if len(token) < 2 and not token.isdigit():
+        return False
+    if _HAS_DIGIT.search(token):
+        return True
+    if "/" in token and len(token.strip("/")) > 1:
+        return True
+    if token.lower() in _ABBREVIATIONS:
+        return False
+    if _FILE_EXT.search(token) or _DOTTED.match(token):
+        return True
+    if _ALLCAPS.match(token) and token.lower().rstrip("s") in _EMPHASIS | {w.rstrip("s") for w in _EMPHASIS}:
+        return False
+    if "_" in token.strip("_") or _CAMEL.search(token) or _ALLCAPS.match(token):
+        return True
+    if token[0] in "@$" or token.startswith("--") or token.endswith("()") or "::" in token or "=" in token:
+        return True
+    return bool(_NAME.match(token)) and not sentence_start and token.lower() not in STOPWORDS
+
+
+# Words that often open a sentence capitalised and are never names.
+_OPENERS = frozenset(
+    """this that these those when while once every each use we our they there here then also only
+    without with since because until what why how where which who note see keep all some most both
+    any none another other such many few first next last finally however otherwise instead later
+    today yesterday tomorrow after before during you your its his her their my""".split()
+)
+
+
+def _title_case_runs(tokens: list[str]) -> set[int]:
+    """Token positions inside Title Case runs ("What Gets Installed", a table header): not names."""
+    alpha = [i for i, t in enumerate(tokens) if t[:1].isalpha()]
+    if len(alpha) >= 2 and all(tokens[i][:1].isupper() for i in alpha):
+        return set(alpha)
+    out: set[int] = set()
+    run: list[int] = []
+    for i, t in enumerate(tokens + [""]):
+        if t[:1].isupper() and _NAME.match(t):
+            run.append(i)
+            continue
+        if len(run) >= 3:
+            out.update(run)
+        run = []
+    return out
+
+
+def _lowercase_words(text: str) -> frozenset[str]:
+    return frozenset(w for w in _WORD.findall(text) if w.islower())
+
+
+def _probably_name(token: str, lowercase: frozenset[str]) -> bool:
+    """A capitalised sentence opener that the texts never write in lowercase and that is not a
+    common opener or an imperative verb: most likely a name ("Carol owns the list")."""
+    from .rule_heuristics import IMPERATIVE_VERBS
+
+    low = token.lower()
+    return (
+        bool(_NAME.match(token))
+        and low not in lowercase
+        and low not in STOPWORDS
+        and low not in _OPENERS
+        and low not in IMPERATIVE_VERBS
+        and low not in DIRECTIVE_WORDS
+        and stem(low) not in {stem(w) for w in lowercase if w[:3] == low[:3]}
+    )
+
+
+def atoms(text: str, context: str | None = None) -> list[str]:
+    """The atoms of `text`, in order of first appearance, each once (compared in `squash` form)."""
+    return [a for a, _ in atom_list(text, context)]
+
+
+def atom_list(text: str, context: str | None = None) -> list[tuple[str, bool]]:
+    """(atom, soft) pairs: a soft atom is a capitalised sentence opener taken for a name, which a
+    rewrite may also keep abbreviated (a prefix of four letters or more: "Implementation" → "impl").
+
+    `context` (default: `text`) is what decides whether a capitalised sentence opener is a name: a
+    word the context also writes in lowercase is an ordinary word.
+    """
+    lowercase = _lowercase_words(context if context is not None else text)
+    found: dict[str, bool] = {}
+    for span in CODE_SPAN.findall(text):
+        s = squash(span)
+        if s:
+            found.setdefault(s, False)
+    plain = CODE_SPAN.sub(" . ", text)
+    for line in plain.splitlines():
+        line = _HEADING.sub("", _LIST_MARK.sub("", line))
+        raws = _TOKEN.findall(line)
+        tokens = [_clean(r) for r in raws]
+        title_case = _title_case_runs(tokens)
+        start = True
+        for i, (raw, token) in enumerate(zip(raws, tokens)):
+            label = raw.startswith(("**", "__")) or raw.endswith(("**:", "__:"))
+            if token and _is_atom(token, start or label or i in title_case):
+                found.setdefault(squash(token), False)
+            elif token and start and not label and i not in title_case and _probably_name(token, lowercase):
+                found.setdefault(squash(token), True)
+            start = bool(_SENTENCE_END.search(raw)) or raw in ("-", "—", "–", "|")
+    return list(found.items())
+
+
+def _boundary_pattern(atom: str) -> re.Pattern[str]:
+    left = r"(?<![0-9])" if atom[0].isdigit() else r"(?<![0-9a-z])" if atom[0].isalnum() else ""
+    right = r"(?![0-9])" if atom[-1].isdigit() else r"(?![0-9a-z])" if atom[-1].isalnum() else ""
+    return re.compile(left + re.escape(atom) + right)
+
+
+@lru_cache(maxsize=8192)
+def _pattern(atom: str) -> re.Pattern[str]:
+    return _boundary_pattern(atom)
+
+
+def has_atom(haystack_squashed: str, atom: str, haystack_nospace: str | None = None) -> bool:
+    """`atom` (squashed) occurs in the squashed text on word boundaries, or with spaces ignored."""
+    if _pattern(atom).search(haystack_squashed):
+        return True
+    nospace = haystack_nospace if haystack_nospace is not None else haystack_squashed.replace(" ", "")
+    return atom.replace(" ", "") in nospace
+
+
+def missing_atoms(source: str, target: str, context: str | None = None, *, openers: bool = True) -> list[str]:
+    """Atoms of `source` that `target` does not keep (`openers`: also the soft ones)."""
+    hay = squash(target)
+    nospace = hay.replace(" ", "")
+    words = {w.casefold() for w in _WORD.findall(target) if len(w) >= 4}
+    lost = []
+    for atom, soft in atom_list(source, context):
+        if soft and not openers:
+            continue
+        if has_atom(hay, atom, nospace):
+            continue
+        if soft and any(atom.startswith(w) for w in words):
+            continue
+        lost.append(atom)
+    return lost
+
+
+# --- sentences and words -------------------------------------------------------------------------
+
+
+def stem(word: str) -> str:
+    for suffix in ("ing", "ies", "es", "ed", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def words(text: str) -> list[str]:
+    return [w.casefold() for w in _WORD.findall(CODE_SPAN.sub(" ", text))]
+
+
+def key_words(text: str) -> frozenset[str]:
+    """Significant words (dream's stopwords out, longer than two letters), stemmed."""
+    return frozenset(stem(w) for w in words(text) if w not in STOPWORDS and len(w) > 2 and not w.isdigit())
+
+
+def sentences(text: str) -> list[str]:
+    """Logical sentences: list items and paragraph lines joined, then split at . ! ? followed by a space."""
+    out: list[str] = []
+    for unit in logical_lines(text):
+        for part in re.split(r"(?<=[.!?])\s+(?=[A-Z`\"(])", unit):
+            part = part.strip()
+            if part:
+                out.append(part)
+    return out
+
+
+def logical_lines(text: str) -> list[str]:
+    """Lines with wrapped continuations joined: a list item or a paragraph line is one unit.
+
+    Headings, list items and fenced code lines start units; a plain line right after a non-empty
+    line continues it.
+    """
+    units: list[str] = []
+    in_fence = False
+    joinable = False
+    for line in text.splitlines():
+        stripped = line.strip()
+        if stripped.startswith(("```", "~~~")):
+            in_fence = not in_fence
+            units.append(stripped)
+            joinable = False
+            continue
+        if in_fence:
+            units.append(line.rstrip())
+            continue
+        if not stripped:
+            joinable = False
+            continue
+        starts_unit = bool(_HEADING.match(line) or _LIST_MARK.match(line)) or stripped.startswith(("|", ">", "⟦", "⟧", "}"))
+        if joinable and not starts_unit:
+            units[-1] = f"{units[-1]} {stripped}"
+        else:
+            units.append(stripped)
+        joinable = not _HEADING.match(line)
+    return units
+
+
+def is_directive(sentence: str) -> bool:
+    """A sentence that states a rule: a directive word, or an imperative/modal the rule judge sees."""
+    ws = set(words(sentence))
+    if ws & DIRECTIVE_WORDS or "do not" in sentence.casefold():
+        return True
+    from .rule_heuristics import judge_rule
+
+    try:
+        return judge_rule(_LIST_MARK.sub("", sentence))[0]
+    except Exception:  # the heuristic must never take a check down
+        return False
+
+
+def is_negative(sentence: str) -> bool:
+    return bool(set(words(sentence)) & NEGATIVE_WORDS) or "do not" in sentence.casefold()
+
+
+def word_kept(word: str, target_words: frozenset[str], target_prefixes: frozenset[str]) -> bool:
+    """A stemmed word is kept when the target has it, or an abbreviation of it (a prefix of 4+ letters)."""
+    if word in target_words:
+        return True
+    return any(word.startswith(p) for p in target_prefixes if len(p) >= 4 and len(p) < len(word))
+
+
+@dataclass(frozen=True)
+class Coverage:
+    sentence: str
+    share: float
+
+
+def sentence_coverage(source: str, target: str, *, only_directives: bool = False) -> list[Coverage]:
+    """For each sentence of `source` (or each rule sentence), the share of its key words `target` keeps."""
+    target_words = key_words(target)
+    prefixes = frozenset(w for w in target_words if len(w) >= 4)
+    out = []
+    for s in sentences(source):
+        if only_directives and not is_directive(s):
+            continue
+        kws = key_words(s)
+        if not kws:
+            continue
+        kept = sum(1 for w in kws if word_kept(w, target_words, prefixes))
+        out.append(Coverage(s, kept / len(kws)))
+    return out

@@ -1,0 +1,79 @@
+"""Consolidation in a claude memory folder: one new topic file, the members archived, MEMORY.md kept 1:1."""
+
+import json
+
+from helpers import NOW, plan_json, run_cli, snapshot
+
+A = """---
+name: Checkout retries
+description: How the checkout service retries payment provider calls
+type: project
+---
+
+The checkout service retries payment provider calls three times with exponential backoff.
+Retries stop on a 4xx answer from the payment provider.
+"""
+B = """---
+name: Checkout retries backoff
+description: How the checkout service backs off payment provider retries
+type: project
+---
+
+The checkout service retries payment provider calls with exponential backoff starting at 200 ms.
+Retries of payment provider calls log the attempt number.
+"""
+C = """---
+name: Team lunch
+description: Fridays
+type: project
+---
+
+The team has lunch together on Fridays.
+"""
+
+
+def store(tmp_path):
+    folder = tmp_path / "repo" / ".claude" / "memory"
+    folder.mkdir(parents=True)
+    (folder / "checkout_retries.md").write_text(A)
+    (folder / "checkout_backoff.md").write_text(B)
+    (folder / "team_lunch.md").write_text(C)
+    (folder / "MEMORY.md").write_text(
+        "# Memory\n\nNotes I keep by hand.\n\n"
+        "- [Checkout retries](checkout_retries.md) — retries\n"
+        "- [Checkout retry backoff](checkout_backoff.md) — backoff\n"
+        "- [Team lunch](team_lunch.md) — Fridays\n"
+    )
+    return tmp_path / "repo"
+
+
+def test_consolidate_writes_one_file_archives_members_and_reindexes(tmp_path):
+    root = store(tmp_path)
+    plan = plan_json(root, "--model", "stub")
+    cons = [a for a in plan["actions"] if a["kind"] == "consolidate"]
+    assert len(cons) == 1 and cons[0]["source"] == "stub:metadata"
+    members = sorted(cons[0]["targets"])
+    assert members == [".claude/memory/checkout_backoff.md", ".claude/memory/checkout_retries.md"]
+    new_path = cons[0]["outputs"][0]["path"]
+    before = snapshot(root)
+    res = run_cli("apply", str(root), "--now", NOW, "--model", "stub", "--yes", "--json")
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert "consolidate" in [a["kind"] for a in out["applied"]]
+    folder = root / ".claude" / "memory"
+    written = (root / new_path).read_text()
+    # every fact of both members survives in the consolidated file
+    for fact in ("three times", "200 ms", "4xx", "attempt number", "exponential backoff"):
+        assert fact in written
+    assert not (folder / "checkout_retries.md").exists() and not (folder / "checkout_backoff.md").exists()
+    archived = {p.name for p in folder.glob(".archive/*/*.md")}
+    assert {"checkout_retries.md", "checkout_backoff.md", "MEMORY.md"} <= archived
+    index = (folder / "MEMORY.md").read_text()
+    assert "Notes I keep by hand." in index
+    assert f"]({new_path.rsplit('/', 1)[-1]})" in index and "checkout_retries.md" not in index
+    assert "team_lunch.md" in index
+    # nothing further to do, and undo puts every byte back
+    again = plan_json(root, "--model", "stub")
+    assert [a for a in again["actions"] if not a["needs_user"]] == []
+    assert run_cli("undo", str(root)).returncode == 0
+    assert snapshot(root) == before
