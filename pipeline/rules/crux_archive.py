@@ -8,8 +8,8 @@ from __future__ import annotations
 import datetime as dt
 
 from ..config import CruxConfig
-from ..model import Action, Memory, Tracker
-from .crux_common import ARCHIVED, is_archived, move_fields, staleness
+from ..model import Memory, Tracker
+from .crux_common import ARCHIVED, is_archived, move_action, staleness
 from .outcome import Outcome
 
 IDEA = "idea"
@@ -33,18 +33,5 @@ def archivals(
             because = f"unreferenced for {stale.days} days, threshold: {limit}; {stale.basis}; an idea is archived, not demoted"
         else:
             continue
-        fields = move_fields(m, ARCHIVED, crux, existing)
-        if "overwrites" in fields:
-            because += f"; {', '.join(fields['overwrites'])} already exists: confirm before overwriting"
-        out.actions.append(
-            Action(
-                kind="archive",
-                targets=[m.key],
-                from_type=m.type,
-                to_type=ARCHIVED,
-                reason=because,
-                needs_user="overwrites" in fields,
-                **fields,
-            )
-        )
+        out.actions.append(move_action("archive", m, ARCHIVED, because, crux, existing))
     return out

@@ -11,8 +11,8 @@ from __future__ import annotations
 import datetime as dt
 
 from ..config import CruxConfig
-from ..model import Action, Finding, Memory, Tracker
-from .crux_common import is_archived, move_fields, staleness
+from ..model import Finding, Memory, Tracker
+from .crux_common import is_archived, move_action, staleness
 from .outcome import Outcome
 
 DEMOTE_TO = {"core": "learning", "learning": "idea", "redflag": "learning"}
@@ -37,19 +37,5 @@ def demotions(
             )
             continue
         new_type = DEMOTE_TO[m.type]
-        fields = move_fields(m, new_type, crux, existing)
-        reason = because
-        if "overwrites" in fields:
-            reason += f"; {', '.join(fields['overwrites'])} already exists: confirm before overwriting"
-        out.actions.append(
-            Action(
-                kind="demote",
-                targets=[m.key],
-                from_type=m.type,
-                to_type=new_type,
-                reason=reason,
-                needs_user="overwrites" in fields,
-                **fields,
-            )
-        )
+        out.actions.append(move_action("demote", m, new_type, because, crux, existing))
     return out

@@ -7,8 +7,8 @@
 from __future__ import annotations
 
 from ..config import CruxConfig
-from ..model import Action, Finding, Memory
-from .crux_common import is_archived, move_fields
+from ..model import Finding, Memory
+from .crux_common import is_archived, move_action
 from .outcome import Outcome
 
 
@@ -31,19 +31,5 @@ def promotions(memories: list[Memory], crux: CruxConfig, existing: set[str]) -> 
                 )
             )
             continue
-        fields = move_fields(m, rule.promoteTo, crux, existing)
-        reason = because
-        if "overwrites" in fields:
-            reason += f"; {', '.join(fields['overwrites'])} already exists: confirm before overwriting"
-        out.actions.append(
-            Action(
-                kind="promote",
-                targets=[m.key],
-                from_type=m.type,
-                to_type=rule.promoteTo,
-                reason=reason,
-                needs_user="overwrites" in fields,
-                **fields,
-            )
-        )
+        out.actions.append(move_action("promote", m, rule.promoteTo, because, crux, existing))
     return out
