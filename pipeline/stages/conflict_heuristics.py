@@ -12,6 +12,7 @@ to raising a false alarm.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from ..rules.text import STOPWORDS, normalize
@@ -46,6 +47,7 @@ MODALS = frozenset("always must should shall need needs have has to do does only
 NUMBER_WORDS = {"one": "1", "two": "2", "three": "3", "four": "4", "five": "5", "six": "6", "seven": "7",
                 "eight": "8", "nine": "9", "ten": "10", "twice": "2", "once": "1", "single": "1"}
 # A substituted word is a competing choice only where a choice is made: "use X", "with X", "in X".
+COPULAS = frozenset("is are was were be".split())
 CHOICE_MARKERS = frozenset("use using uses with via in on by through prefer prefers onto into as".split())
 # Units: "60 seconds" and "10 minutes" are one quantity, not two subjects.
 UNITS = frozenset("""second seconds sec secs minute minutes min mins hour hours day days week weeks month months year
@@ -63,6 +65,7 @@ class Reading:
     numbers: tuple[str, ...]
     scopes: frozenset[str]
     words: tuple[str, ...]
+    raw: tuple[str, ...] = ()  # the same tokens as `words`, case kept
 
     @property
     def content(self) -> frozenset[str]:
@@ -100,6 +103,7 @@ def read(clause: str) -> Reading:
     clause = re.sub(r"\b\d{4}-\d{2}(-\d{2})?\b", " ", clause)
     clause = re.sub(r"\b(?:part|pt|volume|vol|step|phase)\s*\d+\b", " ", clause, flags=re.IGNORECASE)
     words = normalize(clause.replace("n't", " not")).split()
+    raw = tuple(t for t in re.split(r"[\W_]+", unicodedata.normalize("NFKC", clause.replace("n't", " not"))) if t)
     negations = sum(1 for w in words if w in NEGATIONS or w in NEGATIVE_VERBS or w in NEGATIVE_STATES)
     numbers = tuple(sorted(NUMBER_WORDS.get(w, w) for w in words if w.isdigit() or w in NUMBER_WORDS))
     seq: list[str] = []
@@ -117,6 +121,7 @@ def read(clause: str) -> Reading:
         numbers=numbers,
         scopes=frozenset(_stem(w) for w in words if w in SCOPES),
         words=tuple(words),
+        raw=raw if len(raw) == len(words) else (),
     )
 
 
@@ -149,8 +154,22 @@ def _chosen(r: Reading, segment: tuple[str, ...]) -> bool:
                 j -= 1
             end = max((k for k, x in enumerate(stems) if x == segment[-1] and k >= i), default=i)
             spans_preposition = any(w in CHOICE_MARKERS | {"for", "to", "at"} for w in r.words[i + 1 : end])
-            return j >= 0 and r.words[j] in CHOICE_MARKERS and not spans_preposition
+            if spans_preposition or j < 0:
+                return False
+            if r.words[j] in CHOICE_MARKERS:
+                return True
+            # "The default branch is Main": after a copula, a name or a value is a choice; an
+            # adjective ("is fast") is not, and a Title Case line says nothing about names.
+            return r.words[j] in COPULAS and _is_value(r, i)
     return False
+
+
+def _is_value(r: Reading, i: int) -> bool:
+    if not r.raw or i == 0:
+        return False
+    capitals = sum(1 for t in r.raw if t[:1].isupper())
+    token = r.raw[i]
+    return (token[:1].isupper() and capitals * 2 < len(r.raw)) or any(ch.isdigit() for ch in token)
 
 
 def _order_swapped(a: Reading, b: Reading) -> bool:
@@ -183,6 +202,16 @@ def _judge_clauses(a: Reading, b: Reading) -> tuple[bool, str, str]:
         and a.negative == b.negative and a.numbers == b.numbers and len(shared) >= 2
         and _chosen(a, differing[0][0]) and _chosen(b, differing[0][1])
     )
+    moved = slots is None or all(not x or not y for x, y in differing)
+    if not substitution and moved and 0 < len(only_a) <= 2 and 0 < len(only_b) <= 2:
+        # The same words in another order with one choice swapped: "use GraphQL for the mobile
+        # endpoints" / "the mobile endpoints use REST".
+        xa, xb = tuple(w for w in a.seq if w in only_a), tuple(w for w in b.seq if w in only_b)
+        substitution = (
+            a.negative == b.negative and a.numbers == b.numbers and len(shared) >= 3
+            and _chosen(a, xa) and _chosen(b, xb)
+        )
+        differing = [(xa, xb)]
     if substitution:
         x, y = differing[0]
         return True, "incompatible_approach", f"the same thing with '{' '.join(x)}' in one and '{' '.join(y)}' in the other"
