@@ -112,6 +112,11 @@ def make_settings(
     return build_settings(load_user_config(config), overrides)
 
 
+def _progress(as_json: bool) -> Callable[[str], None] | None:
+    """Stage progress on stderr, for people at a terminal; never mixed into --json or logs."""
+    return _say if sys.stderr.isatty() and not as_json else None
+
+
 _SETTINGS_OPTIONS = ("config", "now", "layout", "repo", "model", "api_base", "llm_mode", "cache_dir", "no_cache", "max_calls", "max_cost")
 
 
@@ -152,7 +157,7 @@ def plan(
         from .workflow import plan_store
 
         settings = settings_from(options)
-        _, _, result = plan_store(path, settings, _say)
+        _, _, result = plan_store(path, settings, _say, _progress(as_json))
         if as_json:
             emit_json(result.to_json_dict())
         else:
@@ -207,7 +212,7 @@ def apply(
             sys.stderr.write(render(p))
             return typer.confirm(f"Apply {n} action(s) to {p.root}?", default=False, err=True)
 
-        result_plan, result = apply_store(path, settings, _say, select, resolve, confirm)  # type: ignore[arg-type]
+        result_plan, result = apply_store(path, settings, _say, select, resolve, confirm, _progress(as_json))  # type: ignore[arg-type]
         if as_json:
             emit_json(_apply_json(result_plan, result))
             return
@@ -314,7 +319,7 @@ def run(
         from .workflow import run_store
 
         settings = settings_from(options)
-        outcome = run_store(path, settings, _say, if_due)
+        outcome = run_store(path, settings, _say, if_due, progress=_progress(as_json))
         if as_json:
             emit_json({
                 "ran": outcome.ran, "reason": outcome.reason, "recorded": outcome.recorded,

@@ -46,13 +46,13 @@ def recover_store(root: Path, say: Say) -> None:
             say(message)
 
 
-def plan_store(path: str, settings: Settings, say: Say) -> tuple[Corpus, Settings, Plan]:
+def plan_store(path: str, settings: Settings, say: Say, progress: Say | None = None) -> tuple[Corpus, Settings, Plan]:
     from .stages import stage_runner
 
     root = resolve_root(path)
     recover_store(root, say)
     corpus, settings = open_store(root, settings)
-    return corpus, settings, build_plan(corpus, settings, stage_runner(settings))
+    return corpus, settings, build_plan(corpus, settings, stage_runner(settings, progress=progress))
 
 
 def apply_store(
@@ -62,6 +62,7 @@ def apply_store(
     select: list[str] | None,
     resolve: Resolution | None,
     confirm: Callable[[Plan, int], bool],
+    progress: Say | None = None,
 ) -> tuple[Plan, ApplyResult | None]:
     root = resolve_root(path)
     with store_lock(root):
@@ -70,7 +71,7 @@ def apply_store(
         corpus, settings = open_store(root, settings)
         from .stages import stage_runner
 
-        plan = build_plan(corpus, settings, stage_runner(settings))
+        plan = build_plan(corpus, settings, stage_runner(settings, progress=progress))
         actions = select_actions(plan, select, resolve)
         if not actions:
             return plan, None
@@ -127,7 +128,9 @@ class RunOutcome:
     recorded: bool = False
 
 
-def run_store(path: str, settings: Settings, say: Say, if_due: bool, wall: dt.datetime | None = None) -> RunOutcome:
+def run_store(
+    path: str, settings: Settings, say: Say, if_due: bool, wall: dt.datetime | None = None, progress: Say | None = None
+) -> RunOutcome:
     """Plan and apply every automatic action, non-interactively; record success only if complete."""
     from .stages import stage_runner
 
@@ -141,7 +144,7 @@ def run_store(path: str, settings: Settings, say: Say, if_due: bool, wall: dt.da
             due, why = is_due(read_state(root), settings, wall)
             if not due:
                 return RunOutcome(ran=False, reason=why)
-        plan = build_plan(corpus, settings, stage_runner(settings))
+        plan = build_plan(corpus, settings, stage_runner(settings, progress=progress))
         actions = select_actions(plan, None, None)
         result = apply_plan(root, corpus, plan, settings, actions, None) if actions else None
         complete = not plan.errors

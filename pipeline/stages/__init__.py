@@ -7,7 +7,7 @@ and its proposals are dropped; a budget stop ends the remaining stages too.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Callable
 
 from ..config import Settings
 from ..model import Corpus, StageError, Stats
@@ -22,11 +22,13 @@ def all_stages() -> list[Stage]:
     return [reorder.STAGE, conflicts.STAGE, rules.STAGE, metadata.STAGE, split.STAGE, compress.STAGE]
 
 
-def stage_runner(settings: Settings, client: Any = None, only: set[str] | None = None):
+def stage_runner(
+    settings: Settings, client: Any = None, only: set[str] | None = None, progress: Callable[[str], None] | None = None
+):
     """The function that runs the LLM stages for this model, or None for `--model none`.
 
     `client` replaces the one the settings would make (it is then not closed here); `only` runs
-    just the named stages.
+    just the named stages; `progress` hears a line as each stage ends (long runs with a real model).
     """
     if settings.llm.model == "none" and client is None:
         return None
@@ -43,6 +45,7 @@ def stage_runner(settings: Settings, client: Any = None, only: set[str] | None =
             for stage in all_stages():
                 if (only and stage.name not in only) or not stage.applies(corpus, settings):
                     continue
+                calls = active.stats.llm_calls + active.stats.cache_hits
                 try:
                     outcome = stage.run(ctx, outcome)
                 except BudgetExceeded as exc:
@@ -50,6 +53,11 @@ def stage_runner(settings: Settings, client: Any = None, only: set[str] | None =
                     break
                 except StageCallError as exc:
                     errors.append(StageError(stage=stage.name, message=exc.reason))
+                finally:
+                    if progress:
+                        done = active.stats.llm_calls + active.stats.cache_hits - calls
+                        failed = " (failed, see errors)" if errors and errors[-1].stage == stage.name else ""
+                        progress(f"stage {stage.name}: {done} call(s){failed}")
         finally:
             close = getattr(active, "close", None)
             if close and client is None:
