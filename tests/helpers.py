@@ -57,3 +57,8 @@ def copy_store(src: Path, dst: Path) -> Path:
 
     shutil.copytree(src, dst, symlinks=True)
     return dst
+
+
+def files(root: Path) -> dict[str, bytes]:
+    """`snapshot` without the folder entries: every file and its bytes."""
+    return {k: v for k, v in snapshot(root).items() if not k.endswith("/")}

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import FIXTURES, NOW, REPO, plan_json, run_cli, snapshot
+from helpers import FIXTURES, NOW, REPO, files, plan_json, run_cli, snapshot
 
 from pipeline.config import Settings
 from pipeline.journal import execute
@@ -50,10 +50,6 @@ def apply_json(root: Path, *extra: str) -> dict:
     res = apply(root, "--json", *extra)
     assert res.returncode == 0, res.stderr
     return json.loads(res.stdout)
-
-
-def files(root: Path) -> dict[str, bytes]:
-    return {k: v for k, v in snapshot(root).items() if not k.endswith("/")}
 
 
 def masked(tree: dict[str, bytes], run_id: str) -> dict[str, bytes]:

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from helpers import FIXTURES, NOW, REPO, plan_json, run_cli, snapshot
+from helpers import FIXTURES, NOW, REPO, files, plan_json, run_cli, snapshot
 
 from pipeline.config import Settings
 from pipeline.journal import Op, execute
@@ -53,10 +53,6 @@ def apply_json(root: Path, *extra: str) -> dict:
     res = apply(root, "--json", *extra)
     assert res.returncode == 0, res.stderr
     return json.loads(res.stdout)
-
-
-def files(root: Path) -> dict[str, bytes]:
-    return {k: v for k, v in snapshot(root).items() if not k.endswith("/")}
 
 
 def write_expected(tree: dict[str, bytes]) -> None:

@@ -26,7 +26,7 @@ from urllib.parse import unquote
 
 from ..config import Settings
 from ..model import Corpus, IndexEntry, Memory
-from .files import SKIP_DIRS, Unreadable, as_date, as_tags, mtime_of, parse_error, read_text, rel, split_frontmatter
+from .files import SKIP_DIRS, Unreadable, as_date, as_tags, mtime_of, parse_error, read_memory_file, read_text, rel
 
 LAYOUT = "claude"
 INDEX = "MEMORY.md"
@@ -152,10 +152,8 @@ def modified_date(meta: dict[str, Any]) -> dt.date | None:
 
 def read_memory(root: Path, path: Path, folder_key: str, settings: Settings, corpus: Corpus, extra: dict[str, Any]) -> Memory | None:
     key = rel(root, path)
-    try:
-        fm = split_frontmatter(read_text(root, path, settings.max_file_bytes))
-    except Unreadable as exc:
-        corpus.findings.append(parse_error(key, str(exc)))
+    fm = read_memory_file(root, path, settings.max_file_bytes, corpus.findings)
+    if fm is None:
         return None
     meta = fm.meta
     return Memory(

@@ -33,9 +33,9 @@ from .files import (
     as_tags,
     mtime_of,
     parse_error,
+    read_memory_file,
     read_text,
     rel,
-    split_frontmatter,
     walk_files,
 )
 
@@ -280,10 +280,8 @@ def _slug_of(name: str) -> str:
 
 def _parse(root: Path, path: Path, settings: Settings, corpus: Corpus) -> Parsed | None:
     key = rel(root, path)
-    try:
-        fm = split_frontmatter(read_text(root, path, settings.max_file_bytes))
-    except Unreadable as exc:
-        corpus.findings.append(parse_error(key, str(exc)))
+    fm = read_memory_file(root, path, settings.max_file_bytes, corpus.findings)
+    if fm is None:
         return None
     return Parsed(key=key, meta=fm.meta, present=fm.present, body=fm.body, raw=fm.raw, mtime=mtime_of(path))
 

@@ -112,6 +112,15 @@ def split_frontmatter(text: str) -> FrontMatter:
     )
 
 
+def read_memory_file(root: Path, path: Path, max_bytes: int, findings: list[Finding]) -> FrontMatter | None:
+    """A memory file's front matter and body, or None with a parse_error added to `findings`."""
+    try:
+        return split_frontmatter(read_text(root, path, max_bytes))
+    except Unreadable as exc:
+        findings.append(parse_error(rel(root, path), str(exc)))
+        return None
+
+
 def walk_files(root: Path, start: Path, pattern_suffixes: tuple[str, ...]) -> Iterator[Path]:
     """Files under `start` whose names end with one of the suffixes, in sorted order.
 
