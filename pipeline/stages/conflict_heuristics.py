@@ -21,7 +21,8 @@ NEGATIONS = frozenset("not never no dont don t cannot cant won wont shouldn shou
 # Verbs that carry a negation of the action that follows them.
 NEGATIVE_VERBS = frozenset("skip forbid ban prevent without refuse".split())
 # Words saying a thing has stopped being so.
-NEGATIVE_STATES = frozenset("removed deprecated dropped deleted retired abandoned discontinued forbidden prohibited".split())
+NEGATIVE_STATES = frozenset("""removed deprecated dropped deleted retired abandoned discontinued forbidden prohibited
+    separate separately""".split())
 ANTONYMS = [
     ("enable", "disable"), ("before", "after"), ("allow", "deny"),
     ("sync", "async"), ("synchronous", "asynchronous"),
@@ -31,7 +32,7 @@ ANTONYMS = [
     ("min", "max"), ("minimum", "maximum"), ("upper", "lower"), ("first", "last"), ("more", "fewer"),
     ("higher", "lower"), ("faster", "slower"), ("inside", "outside"), ("local", "remote"),
     ("rebase", "merge"), ("push", "pull"), ("blocking", "nonblocking"), ("strict", "lenient"),
-    ("use", "avoid"), ("keep", "drop"), ("pin", "float"), ("parallel", "serial"), ("parallel", "sequential"),
+    ("use", "avoid"), ("keep", "drop"), ("same", "own"), ("shared", "own"), ("pin", "float"), ("parallel", "serial"), ("parallel", "sequential"),
 
 ]
 ANTONYM_OF = {w: v for a, b in ANTONYMS for w, v in ((a, b), (b, a))}
@@ -40,7 +41,8 @@ TIME_WORDS = frozenset("now currently today anymore still".split())
 SCOPES = frozenset(
     """test tests testing unit integration e2e production prod staging dev development local locally
     ci release feature hotfix main master debug mobile web desktop ios android public internal partner
-    admin admins user users frontend backend readiness liveness access refresh""".split()
+    admin admins user users frontend backend readiness liveness access refresh vpn internet intranet upload
+    download uploads downloads inbound outbound ingress egress""".split()
 )
 # Words that only carry polarity or modality: set aside before comparing what is said.
 MODALS = frozenset("always must should shall need needs have has to do does only please ever allowed permitted".split())
@@ -52,9 +54,12 @@ CHOICE_MARKERS = frozenset("use using uses with via in on by through prefer pref
 # Units: "60 seconds" and "10 minutes" are one quantity, not two subjects.
 UNITS = frozenset("""second seconds sec secs minute minutes min mins hour hours day days week weeks month months year
     years ms millisecond milliseconds kb mb gb tb percent times retries attempts""".split())
-PRONOUNS = frozenset("""we you they i our us your their it its he she someone anyone everyone all every each any
+PRONOUNS = frozenset("""we you they i our your their it its he she someone anyone everyone all every each any
     some""".split())
-_CLAUSE_BREAK = re.compile(r";|—| because | since | which | so that |[.!?:]\s+|\n", re.IGNORECASE)
+_CLAUSE_BREAK = re.compile(
+    r";|—| because | since | which | so that | so |,? like |,? such as |,? for example |,? e\.g\. |[.!?:]\s+|\n",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -66,6 +71,8 @@ class Reading:
     scopes: frozenset[str]
     words: tuple[str, ...]
     raw: tuple[str, ...] = ()  # the same tokens as `words`, case kept
+    durations: frozenset[float] = frozenset()  # seconds: "60 seconds" == "1 minute"
+    every: frozenset[float] = frozenset()  # periods in hours: "nightly" == "every 24 hours"
 
     @property
     def content(self) -> frozenset[str]:
@@ -73,11 +80,20 @@ class Reading:
 
 
 def _stem(w: str) -> str:
+    if w.endswith("ies") and len(w) > 4:
+        return w[:-3] + "y"
     for suffix in ("ing", "ed", "es", "s"):
         if w.endswith(suffix) and len(w) - len(suffix) >= 3:
             w = w[: -len(suffix)]
             break
     return w[:-1] if w.endswith("e") and len(w) > 3 else w
+
+
+def _token(w: str) -> str:
+    """A content word as compared: its stem, or for an antonym its pair ('enable' and 'disable'
+    are the same subject; which of the two it is, is the antonym flip)."""
+    key = _antonym_key(w)
+    return "|".join(sorted((key, ANTONYM_OF[key]))) if key else _stem(w)
 
 
 def _antonym_key(w: str) -> str | None:
@@ -99,29 +115,46 @@ def clauses(text: str) -> list[str]:
 
 def read(clause: str) -> Reading:
     # "non-idempotent" is a different subject, not a negation; dates say when, not what.
-    clause = re.sub(r"\bnon-(\w)", r"non\1", clause, flags=re.IGNORECASE)
+    # "non-root" says "not root": the word stays, the negation is counted once.
+    prefixed = len(re.findall(r"\bnon-\w", clause, flags=re.IGNORECASE))
+    clause = re.sub(r"\bnon-(\w)", r"\1", clause, flags=re.IGNORECASE)
     clause = re.sub(r"\b\d{4}-\d{2}(-\d{2})?\b", " ", clause)
     clause = re.sub(r"\b(?:part|pt|volume|vol|step|phase)\s*\d+\b", " ", clause, flags=re.IGNORECASE)
+    # "raised from 10 MB to 50 MB" states 50 MB now: the old value is history, not a claim.
+    clause = re.sub(r"\bfrom\s+[\d.]+\s*(\w+\s+)?to\s+(?=[\d.])", " to ", clause, flags=re.IGNORECASE)
+    clause = re.sub(r"\btim(?:es|ed)? out\b", "timeout", clause, flags=re.IGNORECASE)
+    clause = re.sub(
+        r"\b(an?|one|two|three|four|five|six|seven|eight|nine|ten|twelve)\s+(?=(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b)",
+        lambda m: {"a": "1", "an": "1", "twelve": "12"}.get(m.group(1).lower(), NUMBER_WORDS.get(m.group(1).lower(), m.group(1))) + " ",
+        clause, flags=re.IGNORECASE,
+    )
+    every, clause = frequencies(clause)
+    spans = durations(clause)
+    plain = _DURATION.sub(" ", clause)
     words = normalize(clause.replace("n't", " not")).split()
     raw = tuple(t for t in re.split(r"[\W_]+", unicodedata.normalize("NFKC", clause.replace("n't", " not"))) if t)
-    negations = sum(1 for w in words if w in NEGATIONS or w in NEGATIVE_VERBS or w in NEGATIVE_STATES)
-    numbers = tuple(sorted(NUMBER_WORDS.get(w, w) for w in words if w.isdigit() or w in NUMBER_WORDS))
+    # "never, not even X" is one negation; "never deploy without X" and "do not skip X" are none.
+    negated = any(w in NEGATIONS for w in words)
+    negative_verb = any(w in NEGATIVE_VERBS or w in NEGATIVE_STATES for w in words)
+    numbers = tuple(sorted(NUMBER_WORDS.get(w, w) for w in normalize(plain).split() if w.isdigit() or w in NUMBER_WORDS))
     seq: list[str] = []
     for w in words:
         if (w in STOPWORDS or w in PRONOUNS or w in UNITS or w in NEGATIONS or w in NEGATIVE_VERBS or w in NEGATIVE_STATES or w in MODALS or w in TIME_WORDS
-                or _antonym_key(w) or w.isdigit() or w in NUMBER_WORDS or len(w) < 2):
+                or w.isdigit() or w in NUMBER_WORDS or len(w) < 2):
             continue
-        st = _stem(w)
+        st = _token(w)
         if not seq or seq[-1] != st:
             seq.append(st)
     return Reading(
         seq=tuple(seq),
-        negative=negations % 2 == 1,
+        negative=(negated != negative_verb) != (prefixed % 2 == 1),
         antonyms=frozenset(k for w in words if (k := _antonym_key(w))),
         numbers=numbers,
         scopes=frozenset(_stem(w) for w in words if w in SCOPES),
         words=tuple(words),
         raw=raw if len(raw) == len(words) else (),
+        durations=frozenset(spans),
+        every=frozenset(every),
     )
 
 
@@ -146,14 +179,14 @@ def _slots(a: tuple[str, ...], b: tuple[str, ...]) -> list[tuple[tuple[str, ...]
 def _chosen(r: Reading, segment: tuple[str, ...]) -> bool:
     """Whether the segment stands where a choice is made (right after 'use', 'with', 'in', ...) and
     is one choice, not a choice plus a purpose ('Redis for caching')."""
-    stems = [_stem(w) for w in r.words]
+    stems = [_token(w) for w in r.words]
     for i, st in enumerate(stems):
         if st == segment[0]:
             j = i - 1
             while j >= 0 and r.words[j] in ("the", "a", "an", "our", "all", "every", "plain"):
                 j -= 1
             end = max((k for k, x in enumerate(stems) if x == segment[-1] and k >= i), default=i)
-            spans_preposition = any(w in CHOICE_MARKERS | {"for", "to", "at"} for w in r.words[i + 1 : end])
+            spans_preposition = any(w in CHOICE_MARKERS | {"for", "to", "at", "so"} for w in r.words[i + 1 : end])
             if spans_preposition or j < 0:
                 return False
             if r.words[j] in CHOICE_MARKERS:
@@ -162,6 +195,13 @@ def _chosen(r: Reading, segment: tuple[str, ...]) -> bool:
             # adjective ("is fast") is not, and a Title Case line says nothing about names.
             return r.words[j] in COPULAS and _is_value(r, i)
     return False
+
+
+def _contiguous(r: Reading, segment: tuple[str, ...]) -> bool:
+    """The segment's words stand together in the text (determiners aside): one choice, not two."""
+    tokens = [(i, _token(w)) for i, w in enumerate(r.words) if w not in ("the", "a", "an")]
+    positions = [i for i, (_, t) in enumerate(tokens) if t in segment]
+    return bool(positions) and positions == list(range(positions[0], positions[0] + len(positions)))
 
 
 def _is_value(r: Reading, i: int) -> bool:
@@ -203,13 +243,13 @@ def _judge_clauses(a: Reading, b: Reading) -> tuple[bool, str, str]:
         and _chosen(a, differing[0][0]) and _chosen(b, differing[0][1])
     )
     moved = slots is None or all(not x or not y for x, y in differing)
-    if not substitution and moved and 0 < len(only_a) <= 2 and 0 < len(only_b) <= 2:
+    if not substitution and moved and 0 < len(only_a) <= 3 and 0 < len(only_b) <= 3:
         # The same words in another order with one choice swapped: "use GraphQL for the mobile
         # endpoints" / "the mobile endpoints use REST".
         xa, xb = tuple(w for w in a.seq if w in only_a), tuple(w for w in b.seq if w in only_b)
         substitution = (
             a.negative == b.negative and a.numbers == b.numbers and len(shared) >= 3
-            and _chosen(a, xa) and _chosen(b, xb)
+            and _contiguous(a, xa) and _contiguous(b, xb) and _chosen(a, xa) and _chosen(b, xb)
         )
         differing = [(xa, xb)]
     if substitution:
@@ -223,13 +263,17 @@ def _judge_clauses(a: Reading, b: Reading) -> tuple[bool, str, str]:
     swapped = {w for w in a.antonyms if ANTONYM_OF[w] in b.antonyms and w not in b.antonyms}
     if swapped:
         flips.append("antonym")
-    if a.numbers and b.numbers and a.numbers != b.numbers:
-        if only_a and only_b and (slots is not None or len(only_a) + len(only_b) > 3):
+    quantities_differ = (
+        (a.durations and b.durations and a.durations != b.durations)
+        or (a.every and b.every and a.every != b.every)
+        or (a.numbers and b.numbers and a.numbers != b.numbers)
+    )
+    if quantities_differ:
+        subject_differs = slots is not None and bool(slots[0][0]) and bool(slots[0][1])
+        if only_a and only_b and (subject_differs or len(only_a) + len(only_b) > 4):
             # A different number about a different thing ("payments client 3" / "search client 5").
             return False, "none", "different numbers about different things"
-        da, db = durations(" ".join(a.words)), durations(" ".join(b.words))
-        if not (da and db and da == db):
-            flips.append("number")
+        flips.append("number")
     if not flips and _order_swapped(a, b):
         return True, "opposing_advice", "the same steps in the opposite order"
     if len(flips) != 1:
@@ -245,7 +289,9 @@ def _judge_clauses(a: Reading, b: Reading) -> tuple[bool, str, str]:
 
 
 _REJECTS = [
-    re.compile(r"\b(?:instead of|rather than|no longer|moved away from|switched away from|migrated off|replaced)\s+(?:the |a |an |our )?([\w.+#-]+)", re.I),
+    re.compile(r"\b(?:instead of|rather than|no longer|moved away from|switched away from|migrated off|replaced|"
+               r"(?:moved|migrated|switched|changed) (?:\w+ ){0,4}from|never used|stopped using|no longer uses?)"
+               r"\s+(?:the |a |an |our )?([\w.+#-]+)", re.I),
     re.compile(r"\b([\w.+#-]+)\s+(?:was|is|were|are|has been|have been)\s+(?:rejected|removed|dropped|retired|replaced|deprecated|abandoned)\b", re.I),
 ]
 
@@ -260,7 +306,10 @@ def _rejected_choice(rejecting: str, other: str) -> str | None:
     for pattern in _REJECTS:
         for m in pattern.finditer(rejecting):
             word = normalize(m.group(1))
-            if word and word not in STOPWORDS and word not in MODALS and len(word) > 2 and _stem(word) in chosen:
+            # "instead of retrying" rejects an action in one case, not a thing the other chose.
+            if word.endswith("ing"):
+                continue
+            if word and word not in STOPWORDS and word not in MODALS and len(word) > 1 and _stem(word) in chosen:
                 return word
     return None
 
@@ -268,6 +317,39 @@ def _rejected_choice(rejecting: str, other: str) -> str | None:
 _DURATION = re.compile(r"\b(\d+(?:\.\d+)?)\s*(ms|milliseconds?|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?|weeks?|months?|years?)\b", re.I)
 _SECONDS = {"ms": 0.001, "millisecond": 0.001, "s": 1, "sec": 1, "second": 1, "min": 60, "minute": 60, "h": 3600,
             "hr": 3600, "hour": 3600, "day": 86400, "week": 604800, "month": 2592000, "year": 31536000}
+
+
+_PERIOD_WORDS = {"hourly": 1.0, "daily": 24.0, "nightly": 24.0, "weekly": 168.0, "monthly": 720.0, "yearly": 8760.0,
+                 "annually": 8760.0, "quarterly": 2190.0}
+_WEEKDAY = r"(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)"
+_EVERY = re.compile(
+    r"\b(?:every|each)\s+(\d+)\s*(minutes?|hours?|days?|weeks?|months?)\b|\b(?:every|each)\s+(minute|hour|day|night|week|month|"
+    + _WEEKDAY + r")\b|\b(once|twice)\s+(?:a|an|per)\s+(hour|day|week|month)\b|\b(hourly|daily|nightly|weekly|monthly|yearly|"
+    r"annually|quarterly)\b|\bon\s+" + _WEEKDAY + r"s\b",
+    re.IGNORECASE,
+)
+_HOURS = {"minute": 1 / 60, "hour": 1.0, "day": 24.0, "night": 24.0, "week": 168.0, "month": 720.0}
+
+
+def frequencies(text: str) -> tuple[set[float], str]:
+    """How often something happens, as a period in hours, and the text without those phrases."""
+    found: set[float] = set()
+
+    def take(m: re.Match) -> str:
+        n, unit, single, times, per, word = m.group(1), m.group(2), m.group(3), m.group(4), m.group(5), m.group(6)
+        if n:
+            found.add(float(n) * _HOURS[unit.lower().rstrip("s")])
+        elif single:
+            found.add(_HOURS.get(single.lower(), 168.0))  # a weekday: weekly
+        elif times:
+            found.add(_HOURS[per.lower()] / (2 if times.lower() == "twice" else 1))
+        elif word:
+            found.add(_PERIOD_WORDS[word.lower()])
+        else:
+            found.add(168.0)  # "on Sundays"
+        return " "
+
+    return found, _EVERY.sub(take, text)
 
 
 def durations(text: str) -> set[float]:
@@ -278,6 +360,47 @@ def durations(text: str) -> set[float]:
     return out
 
 
+_SEQUENCE = re.compile(
+    r"(?P<first>.+?)\s*,?\s+(?:first\s*,?\s*(?:and\s+)?then|first\s+and|,?\s*then)\s+(?P<second>.+)"
+    r"|(?P<a1>.+?)\s+before\s+(?P<a2>.+)"
+    r"|(?P<b2>.+?)\s+(?:only\s+)?(?:after|once)\s+(?P<b1>.+)",
+    re.IGNORECASE,
+)
+
+
+def steps(text: str) -> list[tuple[frozenset[str], frozenset[str]]]:
+    """(what comes first, what comes second) for each ordering the text states, as word sets."""
+    out = []
+    for sentence in re.split(r"[.;!?]\s+|\n", text):
+        m = _SEQUENCE.match(sentence.strip())
+        if not m:
+            continue
+        first = m.group("first") or m.group("a1") or m.group("b1")
+        second = m.group("second") or m.group("a2") or m.group("b2")
+        fw, sw = _event(first), _event(second)
+        if fw and sw:
+            out.append((fw, sw))
+    return out
+
+
+def _event(text: str) -> frozenset[str]:
+    return frozenset(_stem(w) for w in normalize(text).split()
+                     if w not in STOPWORDS and w not in PRONOUNS and w not in MODALS and not w.isdigit() and len(w) > 2
+                     and w not in ("first", "then", "only", "once", "start"))
+
+
+def _reversed_steps(text_a: str, text_b: str) -> bool:
+    """Both texts order the same two steps, in opposite orders ('drain, then upgrade' / 'upgrade
+    first, then drain')."""
+    for fa, sa in steps(text_a):
+        for fb, sb in steps(text_b):
+            crossed = len(fa & sb) + len(sa & fb)
+            straight = len(fa & fb) + len(sa & sb)
+            if fa & sb and sa & fb and crossed > straight:
+                return True
+    return False
+
+
 def judge_conflict(text_a: str, text_b: str) -> tuple[bool, str, str]:
     """(contradiction?, kind, one-line explanation) for two memories on the same subject.
 
@@ -286,11 +409,13 @@ def judge_conflict(text_a: str, text_b: str) -> tuple[bool, str, str]:
     if text_a.strip().endswith("?") or text_b.strip().endswith("?"):
         return False, "none", "a question asserts nothing"
     ca, cb = clauses(text_a), clauses(text_b)
+    if _reversed_steps(text_a, text_b) and read(ca[0]).negative == read(cb[0]).negative:
+        return True, "opposing_advice", "the same steps in the opposite order"
     first = _judge_clauses(read(ca[0]), read(cb[0]))
     if first[0]:
         return _dated(first, text_a, text_b)
     ra, rb = read(ca[0]), read(cb[0])
-    if len(ra.content & rb.content) >= 2 and not (ra.scopes - rb.scopes and rb.scopes - ra.scopes):
+    if ra.content & rb.content and not (ra.scopes - rb.scopes and rb.scopes - ra.scopes):
         for rejecting, other in ((text_a, text_b), (text_b, text_a)):
             word = _rejected_choice(rejecting, other)
             if word and first[2] != "a question asserts nothing":
@@ -299,10 +424,22 @@ def judge_conflict(text_a: str, text_b: str) -> tuple[bool, str, str]:
         for y in cb:
             if (x, y) == (ca[0], cb[0]):
                 continue
-            verdict = _judge_clauses(read(x), read(y))
+            verdict = _judge_clauses(read(_resolve_pronoun(x, ca)), read(_resolve_pronoun(y, cb)))
             if verdict[0] and verdict[1] == "opposing_advice":
                 return _dated(verdict, text_a, text_b)
     return first
+
+
+_PRONOUN_OBJECT = re.compile(r"\b(them|it|they|these|those)\b", re.IGNORECASE)
+
+
+def _resolve_pronoun(clause: str, all_clauses: list[str]) -> str:
+    """'never cache them' after 'fetch exchange rates on every conversion': 'them' is what the first
+    clause spoke of, so a later clause with a pronoun borrows the first clause's words."""
+    if clause == all_clauses[0] or not _PRONOUN_OBJECT.search(clause):
+        return clause
+    head = all_clauses[0].split()
+    return f"{clause} {' '.join(head[1:])}"
 
 
 def _dated(verdict: tuple[bool, str, str], text_a: str, text_b: str) -> tuple[bool, str, str]:
