@@ -25,7 +25,11 @@ def state_dir(root: Path) -> Path:
 @contextmanager
 def store_lock(root: Path) -> Iterator[None]:
     path = state_dir(root) / "lock"
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        # O_NOFOLLOW: a planted `lock -> ~/file` symlink would have us truncate that file
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    except OSError as exc:
+        raise RunFailed(f"cannot open the lock file {path}: {exc.strerror} (a symlink is never followed)") from None
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)

@@ -109,8 +109,13 @@ def is_due(state: dict[str, Any], settings: Settings, wall: dt.datetime) -> tupl
         return True, "no successful run recorded"
     try:
         last_at = dt.datetime.fromisoformat(last)
-    except ValueError:
+    except (TypeError, ValueError):  # TypeError: not a string at all
         return True, "last run time unreadable"
+    if last_at.tzinfo is None:
+        last_at = last_at.replace(tzinfo=dt.timezone.utc)  # comparing naive with aware would raise
+    if last_at > wall:
+        # a clock that was once wrong must not silence the nightly run until that date comes
+        return True, f"last successful run {last_at.isoformat(timespec='minutes')} is in the future"
     interval = dt.timedelta(hours=settings.schedule.interval_hours)
     slack = dt.timedelta(minutes=settings.schedule.slack_minutes)
     due_at = last_at + interval - slack

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..apply import ChangeSet
 from ..config import Settings
-from ..journal import Op
+from ..journal import ABSENT, Op, sha
 from ..model import Action, Corpus
 from ..report import render_run_report
 from ..rules.text import normalize
@@ -60,10 +60,11 @@ class _Bank:
         if not self.pending:
             return None
         data = self.path.read_bytes()
+        read = sha(data)  # the journal refuses the write if a line is appended after this read
         if data and not data.endswith(b"\n"):
             data += b"\n"
         lines = [json.dumps(self.pending[rid], ensure_ascii=False) for rid in sorted(self.pending)]
-        return Op("write", self.rel, data=data + ("\n".join(lines) + "\n").encode())
+        return Op("write", self.rel, data=data + ("\n".join(lines) + "\n").encode(), expect=read)
 
 
 def _split(key: str) -> tuple[str, str]:
@@ -108,12 +109,17 @@ def changes(corpus: Corpus, actions: list[Action], settings: Settings, run_id: s
                 b.revise(survivor, corroboration=base + absorbed)
                 out.applied.append(action)
         elif action.kind == "prune_stale":
+            pruned = 0
             for key in action.targets:
                 name, rid = _split(key)
                 b = bank(name)
                 if b.live(rid) and b.current(rid).get("pinned") is not True:  # type: ignore[union-attr]
                     b.revise(rid, invalid_at=b.stamp)
-            out.applied.append(action)
+                    pruned += 1
+            if pruned:
+                out.applied.append(action)
+            else:  # reporting it applied would claim a change the run never made
+                out.skipped.append((action, "every target is pinned or already retired"))
         elif action.kind == "promote_rule":
             rule = getattr(action, "rule", None)
             if not isinstance(rule, str) or not RULE_MIN <= len(rule.strip()) <= RULE_MAX or "\n" in rule.strip():
@@ -167,6 +173,7 @@ def _resolve_conflict(action: Action, resolve: str, bank, out: ChangeSet) -> Non
 def _learned_op(root: Path, name: str, rules: list[str], settings: Settings, corpus: Corpus) -> Op | None:
     path = root / name / "rules" / LEARNED_RULES
     existing = path.read_bytes() if path.exists() else LEARNED_HEADER.encode()
+    read = sha(existing) if path.exists() else ABSENT  # never replace rules written since this read
     seen = set(read_learned(root, root / name, settings, corpus)["fingerprints"])
     lines = []
     for item in rules:
@@ -180,4 +187,4 @@ def _learned_op(root: Path, name: str, rules: list[str], settings: Settings, cor
         return None
     if existing and not existing.endswith(b"\n"):
         existing += b"\n"
-    return Op("write", path.relative_to(root).as_posix(), data=existing + ("\n".join(lines) + "\n").encode())
+    return Op("write", path.relative_to(root).as_posix(), data=existing + ("\n".join(lines) + "\n").encode(), expect=read)

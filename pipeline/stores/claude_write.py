@@ -53,7 +53,7 @@ import yaml
 
 from ..apply import ChangeSet
 from ..config import Settings
-from ..journal import Op
+from ..journal import ABSENT, Op, sha
 from ..model import Action, Corpus, Finding, Memory
 from ..report import render_run_report
 from ..rules.refs import KNOWN_EXTENSIONS
@@ -312,7 +312,8 @@ def _decode(data: bytes) -> tuple[str, bool]:
 
 
 def _encode(text: str, bom: bool) -> bytes:
-    return (UTF8_BOM if bom else b"") + text.encode("utf-8")
+    # backslashreplace: a note naming a file whose name is not UTF-8 must not crash the run
+    return (UTF8_BOM if bom else b"") + text.encode("utf-8", "backslashreplace")
 
 
 def with_notes(text: str, lines: list[str]) -> str:
@@ -439,7 +440,11 @@ def _title(text: str) -> str:
 
 
 def _link_target(name: str) -> str:
-    return quote(name) if _NEEDS_QUOTING.search(name) else name
+    # A name that is not UTF-8 (os keeps its bytes as surrogates) is percent-encoded byte for byte;
+    # the reader cannot map it back, so the 1:1 check leaves that index alone instead of crashing.
+    if _NEEDS_QUOTING.search(name) or any("\udc80" <= ch <= "\udcff" for ch in name):
+        return quote(name, errors="surrogateescape")
+    return name
 
 
 def index_heading(folder: str) -> str:
@@ -525,7 +530,7 @@ def changes(
         if not fresh:
             continue
         lines = [note_line(settings.now, o) for o in fresh]
-        ops_writes.append(Op("write", key, data=_encode(with_notes(text, lines), bom)))
+        ops_writes.append(Op("write", key, data=_encode(with_notes(text, lines), bom), expect=sha(data)))
         folder(key).noted.append((key, fresh))
         noted_any.add(key)
     for i, a in enumerate(actions):
@@ -537,7 +542,7 @@ def changes(
                 d.outcome[i] = "both sides already carry the note"
 
     for key in sorted(d.created):
-        ops_writes.append(Op("write", key, data=d.created[key][0]))
+        ops_writes.append(Op("write", key, data=d.created[key][0], expect=ABSENT))  # never over a file that appeared
         folder(key)
 
     # One move per file, whatever number of actions retired it. A destination that exists (only
@@ -587,11 +592,15 @@ def changes(
             report = dream_report(corpus, run_id, settings.now, [fc], flagged, archived_keys, d, scope=name)
             taken = {_name(k) for k, _, _ in fc.archived}
             report_name = REPORT_NAME if REPORT_NAME not in taken else "REPORT.memconsolidate.md"
-            out.ops.append(Op("write", archive_path(name, run_id, report_name), data=report.encode()))
+            n = 2
+            while report_name in taken:  # an archived file may carry the fallback name too: never write over it
+                report_name, n = f"REPORT.memconsolidate-{n}.md", n + 1
+            # backslashreplace: a file name that is not UTF-8 must not stop the run at its report
+            out.ops.append(Op("write", archive_path(name, run_id, report_name), data=report.encode("utf-8", "backslashreplace"), expect=ABSENT))
         whole = render_run_report("claude", run_id, settings.now, out) + "\n" + dream_report(
             corpus, run_id, settings.now, [folders[n] for n in sorted(folders)], flagged, archived_keys, d, scope=None
         )
-        out.ops.append(Op("write", f".memconsolidate/reports/{run_id}.md", data=whole.encode()))
+        out.ops.append(Op("write", f".memconsolidate/reports/{run_id}.md", data=whole.encode("utf-8", "backslashreplace")))
     return out
 
 
@@ -671,8 +680,9 @@ def _rebuild_index(
     summary = f"{removed} entr{'y' if removed == 1 else 'ies'} removed, {len(items)} remaining"
     if old is None:
         summary = f"created with {len(items)} entries"
-    copy = Op("write", archive_path(folder, run_id, INDEX), data=old) if old is not None else None
-    return Op("write", index_key, data=data), copy, summary, ""
+    copy = Op("write", archive_path(folder, run_id, INDEX), data=old, expect=ABSENT) if old is not None else None
+    # built on `old`: a MEMORY.md edited since this read is not replaced
+    return Op("write", index_key, data=data, expect=ABSENT if old is None else sha(old)), copy, summary, ""
 
 
 # ---------------------------------------------------------------------------------------------

@@ -13,6 +13,8 @@ from pathlib import PurePosixPath
 
 from ..model import Action
 from ..rules.crux_common import ARCHIVED, target_dir
+from .crux import CRUX_SUFFIX, PLAIN_SUFFIX
+from .crux_render import set_tracker_strength
 from .crux_state import Live, Run
 
 # The front-matter key that records the old type (seed step 13). An archive is a move down, so it
@@ -23,6 +25,13 @@ MOVE_KINDS = tuple(FROM_KEY)
 
 def _name(path: str) -> str:
     return PurePosixPath(path).name
+
+
+def _twin_name(path: str) -> str:
+    """The path the other file of a twin pair would have."""
+    if path.endswith(CRUX_SUFFIX):
+        return path[: -len(CRUX_SUFFIX)] + PLAIN_SUFFIX
+    return path[: -len(PLAIN_SUFFIX)] + CRUX_SUFFIX
 
 
 # --- prune_stale ---------------------------------------------------------------------------------
@@ -264,6 +273,11 @@ def move(run: Run, a: Action) -> None:
         if run.ov.exists(d):
             run.skip(a, f"{d} already exists: a move never overwrites a file")
             return
+    # A lone file moved next to another memory's file of the same slug would be read as its twin.
+    other = _twin_name(dests[0])
+    if not live.twin and run.ov.exists(other):
+        run.skip(a, f"{other} already exists: the moved file would become its twin")
+        return
     updates = {"type": new_type, FROM_KEY[a.kind]: old_type, "modified": run.now}
     why = run.try_edit(live, updates)
     if why:
@@ -342,6 +356,12 @@ def sync(run: Run, a: Action) -> None:
         return
     if live.strength is None:
         run.skip(a, f"{live.m.key} has no strength in its front matter")
+        return
+    data = run.ov.read(tracker.key)
+    text = data.decode("utf-8-sig") if data is not None else None
+    if not live.tracker_merge and (text is None or set_tracker_strength(text, live.strength) is None):
+        # Reported as applied, the tracker would stay as it was and the next plan propose it again.
+        run.skip(a, f"{tracker.key}: its strength cannot be set without rewriting the tracker; left as it was")
         return
     live.tracker_sync = True
     run.applied(a)

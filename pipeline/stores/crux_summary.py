@@ -18,7 +18,8 @@ from .crux_state import Summary
 
 
 def _q(text: str) -> str:
-    return f'"{text}"'
+    # One line per item: a title with line breaks must not forge headings or items of the summary.
+    return '"' + " ".join(text.splitlines()) + '"'
 
 
 def _member(m: Memory) -> str:

@@ -36,14 +36,14 @@ from __future__ import annotations
 
 from ..apply import ChangeSet
 from ..config import Settings
-from ..model import Action, Corpus
+from ..model import Action, Corpus, Tracker
 from ..rules.crux_common import trackers_by_slug
 from . import crux_actions as acts
 from . import crux_content as content
 from .crux_after import after_corpus, index_memories, old_entries
 from .crux_index import render_crux_index
 from .crux_render import set_tracker_strength
-from .crux_state import Run
+from .crux_state import UTF8_BOM, Run
 from .crux_summary import render_rem_summary
 from .crux_trackers import merge_trackers, render_tracker
 
@@ -119,17 +119,21 @@ def _write_memories(run: Run) -> None:
 
 
 def _write_trackers(run: Run) -> None:
+    # Memories sharing a slug share one tracker: a second merge into it builds on the first.
+    merged_by_slug: dict[str, Tracker] = {}
     for live in sorted(run.lives.values(), key=lambda x: x.m.key):
         if live.retired_by:
             continue
         slug = live.m.slug
         own = run.tracker_of(slug)
         if live.tracker_merge:
-            base = [own] if own else []
-            key = own.key if own else run.tracker_path(slug)
+            prior = merged_by_slug.get(slug) or own
+            base = [prior] if prior else []
+            key = prior.key if prior else run.tracker_path(slug)
             merged = merge_trackers(base + live.tracker_merge, slug, key, live.strength, run.crux.maxReferencesStored)
             if own:
                 merged.meta = dict(own.meta)  # unknown keys of the survivor's tracker survive
+            merged_by_slug[slug] = merged
             run.ov.write(key, render_tracker(merged).encode("utf-8"))
             continue
         changed = live.strength != live.m.strength
@@ -141,7 +145,8 @@ def _write_trackers(run: Run) -> None:
         if edited is None:
             run.out.notes.append(f"{own.key}: strength could not be set without rewriting the tracker; left as it was")
             continue
-        run.ov.write(own.key, edited.encode("utf-8"))
+        bom = UTF8_BOM if data is not None and data.startswith(UTF8_BOM) else b""  # a one-line edit keeps the BOM too
+        run.ov.write(own.key, bom + edited.encode("utf-8"))
         if live.tracker_sync:
             run.summary.strength.append((live.m.label, own.strength, live.strength))
 

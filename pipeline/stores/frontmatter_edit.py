@@ -102,8 +102,8 @@ def set_keys(text: str, updates: dict[str, Any]) -> str:
     for key, value in updates.items():
         if key in spans:
             start, end = spans[key]
-            # Trailing blank lines inside a key's span belong to the layout, not the value.
-            while end - 1 > start and not lines[end - 1].strip():
+            # Trailing blank lines and comments inside a key's span belong to the layout, not the value.
+            while end - 1 > start and (not lines[end - 1].strip() or lines[end - 1].startswith("#")):
                 end -= 1
             old = lines[start].split(":", 1)[1].strip()
             quoted = old.startswith('"') or (old.startswith("[") and '"' in old)
