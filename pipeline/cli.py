@@ -288,8 +288,10 @@ def status(
         out.append("  pending: " + (", ".join(f"{k}={v}" for k, v in info["pending_actions"].items()) or "nothing"))
         if info["needs_user"]:
             out.append("  need you: " + ", ".join(f"{k}={v}" for k, v in info["needs_user"].items()))
-        if info["unfinished_journal"]:
-            out.append("  UNFINISHED JOURNAL: " + ", ".join(info["unfinished_journal"]) + " (the next apply/run/undo rolls it back)")
+        if info["run_in_progress"]:
+            out.append(f"  a run is in progress (pid {info['run_in_progress']}); its journal: " + ", ".join(info["unfinished_journal"]))
+        elif info["unfinished_journal"]:
+            out.append("  UNFINISHED JOURNAL: " + ", ".join(info["unfinished_journal"]) + " (the next command on the store rolls it back)")
         sys.stdout.write("\n".join(out) + "\n")
 
     guarded(body)

@@ -205,6 +205,18 @@ def _simulate(
 # --- execute, recover, undo -------------------------------------------------------------------
 
 
+def _escapes(root: Path, rel_path: str) -> bool:
+    """Whether the deepest existing folder of `rel_path` resolves outside `root`."""
+    folder = (root / rel_path).parent
+    while not folder.exists() and folder != root:
+        folder = folder.parent
+    try:
+        folder.resolve().relative_to(root.resolve())
+    except ValueError:
+        return True
+    return False
+
+
 def execute(root: Path, ops: list[Op], run_id: str | None = None, info: dict | None = None) -> RunRecord:
     """Apply `ops` as one transaction. Raises RunFailed (after rolling back) if a change fails."""
     run_id = run_id or new_run_id()
@@ -212,6 +224,9 @@ def execute(root: Path, ops: list[Op], run_id: str | None = None, info: dict | N
     for p in before:
         if (root / p).is_symlink():
             raise RunFailed(f"refusing to change {p}: it is a symlink")
+        if _escapes(root, p):
+            # a symlinked folder on the way would carry the write out of the store
+            raise RunFailed(f"refusing to change {p}: a folder on its path leads outside the store")
     run = runs_dir(root) / run_id
     (run / "before").mkdir(parents=True, mode=0o700)
     # The run's folder must survive a power loss with the journal in it: fsync each new entry's parent.

@@ -18,6 +18,9 @@ STATE_DIR = ".memconsolidate"
 
 def state_dir(root: Path) -> Path:
     path = root / STATE_DIR
+    if path.is_symlink():
+        # journals and backups written through it would live outside the store
+        raise RunFailed(f"{path} is a symlink: refusing to keep the journal outside the store")
     path.mkdir(mode=0o700, exist_ok=True)
     return path
 
@@ -39,5 +42,22 @@ def store_lock(root: Path) -> Iterator[None]:
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         yield
+    finally:
+        os.close(fd)
+
+
+def run_in_progress(root: Path) -> str | None:
+    """The pid of a run holding the store's lock right now, or None; never creates anything."""
+    path = root / STATE_DIR / "lock"
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+    except OSError:
+        return None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "unknown"
+        return None
     finally:
         os.close(fd)

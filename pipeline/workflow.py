@@ -17,7 +17,7 @@ from .apply import ApplyResult, Resolution, apply_plan, select_actions
 from .config import Settings
 from .errors import RunFailed
 from .journal import committed_runs, load_record, recover, write_atomic
-from .lock import STATE_DIR, state_dir, store_lock
+from .lock import STATE_DIR, run_in_progress, state_dir, store_lock
 from .model import Corpus, Plan
 from .plan import build_plan
 from .stores import open_store, resolve_root
@@ -196,4 +196,5 @@ def status_store(path: str, settings: Settings) -> dict[str, Any]:
         "needs_user": dict(sorted(Counter(a.kind for a in plan.actions if a.needs_user).items())),
         "findings": dict(sorted(Counter(f.kind for f in plan.findings).items())),
         "unfinished_journal": unfinished,
+        "run_in_progress": run_in_progress(root),
     }

@@ -565,6 +565,8 @@ def test_the_stub_stages_apply_end_to_end_and_undo(store):
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
     assert out["skipped"] == []
+    # the fixture has consolidation and compression material: the stages must have proposed both
+    assert {"consolidate", "compress"} <= {a["kind"] for a in out["applied"]}
     after = files(store)
     for a in out["applied"]:
         if a["kind"] in ("consolidate", "rebalance_volumes", "compress"):

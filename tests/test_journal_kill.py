@@ -55,22 +55,29 @@ def test_fault_at_every_step_rolls_back_or_completes(tmp_path):
 
 @pytest.mark.slow
 def test_sigkill_at_random_instants(tmp_path):
+    import json
+
     before, after = _states(tmp_path)
     rng = random.Random(1234)
     outcomes = set()
+    mid_run = 0
     for i in range(12):
         store = copy_store(FIXTURES / "bank", tmp_path / f"k{i}")
-        env = {**os.environ, "MEMCONSOLIDATE_FAULT_DELAY_MS": "40"}
+        # slow steps widen the window in which a kill lands between "journal written" and "committed"
+        env = {**os.environ, "MEMCONSOLIDATE_FAULT_DELAY_MS": "150"}
         proc = subprocess.Popen(_apply_cmd(store), env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(rng.uniform(0.3, 2.0))
+        time.sleep(rng.uniform(0.4, 2.5))
         proc.send_signal(signal.SIGKILL)
         proc.wait()
+        status = json.loads(run_cli("status", str(store), "--json", "--now", NOW).stdout)
+        mid_run += bool(status["unfinished_journal"])
         nxt = run_cli("plan", str(store), "--now", NOW, "--model", "none")
         assert nxt.returncode == 0, nxt.stderr
         state = snapshot(store)
         assert state in (before, after), f"kill {i}: half-applied store"
         outcomes.add("before" if state == before else "after")
-    assert outcomes  # at least one outcome observed
+    # the test means something only if some kills really landed in the middle of a run
+    assert mid_run >= 1, "no kill landed mid-run: widen the window"
 
 
 def test_second_concurrent_run_is_refused(tmp_path):

@@ -360,3 +360,59 @@ def test_a_bank_prune_of_only_pinned_records_is_skipped_not_applied(tmp_path):
     cs = bank_write.changes(corpus, [prune], settings, "run-t", None)
     assert cs.ops == [] and cs.applied == []
     assert [a for a, _ in cs.skipped] == [prune]
+
+
+def test_a_symlinked_folder_never_carries_a_write_outside_the_store(tmp_path):
+    import os
+
+    from pipeline.errors import RunFailed
+    from pipeline.journal import Op, execute
+
+    store = tmp_path / "store"
+    outside = tmp_path / "outside"
+    store.mkdir()
+    outside.mkdir()
+    os.symlink(outside, store / "sessions")
+    with pytest.raises(RunFailed, match="leads outside the store"):
+        execute(store, [Op("write", "sessions/current.md", data=b"hello\n")])
+    assert list(outside.iterdir()) == []
+
+
+def test_a_symlinked_state_folder_is_refused(tmp_path):
+    import os
+
+    from pipeline.errors import RunFailed
+    from pipeline.lock import state_dir
+
+    store = tmp_path / "store"
+    store.mkdir()
+    (tmp_path / "elsewhere").mkdir()
+    os.symlink(tmp_path / "elsewhere", store / ".memconsolidate")
+    with pytest.raises(RunFailed, match="symlink"):
+        state_dir(store)
+
+
+@pytest.mark.parametrize("layout,path", [("zylos", "reference/preferences.md"), ("crux", ".crux/memory-index.yml")])
+def test_crux_and_zylos_writes_refuse_a_file_changed_since_it_was_read(layout, path, tmp_path):
+    """The writer read the file; an agent then appended to it; the run must not overwrite that."""
+    from pipeline.apply import select_actions, writer
+    from pipeline.config import build_settings
+    from pipeline.errors import RunFailed
+    from pipeline.journal import execute
+    from pipeline.plan import build_plan
+    from pipeline.stores import open_store
+
+    from helpers import FIXTURES, copy_store
+
+    store = copy_store(FIXTURES / layout, tmp_path / layout)
+    settings = build_settings({}, {"now": NOW, "llm.model": "none"})
+    corpus, settings = open_store(store, settings)
+    plan = build_plan(corpus, settings)
+    changes = writer(layout).changes(corpus, select_actions(plan, None, None), settings, "run-1", None)
+    assert any(op.path == path for op in changes.ops), [op.path for op in changes.ops]
+    with open(store / path, "a", encoding="utf-8") as fh:
+        fh.write("\nwritten by the agent meanwhile\n")
+    appended = (store / path).read_bytes()
+    with pytest.raises(RunFailed):
+        execute(store, changes.ops)
+    assert (store / path).read_bytes() == appended

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path, PurePosixPath
 
-from ..journal import Op
+from ..journal import Op, state
 
 MEMORY_SUFFIXES = (".memory.crux.md", ".memory.md", ".refs.yml")
 
@@ -49,10 +49,14 @@ class Overlay:
         self.ops.append(Op("move", src, dest=dest))
 
     def write(self, path: str, data: bytes) -> None:
-        if self.read(path) == data:
+        current = self.read(path)
+        if current == data:
             return  # no change: no op, so the journal does not list an untouched file
+        # The first op on a path was computed from the bytes read here: the journal refuses the run
+        # if the file changed since (an agent appended meanwhile), instead of overwriting it.
+        expect = None if path in self.state else state(current)
         self.state[path] = data
-        self.ops.append(Op("write", path, data=data))
+        self.ops.append(Op("write", path, data=data, expect=expect))
 
     def free_variant(self, path: str, taken: set[str] | None = None) -> str:
         """`path`, or the first of `name-2`, `name-3`, ... (before the file's suffix) that is free."""

@@ -49,7 +49,7 @@ from typing import Callable
 from ..apply import ChangeSet
 from ..config import Settings
 from ..errors import ConfigError
-from ..journal import Op
+from ..journal import Op, state
 from ..model import Action, Corpus, Memory
 from ..report import render_run_report
 from ..rules.zylos_freshness import OBSOLETE_STATUSES, REVIEW_BANDS, age_days, band, immune
@@ -137,6 +137,10 @@ class RefFile:
     retire: dict[int, str] = field(default_factory=dict)  # heading line -> its `Archived` line
     notes: dict[int, list[str]] = field(default_factory=dict)  # heading line -> lines to add
 
+    def original(self) -> bytes:
+        """The bytes this was read from (what the file must still hold when the run writes it)."""
+        return (UTF8_BOM if self.bom else b"") + self.text.encode("utf-8")
+
     @classmethod
     def parse(cls, key: str, bom: bool, text: str) -> RefFile:
         plain = text.splitlines()
@@ -208,6 +212,12 @@ class ArchiveFile:
     existing: tuple[bool, str] | None  # (BOM, text) when the file exists
     eol: str
     blocks: list[str] = field(default_factory=list)
+
+    def original(self) -> bytes | None:
+        if self.existing is None:
+            return None
+        bom, text = self.existing
+        return (UTF8_BOM if bom else b"") + text.encode("utf-8")
 
     def render(self) -> bytes:
         eol = self.eol
@@ -584,8 +594,8 @@ class _Writer:
             if not ends_with_blank_line(text + prefix):
                 prefix += eol
         addition = prefix + eol.join(self.log_lines(stamp, run_id)) + eol
-        # Append-only: the log's bytes so far stay exactly as they are.
-        return Op("write", CURRENT_SESSION, data=data + addition.encode("utf-8"))
+        # Append-only: the log's bytes so far stay exactly as they are (and must still be those).
+        return Op("write", CURRENT_SESSION, data=data + addition.encode("utf-8"), expect=state(data))
 
     def finish(self, run_id: str, clock: Clock) -> ChangeSet:
         out = self.out
@@ -594,7 +604,7 @@ class _Writer:
         refs = [self.files[k] for k in sorted(self.files)]
         edited = [r for r in refs if isinstance(r, RefFile) and r.changed]
         for ref in edited:
-            out.ops.append(Op("write", ref.key, data=ref.render()))
+            out.ops.append(Op("write", ref.key, data=ref.render(), expect=state(ref.original())))
         touched_archives: dict[str, ArchiveFile] = {}
         for ref in edited:
             if not ref.retire:
@@ -605,7 +615,8 @@ class _Writer:
                 arch.blocks.append(ref.archived_block(start, arch.eol))
             touched_archives[arch.key] = arch
         for key in sorted(touched_archives):
-            out.ops.append(Op("write", key, data=touched_archives[key].render()))
+            arch = touched_archives[key]
+            out.ops.append(Op("write", key, data=arch.render(), expect=state(arch.original())))
         out.ops.extend(self.moves)
         log = self.log_op(clock().strftime("%H:%M"), run_id)
         if log is not None:
