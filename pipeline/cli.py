@@ -427,6 +427,11 @@ def _eval_table(results) -> str:
 
 
 def main() -> None:
+    # Keys keep the bytes of non-UTF-8 file names as lone surrogates: print them as \udcXX escapes
+    # (valid JSON that loads back to the same key), never crash or emit invalid UTF-8.
+    for stream in (sys.stdout, sys.stderr):
+        if hasattr(stream, "reconfigure"):
+            stream.reconfigure(encoding="utf-8", errors="backslashreplace")
     app()
 
 

@@ -40,7 +40,10 @@ def _day(ts: object) -> dt.date | None:
     except ValueError:
         return None
     if when.tzinfo is not None:
-        when = when.astimezone(dt.timezone.utc)
+        try:
+            when = when.astimezone(dt.timezone.utc)
+        except OverflowError:  # 9999-12-31T23:59-01:00 has no UTC date
+            return None
     return when.date()
 
 

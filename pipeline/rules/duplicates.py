@@ -28,7 +28,8 @@ def comparable(m: Memory) -> bool:
 def survivor_key(m: Memory) -> tuple:
     """Pinned first, then most corroborated / strongest, then oldest, then key."""
     weight = max(m.corroboration, m.strength or 0)
-    born = m.created or (dt.date.fromtimestamp(m.mtime) if m.mtime is not None else _FAR_FUTURE)
+    # The mtime's UTC date, as every other rule reads it: a local date made the survivor depend on TZ.
+    born = m.created or (dt.datetime.fromtimestamp(m.mtime, tz=dt.timezone.utc).date() if m.mtime is not None else _FAR_FUTURE)
     return (not m.pinned, -weight, born, m.key)
 
 

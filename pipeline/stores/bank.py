@@ -42,9 +42,12 @@ def configure(root: Path, settings: Settings) -> Settings:
     if not path.exists():
         return settings
     try:
-        data = json.loads(path.read_text(encoding="utf-8-sig"))
-    except (OSError, ValueError) as exc:
+        # read_text: the size cap and the symlink and file-type checks (a FIFO here blocked forever).
+        data = json.loads(read_text(root, path, settings.max_file_bytes))
+    except Unreadable as exc:
         raise ConfigError(f"cannot read {path}: {exc}") from None
+    except (ValueError, RecursionError) as exc:  # RecursionError: nesting deeper than the stack
+        raise ConfigError(f"cannot read {path}: {type(exc).__name__}: {exc}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"{path} must be a JSON object")
     try:
@@ -82,17 +85,33 @@ def read_records(root: Path, bank: Path, settings: Settings, corpus: Corpus) -> 
             continue
         try:
             rec = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nesting deeper than the stack
             corpus.findings.append(parse_error(key, f"line {line_no}: not valid JSON"))
             continue
         if not isinstance(rec, dict) or not isinstance(rec.get("id"), (str, int)) or isinstance(rec.get("id"), bool):
             corpus.findings.append(parse_error(key, f"line {line_no}: record without an id"))
             continue
         rid = str(rec["id"])
+        if not _valid_unicode(rid):  # JSON can escape a lone surrogate; as a key it would break the output
+            corpus.findings.append(parse_error(key, f"line {line_no}: id is not valid Unicode"))
+            continue
         order = _record_order(rec, line_no)
         if rid not in latest or order >= latest[rid][0]:
             latest[rid] = (order, rec)
     return {rid: rec for rid, (_, rec) in latest.items()}
+
+
+def _valid_unicode(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _scalars(value: Any) -> list[str]:
+    # Only a list holds tags or entities; a number or an object in their place is ignored, not iterated.
+    return [str(v) for v in value if isinstance(v, (str, int))] if isinstance(value, list) else []
 
 
 def _to_memory(bank: str, rec: dict[str, Any]) -> Memory:
@@ -104,7 +123,7 @@ def _to_memory(bank: str, rec: dict[str, Any]) -> Memory:
         id=str(rec["id"]),
         title="",
         body=text if isinstance(text, str) else "",
-        tags=[str(t) for t in rec.get("tags") or [] if isinstance(t, (str, int))],
+        tags=_scalars(rec.get("tags")),
         corroboration=corroboration if isinstance(corroboration, int) and not isinstance(corroboration, bool) else 0,
         pinned=rec.get("pinned") is True,
         created=as_date(rec.get("created_at")),
@@ -112,7 +131,7 @@ def _to_memory(bank: str, rec: dict[str, Any]) -> Memory:
         source=rec.get("source") if isinstance(rec.get("source"), str) else None,
         group=bank,
         extra={
-            "entities": [str(e) for e in rec.get("entities") or [] if isinstance(e, (str, int))],
+            "entities": _scalars(rec.get("entities")),
             "revision": rec.get("revision") if isinstance(rec.get("revision"), int) else 0,
             "confidence": rec.get("confidence"),
         },

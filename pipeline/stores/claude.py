@@ -35,7 +35,7 @@ DATE_KEYS = ("modified", "updated", "last_updated", "date")
 
 _ENTRY = re.compile(
     r"^\s*(?:[-*+]|\d+[.)])\s+\[(?P<title>(?:[^\[\]]|\[[^\]]*\])*)\]\((?P<href>[^()\s]+)(?:\s+\"[^\"]*\")?\)"
-    r"\s*(?:(?:—|–|--|-|:)\s*)?(?P<hook>.*?)\s*$"
+    r"\s*(?:(?:—|–|--|-|:)\s*)?(?P<hook>.*)$"  # greedy, stripped in code: `.*?\s*$` is quadratic in blanks
 )
 _FENCE = re.compile(r"^\s*(```|~~~)")
 
@@ -192,7 +192,7 @@ def parse_index(text: str, index_key: str, folder_key: str) -> list[IndexEntry]:
             continue
         base = "" if folder_key == "." else folder_key
         target = posixpath.normpath(posixpath.join(base, href)) if base else posixpath.normpath(href)
-        entries.append(IndexEntry(index=index_key, target=target, title=m.group("title").strip(), hook=m.group("hook")))
+        entries.append(IndexEntry(index=index_key, target=target, title=m.group("title").strip(), hook=m.group("hook").rstrip()))
     return entries
 
 

@@ -27,10 +27,12 @@ from ..config import CruxConfig, Settings
 from ..errors import ConfigError, UsageError
 from ..model import Corpus, IndexEntry, Memory, Tracker
 from .files import (
+    YAML_ERRORS,
     Unreadable,
     as_date,
     as_int,
     as_tags,
+    expands_within,
     mtime_of,
     parse_error,
     read_memory_file,
@@ -51,7 +53,8 @@ KNOWN_FLAGS = ("enableMemories", "enableMemoryCompression", "enableMemoryConsoli
 FLAG_ALIASES = {"enableMemories": "enabled", "enableMemoryCompression": "compression",
                 "enableMemoryConsolidation": "consolidation"}
 _PLACEHOLDER = re.compile(r"\$\{flags\.([A-Za-z0-9_.-]+)\}")
-_ID_LINE = re.compile(r"^id:[ \t]*(.*?)[ \t]*$", re.MULTILINE)
+# Greedy, trailing blanks stripped in code: a lazy group before `[ \t]*$` is quadratic in a run of blanks.
+_ID_LINE = re.compile(r"^id:[ \t]*(.*)$", re.MULTILINE)
 _MISSING = object()
 
 
@@ -250,6 +253,8 @@ def read_config(root: Path, settings: Settings) -> StoreConfig:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise ConfigError(f"{CONFIG_FILE} is not valid JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from None
+    except (ValueError, RecursionError) as exc:  # a 5000-digit number, nesting deeper than the stack
+        raise ConfigError(f"{CONFIG_FILE} is not usable JSON: {type(exc).__name__}") from None
     return parse_config(data, settings.crux)
 
 
@@ -303,7 +308,10 @@ def _memory_id(parsed: Parsed) -> str | None:
     if isinstance(value, str):
         return value.strip() or None
     m = _ID_LINE.search(parsed.raw)
-    return m.group(1).strip("\"'") if m else str(value)
+    if not m:
+        return str(value)
+    # A non-string scalar cannot contain " #", so what follows one is a YAML comment, not the id.
+    return m.group(1).split(" #", 1)[0].split("\t#", 1)[0].rstrip(" \t").strip("\"'")
 
 
 def _text(value: Any) -> str:
@@ -454,12 +462,16 @@ def _read_yaml(root: Path, path: Path, settings: Settings, corpus: Corpus) -> tu
         corpus.findings.append(parse_error(key, str(exc)))
         return False, None
     try:
-        return True, yaml.safe_load(text)
-    except yaml.YAMLError as exc:
+        data = yaml.safe_load(text)
+    except YAML_ERRORS as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
         corpus.findings.append(parse_error(key, f"malformed YAML{where}"))
         return False, None
+    if not expands_within(data, len(text)):
+        corpus.findings.append(parse_error(key, "malformed YAML: aliases expand too far (alias bomb or self-reference)"))
+        return False, None
+    return True, data
 
 
 def load_trackers(root: Path, settings: Settings, corpus: Corpus) -> None:

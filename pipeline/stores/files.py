@@ -8,8 +8,10 @@ the run goes on. Nothing here writes.
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import os
 import re
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
@@ -20,6 +22,9 @@ from frontmatter.default_handlers import YAMLHandler
 from ..model import Finding
 
 _YAML = YAMLHandler()
+# PyYAML raises more than YAMLError: a date like 2024-13-45 or a 5000-digit integer resolves to a
+# type it then cannot build (ValueError), and deep nesting can exhaust the stack.
+YAML_ERRORS = (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError)
 SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", ".memconsolidate"}
 
 
@@ -39,9 +44,19 @@ def inside(root: Path, path: Path) -> bool:
     """Whether `path`, with every symlink resolved, stays inside `root`."""
     try:
         path.resolve().relative_to(root.resolve())
-    except (ValueError, OSError):
+    except (ValueError, OSError, RuntimeError):  # Python 3.11 raises RuntimeError on a symlink loop
         return False
     return True
+
+
+def symlink_loop(path: Path) -> bool:
+    try:
+        path.resolve(strict=True)
+    except RuntimeError:
+        return True
+    except OSError as exc:
+        return exc.errno == errno.ELOOP
+    return False
 
 
 def read_text(root: Path, path: Path, max_bytes: int) -> str:
@@ -57,12 +72,18 @@ def read_text(root: Path, path: Path, max_bytes: int) -> str:
 
 def read_bytes(root: Path, path: Path, max_bytes: int) -> bytes:
     """The bytes of a store file within the size cap, never through a symlink leaving the store."""
-    if path.is_symlink() and not inside(root, path):
+    if path.is_symlink() and symlink_loop(path):
+        raise Unreadable("symlink loop")
+    # Every path, not only a symlinked file: a symlinked folder on the way leaves the store as well.
+    if not inside(root, path):
         raise Unreadable("symlink points outside the store")
     try:
-        size = path.stat().st_size
+        st = path.stat()
     except OSError as exc:
         raise Unreadable(f"cannot stat: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(st.st_mode):  # a FIFO reports size 0 and then blocks the read forever
+        raise Unreadable("not a regular file")
+    size = st.st_size
     if size > max_bytes:
         raise Unreadable(f"file too large ({size} bytes > {max_bytes})")
     try:
@@ -99,10 +120,12 @@ def split_frontmatter(text: str) -> FrontMatter:
     fm_text = text[opening.end() : closing.start()]
     try:
         meta = _YAML.load(fm_text) if fm_text.strip() else {}
-    except yaml.YAMLError as exc:
+    except YAML_ERRORS as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 2}" if mark is not None else ""
         raise Unreadable(f"malformed YAML front matter{where}") from None
+    if not expands_within(meta, len(fm_text)):
+        raise Unreadable("malformed YAML front matter: aliases expand too far (alias bomb or self-reference)")
     if meta is None:
         meta = {}
     if not isinstance(meta, dict):
@@ -110,6 +133,27 @@ def split_frontmatter(text: str) -> FrontMatter:
     return FrontMatter(
         meta={str(k): v for k, v in meta.items()}, present=True, body=text[closing.end() :], raw=fm_text
     )
+
+
+def expands_within(value: Any, text_chars: int) -> bool:
+    """Whether `value`, walked as a tree with every YAML alias expanded, stays near the size of its text.
+
+    Without aliases every node costs at least a character of text; aliases can make a few hundred
+    bytes expand to billions of nodes (or loop forever) for whoever walks or prints the value later.
+    """
+    budget = text_chars + 1000
+    stack = [value]
+    while stack:
+        budget -= 1
+        if budget < 0:
+            return False
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple, set, frozenset)):
+            stack.extend(item)
+    return True
 
 
 def read_memory_file(root: Path, path: Path, max_bytes: int, findings: list[Finding]) -> FrontMatter | None:

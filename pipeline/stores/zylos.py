@@ -51,7 +51,9 @@ SESSION_HEADER = re.compile(r"^# Session Log:\s*(\d{4}-\d{2}-\d{2})\s*$", re.MUL
 SESSION_FILE = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:-\d+)?\.md$")
 LAST_UPDATED = re.compile(r"^Last updated:\s*(\d{4}-\d{2}-\d{2})", re.MULTILINE)
 # ATX heading; a closing run of `#` counts only after a space, so "### Use C#" keeps its `#`.
-HEADING = re.compile(r"^(#{1,6})[ \t]+(.*?)(?:[ \t]+#+)?[ \t]*$")
+# The title takes a run of blanks only when more than a closing run follows it (possessive, so a long
+# run of blanks is scanned a bounded number of times: a lazy `(.*?)` here was quadratic in it).
+HEADING = re.compile(r"^(#{1,6})[ \t]+((?:[^ \t\n]|[ \t]++(?!#*+[ \t]*+$))*+)(?:[ \t]+#+)?[ \t]*$")
 FENCE = re.compile(r"^[ \t]*(```|~~~)")
 # `- **Field:** value`, and the `- **Field**: value` variant hand edits produce.
 FIELD = re.compile(r"^[ \t]*[-*+][ \t]+\*\*(?P<name>[^*]+?)\*\*[ \t]*:?[ \t]*(?P<value>.*)$")
@@ -98,6 +100,9 @@ def parse_entries(text: str) -> list[Entry]:
     section: str | None = None
     current: Entry | None = None
     body_lines: list[str] = []
+    # Field values as parts, joined once at the end of the entry: growing one string per line was
+    # quadratic in a field with many continuation lines.
+    parts: dict[str, list[str]] = {}
     last_field: str | None = None
     in_fence = False
 
@@ -105,6 +110,7 @@ def parse_entries(text: str) -> list[Entry]:
         nonlocal current
         if current is None:
             return
+        current.fields = {k: " ".join(p for p in v if p) for k, v in parts.items()}
         last = end_index
         while last > current.line_start - 1 and not lines[last - 1].strip():
             last -= 1
@@ -124,6 +130,7 @@ def parse_entries(text: str) -> list[Entry]:
             if level == 3:
                 current = Entry(title=title, section=section, line_start=index, line_end=index)
                 body_lines = []
+                parts = {}
                 last_field = None
             elif level == 2:
                 section = title
@@ -139,11 +146,11 @@ def parse_entries(text: str) -> list[Entry]:
             key = name.casefold()
             value = match.group("value").strip()
             # A field written twice reads as one value, in the order written.
-            current.fields[key] = f"{current.fields[key]} {value}".strip() if key in current.fields else value
+            parts.setdefault(key, []).append(value)
             last_field = key
         elif line.strip():
             if last_field is not None and line[:1] in (" ", "\t"):
-                current.fields[last_field] = f"{current.fields[last_field]} {line.strip()}".strip()
+                parts[last_field].append(line.strip())
             else:
                 current.notes.append(line.strip())
                 last_field = None
@@ -188,14 +195,17 @@ def entry_statement(entry: Entry) -> str:
 def entry_memories(file_key: str, kind: str, text: str, mtime: float | None) -> list[Memory]:
     out: list[Memory] = []
     used: set[str] = set()
+    last_n: dict[str, int] = {}
     for entry in parse_entries(text):
         # Repeated titles get -2, -3, ...; a suffix never reuses a slug another title already has.
         base = slugify(entry.title)
-        slug, n = base, 1
+        n = last_n.get(base, 1)  # every suffix below the last one taken is still taken: not quadratic
+        slug = base if n == 1 else f"{base}-{n}"
         while slug in used:
             n += 1
             slug = f"{base}-{n}"
         used.add(slug)
+        last_n[base] = n
         status_text = entry.fields.get("status")
         out.append(
             Memory(
