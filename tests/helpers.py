@@ -62,3 +62,21 @@ def copy_store(src: Path, dst: Path) -> Path:
 def files(root: Path) -> dict[str, bytes]:
     """`snapshot` without the folder entries: every file and its bytes."""
     return {k: v for k, v in snapshot(root).items() if not k.endswith("/")}
+
+
+def kill_apply_then_recover(store: Path, step: int, env: dict | None = None) -> tuple[dict, dict]:
+    """Kill `apply` at fault step `step` (it exits 99), let the next `plan` recover the store, and
+    check it is exactly as before; returns (the snapshot before, the snapshot right after the kill)."""
+    import os
+
+    before = snapshot(store)
+    base = dict(env or os.environ)
+    cmd = [sys.executable, "-m", "pipeline", "apply", str(store), "--now", NOW, "--model", "none", "--yes"]
+    res = subprocess.run(cmd, env={**base, "MEMCONSOLIDATE_FAULT_AFTER": str(step)}, capture_output=True, text=True, timeout=120)
+    assert res.returncode == 99, res.stderr
+    killed = snapshot(store)
+    nxt = run_cli("plan", str(store), "--now", NOW, "--model", "none", "--json", env=base)
+    assert nxt.returncode == 0, nxt.stderr
+    assert "rolled back" in nxt.stderr or "discarded" in nxt.stderr
+    assert snapshot(store) == before
+    return before, killed

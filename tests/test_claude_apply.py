@@ -14,12 +14,11 @@ import re
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from helpers import FIXTURES, NOW, REPO, files, plan_json, run_cli, snapshot
+from helpers import FIXTURES, NOW, REPO, files, kill_apply_then_recover, plan_json, run_cli, snapshot
 
 from pipeline.config import Settings
 from pipeline.journal import execute
@@ -401,17 +400,7 @@ def test_a_conflict_on_a_file_another_action_archives_is_skipped(store):
 
 @pytest.mark.parametrize("step", [3, 10, 16])
 def test_a_killed_apply_is_undone_by_the_next_plan(store, step):
-    before = snapshot(store)
-    env = {**os.environ, "MEMCONSOLIDATE_FAULT_AFTER": str(step)}
-    res = subprocess.run(
-        [sys.executable, "-m", "pipeline", "apply", str(store), "--now", NOW, "--model", "none", "--yes"],
-        env=env, capture_output=True, text=True, timeout=120,
-    )
-    assert res.returncode == 99, res.stderr
-    nxt = run_cli("plan", str(store), "--now", NOW, "--model", "none", "--json")
-    assert nxt.returncode == 0, nxt.stderr
-    assert "rolled back" in nxt.stderr or "discarded" in nxt.stderr
-    assert snapshot(store) == before
+    kill_apply_then_recover(store, step)
     assert apply(store).returncode == 0  # and it still applies cleanly
 
 

@@ -9,13 +9,12 @@ held-out texts are never printed.
 
 from __future__ import annotations
 
-import json
 import re
 from collections import Counter
 from pathlib import Path
-from typing import Any
 
 from pipeline.rules.text import normalize, significant_words, tokens
+from test_eval_datasets import load_path as load, texts
 
 EVALS = Path(__file__).resolve().parent.parent / "evals"
 EXTRA = EVALS / "datasets" / "conflict_extra.jsonl"
@@ -41,22 +40,6 @@ TAG_LABELS: dict[str, bool | None] = {
     "number": None, "version": None, "antonym": None, "negation": None, "dated": None,
     "hedged": None,
 }
-
-
-def load(path: Path) -> list[dict[str, Any]]:
-    raw = path.read_text(encoding="utf-8")
-    assert raw.endswith("\n"), f"{path.name}: missing final newline"
-    rows = []
-    for n, line in enumerate(raw.split("\n")[:-1], 1):
-        assert line.strip(), f"{path.name}:{n}: blank line"
-        row = json.loads(line)
-        assert isinstance(row, dict), f"{path.name}:{n}: not a JSON object"
-        rows.append(row)
-    return rows
-
-
-def texts(row: dict[str, Any]) -> list[str]:
-    return [row[k] for k in ("a", "b", "text") if isinstance(row.get(k), str)]
 
 
 def near_shared(mine: str, theirs: str) -> bool:

@@ -88,7 +88,11 @@ FILES = [("datasets", s) for s in DEV_MIN] + [("holdout", s) for s in JUDGED_STA
 
 
 def load(split: str, stage: str) -> list[dict[str, Any]]:
-    path = EVALS / split / f"{stage}.jsonl"
+    return load_path(EVALS / split / f"{stage}.jsonl")
+
+
+def load_path(path: Path) -> list[dict[str, Any]]:
+    """One JSON object per line, a final newline, no blank lines."""
     raw = path.read_text(encoding="utf-8")
     assert raw.endswith("\n"), f"{path}: missing final newline"
     rows = []
@@ -101,7 +105,7 @@ def load(split: str, stage: str) -> list[dict[str, Any]]:
 
 
 def texts(row: dict[str, Any]) -> list[str]:
-    return [row[k] for k in ("a", "b", "text") if k in row]
+    return [row[k] for k in ("a", "b", "text") if isinstance(row.get(k), str)]
 
 
 def lines_of(section: dict[str, str]) -> int:

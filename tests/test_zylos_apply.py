@@ -13,12 +13,11 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from helpers import FIXTURES, NOW, REPO, files, plan_json, run_cli, snapshot
+from helpers import FIXTURES, NOW, REPO, files, kill_apply_then_recover, plan_json, run_cli, snapshot
 from test_zylos_fixture import DEFAULT_AGE, MTIMES, noon_days_ago
 
 from pipeline.config import Settings
@@ -216,18 +215,10 @@ def test_session_already_in_the_archive_is_not_overwritten(store):
 
 @pytest.mark.parametrize("step", [3, 11])
 def test_a_killed_apply_is_rolled_back_by_the_next_plan(store, step):
-    before = snapshot(store)
-    env = {**ENV, "MEMCONSOLIDATE_FAULT_AFTER": str(step)}
-    cmd = [sys.executable, "-m", "pipeline", "apply", str(store), "--now", NOW, "--model", "none", "--yes"]
-    res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
-    assert res.returncode == 99, res.stderr
+    before, killed = kill_apply_then_recover(store, step, env=ENV)
     if step == 11:
         # killed after the journal and three file writes: the store really was half changed
-        assert snapshot(store) != before
-    nxt = run_cli("plan", str(store), "--now", NOW, "--model", "none", "--json")
-    assert nxt.returncode == 0, nxt.stderr
-    assert "rolled back" in nxt.stderr or "discarded" in nxt.stderr
-    assert snapshot(store) == before
+        assert killed != before
     assert apply(store).returncode == 0  # and it applies cleanly afterwards
 
 

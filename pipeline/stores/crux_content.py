@@ -145,16 +145,25 @@ def _output_trackers(run: Run, trackers: list[Tracker], outputs: list[dict[str, 
     ]
 
 
-def consolidate(run: Run, a: Action) -> None:
-    """`consolidate` and `rebalance_volumes`: archive the members, write the outputs and trackers."""
+def _prepare(run: Run, a: Action) -> tuple[list, list] | None:
+    """The action's outputs and live members, or None after skipping it with the reason."""
     blocked = run.archive_ok()
     outputs = _outputs(a)
     members = _members(run, a)
     for why in (blocked, outputs if isinstance(outputs, str) else None, members if isinstance(members, str) else None):
         if why:
             run.skip(a, why)
-            return
+            return None
     assert isinstance(outputs, list) and isinstance(members, list)
+    return outputs, members
+
+
+def consolidate(run: Run, a: Action) -> None:
+    """`consolidate` and `rebalance_volumes`: archive the members, write the outputs and trackers."""
+    prepared = _prepare(run, a)
+    if prepared is None:
+        return
+    outputs, members = prepared
     if a.kind == "consolidate" and len(members) < 2:
         run.skip(a, "a consolidation needs at least two members")
         return
@@ -199,14 +208,10 @@ def consolidate(run: Run, a: Action) -> None:
 
 
 def compress(run: Run, a: Action) -> None:
-    blocked = run.archive_ok()
-    outputs = _outputs(a)
-    members = _members(run, a)
-    for why in (blocked, outputs if isinstance(outputs, str) else None, members if isinstance(members, str) else None):
-        if why:
-            run.skip(a, why)
-            return
-    assert isinstance(outputs, list) and isinstance(members, list)
+    prepared = _prepare(run, a)
+    if prepared is None:
+        return
+    outputs, members = prepared
     if len(members) != 1 or len(outputs) != 1:
         run.skip(a, "a compression has one target and one output")
         return
