@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
+import os
 import subprocess
 import sys
+import traceback
+import warnings
 from pathlib import Path
 
 from pipeline.model import Memory
@@ -21,11 +26,92 @@ def mem(key: str, body: str, **kw) -> Memory:
     return Memory(key=key, body=body, **kw)
 
 
-def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
-    """The installed command line in a subprocess, exactly as a user runs it."""
+def run_cli_process(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+    """The command line in its own process (`python -m pipeline`), exactly as a user runs it: for what
+    only a separate process shows (a crash, a kill, a lock held by another process, the module entry)."""
     return subprocess.run(
         [sys.executable, "-m", "pipeline", *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=120
     )
+
+
+FAULT_ENV = "MEMCONSOLIDATE_FAULT_AFTER"
+
+
+def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+    """The command line run in this process, seen as a subprocess would see it.
+
+    `pipeline.cli.main` runs with its own argv, stdin (empty, not a terminal), stdout and stderr
+    (bytes decoded and newline-translated as `subprocess.run(text=True)` does), environment
+    (`env` replaces it, as for a subprocess), working directory and a fresh interpreter's warning
+    filters, all restored afterwards. An uncaught exception prints its traceback and exits 1, as
+    the interpreter would. A fault-injected run (MEMCONSOLIDATE_FAULT_AFTER) ends its process
+    with os._exit, so it always runs in its own process.
+    """
+    if FAULT_ENV in (os.environ if env is None else env):
+        return run_cli_process(*args, cwd=cwd, env=env)
+    with _isolated_process_state(args, cwd, env) as (out, err):
+        code = _call_main()
+    return subprocess.CompletedProcess(["memconsolidate", *args], code, _as_text(out), _as_text(err))
+
+
+def _as_text(buffer: io.BytesIO) -> str:
+    text = buffer.getvalue().decode("utf-8")  # strict: invalid UTF-8 fails as `text=True` would
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+@contextlib.contextmanager
+def _isolated_process_state(args: tuple[str, ...], cwd: Path | None, env: dict | None):
+    from pipeline import journal
+
+    saved = (sys.argv, sys.stdin, sys.stdout, sys.stderr, os.getcwd(), dict(os.environ), journal._steps)
+    out, err = io.BytesIO(), io.BytesIO()
+    stdout, stderr = (io.TextIOWrapper(b, encoding="utf-8", newline="\n") for b in (out, err))
+    try:
+        sys.argv, sys.stdin, sys.stdout, sys.stderr = ["memconsolidate", *args], io.StringIO(), stdout, stderr
+        if env is not None:
+            os.environ.clear()
+            os.environ.update(env)
+        if cwd is not None:
+            os.chdir(cwd)
+        journal._steps = 0  # the fault-step counter a new process starts at zero
+        with warnings.catch_warnings():
+            # a fresh interpreter's filters and output, not pytest's recorder: a stray warning
+            # must show on stderr (and fail a one-line check) here as it would in a subprocess
+            warnings.resetwarnings()
+            for category in (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning):
+                warnings.simplefilter("ignore", category)
+            warnings.showwarning = _show_warning
+            yield out, err
+    finally:
+        for stream in (stdout, stderr):
+            stream.flush()
+            stream.detach()
+        sys.argv, sys.stdin, sys.stdout, sys.stderr = saved[:4]
+        os.chdir(saved[4])
+        if os.environ != saved[5]:  # what the run set stays in its "process"
+            os.environ.clear()
+            os.environ.update(saved[5])
+        journal._steps = saved[6]
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
+    sys.stderr.write(warnings.formatwarning(message, category, filename, lineno, line))
+
+
+def _call_main() -> int:
+    from pipeline import cli
+
+    try:
+        cli.main()
+    except SystemExit as exc:
+        if exc.code is None or isinstance(exc.code, int):
+            return exc.code or 0
+        sys.stderr.write(f"{exc.code}\n")
+        return 1
+    except Exception:
+        traceback.print_exc(file=sys.stderr)
+        return 1
+    return 0
 
 
 def plan_json(path: Path, *extra: str) -> dict:
