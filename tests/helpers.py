@@ -6,6 +6,8 @@ import contextlib
 import io
 import json
 import os
+import shutil
+import signal
 import subprocess
 import sys
 import traceback
@@ -45,10 +47,10 @@ def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None) -> sub
     (`env` replaces it, as for a subprocess), working directory and a fresh interpreter's warning
     filters, all restored afterwards. An uncaught exception prints its traceback and exits 1, as
     the interpreter would. A fault-injected run (MEMCONSOLIDATE_FAULT_AFTER) ends its process
-    with os._exit, so it always runs in its own process.
+    with os._exit, so it always runs in a process of its own (`start_cli`).
     """
     if FAULT_ENV in (os.environ if env is None else env):
-        return run_cli_process(*args, cwd=cwd, env=env)
+        return start_cli(*args, cwd=cwd, env=env).wait()
     with _isolated_process_state(args, cwd, env) as (out, err):
         code = _call_main()
     return subprocess.CompletedProcess(["memconsolidate", *args], code, _as_text(out), _as_text(err))
@@ -139,8 +141,6 @@ def snapshot(root: Path) -> dict[str, bytes]:
 
 
 def copy_store(src: Path, dst: Path) -> Path:
-    import shutil
-
     shutil.copytree(src, dst, symlinks=True)
     return dst
 
@@ -153,12 +153,9 @@ def files(root: Path) -> dict[str, bytes]:
 def kill_apply_then_recover(store: Path, step: int, env: dict | None = None) -> tuple[dict, dict]:
     """Kill `apply` at fault step `step` (it exits 99), let the next `plan` recover the store, and
     check it is exactly as before; returns (the snapshot before, the snapshot right after the kill)."""
-    import os
-
     before = snapshot(store)
     base = dict(env or os.environ)
-    cmd = [sys.executable, "-m", "pipeline", "apply", str(store), "--now", NOW, "--model", "none", "--yes"]
-    res = subprocess.run(cmd, env={**base, "MEMCONSOLIDATE_FAULT_AFTER": str(step)}, capture_output=True, text=True, timeout=120)
+    res = run_cli("apply", str(store), "--now", NOW, "--model", "none", "--yes", env={**base, FAULT_ENV: str(step)})
     assert res.returncode == 99, res.stderr
     killed = snapshot(store)
     nxt = run_cli("plan", str(store), "--now", NOW, "--model", "none", "--json", env=base)
@@ -166,3 +163,175 @@ def kill_apply_then_recover(store: Path, step: int, env: dict | None = None) -> 
     assert "rolled back" in nxt.stderr or "discarded" in nxt.stderr
     assert snapshot(store) == before
     return before, killed
+
+
+# --- the CLI in a process of its own, cheaply ---------------------------------------------------
+# A crash, a SIGKILL or a lock held by another process needs a real second process. Each one is
+# forked from a fork server that imported the pipeline once (a fresh interpreter per run spends
+# most of its time importing), so it is a separate process with its own memory, file descriptors,
+# locks and exit, started from a clean single-threaded parent rather than from pytest.
+
+_FORK_PRELOAD = ["helpers", "pipeline.cli", "pipeline.workflow", "pipeline.report", "pipeline.journal"]
+_fork_context = None
+
+
+def _forkserver():
+    global _fork_context
+    if _fork_context is None:
+        import multiprocessing
+
+        _fork_context = multiprocessing.get_context("forkserver")
+        _fork_context.set_forkserver_preload(_FORK_PRELOAD)
+    return _fork_context
+
+
+def stop_forkserver() -> None:
+    """End the fork server and reap it, so the CPU time of every run forked from it is counted
+    as this process's (by `time`, by rusage) rather than lost with an orphan."""
+    global _fork_context
+    if _fork_context is None:
+        return
+    end_children()
+    from multiprocessing import forkserver
+
+    server = forkserver._forkserver
+    pid, alive = getattr(server, "_forkserver_pid", None), getattr(server, "_forkserver_alive_fd", None)
+    if pid is not None and alive is not None:
+        os.close(alive)  # the server exits when no client holds this pipe any more
+        os.waitpid(pid, 0)
+        server._forkserver_pid = server._forkserver_alive_fd = server._forkserver_address = None
+    _fork_context = None
+
+
+class Child:
+    """A CLI run in its own process (from `start_cli`). With `report_steps`, it reports each journal
+    fault step as it passes it; `hold_at=N` also stops it right after step N until `release()`;
+    `hold_before_replace=SUFFIX` stops it (reporting "replace") just before it renames a finished
+    temp file onto a path ending in SUFFIX: inside `write_atomic`, between its two halves."""
+
+    def __init__(self, process, steps, control, out_path: Path, err_path: Path, args: tuple[str, ...]) -> None:
+        self.process, self._steps, self._control = process, steps, control
+        self._out, self._err, self.args = out_path, err_path, args
+
+    def next_step(self) -> int | str | None:
+        """The next step the run reports (blocking), or None once it has ended."""
+        try:
+            return self._steps.recv()
+        except EOFError:
+            return None
+
+    def wait_for_step(self, step: int) -> bool:
+        """Block until the run has passed `step`; False if it ended first."""
+        while (seen := self.next_step()) is not None:
+            if isinstance(seen, int) and seen >= step:
+                return True
+        return False
+
+    def release(self) -> None:
+        self._control.send("go")
+
+    def kill(self) -> None:
+        """SIGKILL, unless the run has already ended (its parent, the fork server, reaps it at once)."""
+        try:
+            os.kill(self.process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    def wait(self, timeout: float = 120) -> subprocess.CompletedProcess:
+        self.process.join(timeout)
+        if self.process.is_alive():
+            self.kill()
+            self.process.join()
+            raise AssertionError(f"memconsolidate {' '.join(self.args)} did not end within {timeout} s")
+        for conn in (self._steps, self._control):
+            if conn is not None:
+                conn.close()
+        # a run killed early may not have opened them yet: it printed nothing
+        out, err = (io.BytesIO(p.read_bytes() if p.exists() else b"") for p in (self._out, self._err))
+        shutil.rmtree(self._out.parent, ignore_errors=True)
+        return subprocess.CompletedProcess(["memconsolidate", *self.args], self.process.exitcode, _as_text(out), _as_text(err))
+
+
+def start_cli(*args: str, cwd: Path | None = None, env: dict | None = None, report_steps: bool = False,
+              hold_at: int | None = None, hold_before_replace: str | None = None) -> Child:
+    """Start the command line in a process of its own (see above); `.wait()` gives what
+    `subprocess.run(text=True)` would: returncode (negative for a signal), stdout, stderr."""
+    import tempfile
+
+    ctx = _forkserver()
+    folder = Path(tempfile.mkdtemp(prefix="mc-child-"))
+    out_path, err_path = folder / "stdout", folder / "stderr"
+    steps_r = steps_w = control_r = control_w = None
+    if report_steps or hold_at is not None or hold_before_replace is not None:
+        steps_r, steps_w = ctx.Pipe(duplex=False)
+        control_r, control_w = ctx.Pipe(duplex=False)
+    process = ctx.Process(
+        target=_child_main,
+        args=(args, dict(os.environ if env is None else env), str(cwd or os.getcwd()), str(out_path), str(err_path),
+              steps_w, control_r, report_steps or hold_at is not None, hold_at, hold_before_replace),
+        daemon=True,
+    )
+    process.start()
+    for conn in (steps_w, control_r):  # the child has its own copies: EOF comes when it ends
+        if conn is not None:
+            conn.close()
+    child = Child(process, steps_r, control_w, out_path, err_path, args)
+    _children.append(child)
+    return child
+
+
+_children: list[Child] = []
+
+
+def end_children() -> None:
+    """Kill and reap every child a test started and left running (a failed assertion before its
+    kill or release): none may outlive its test, hold a store's lock or keep the fork server up."""
+    while _children:
+        child = _children.pop()
+        if child.process.is_alive():
+            child.kill()
+        child.process.join()
+        shutil.rmtree(child._out.parent, ignore_errors=True)
+
+
+def _child_main(args, env, cwd, out_path, err_path, steps, control, report_steps, hold_at, hold_before_replace) -> None:
+    """In the child: the environment, folder, output files and argv of a fresh `memconsolidate` run."""
+    os.environ.clear()
+    os.environ.update(env)
+    os.chdir(cwd)
+    for fd, path in ((1, out_path), (2, err_path)):
+        target = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        os.dup2(target, fd)
+        os.close(target)
+    sys.argv = ["memconsolidate", *args]
+    from pipeline import cli, journal
+
+    journal._steps = 0
+
+    def hold() -> None:
+        try:
+            control.recv()
+        except EOFError:
+            pass
+
+    if report_steps:
+        fault_step = journal._step
+
+        def reporting_step() -> None:
+            fault_step()  # the product's own: may sleep (FAULT_DELAY_MS) or exit (FAULT_AFTER)
+            steps.send(journal._steps)
+            if journal._steps == hold_at:
+                hold()
+
+        journal._step = reporting_step
+    if hold_before_replace is not None:
+        replace = os.replace
+
+        def holding_replace(src, dst, **kw) -> None:
+            if str(dst).endswith(hold_before_replace) and ".mc-tmp-" in str(src):
+                steps.send("replace")
+                hold()
+            replace(src, dst, **kw)
+
+        os.replace = holding_replace  # this process only: it is the child's own
+    cli.main()
