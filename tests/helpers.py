@@ -10,6 +10,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import time
 import traceback
 import warnings
 from pathlib import Path
@@ -67,7 +68,11 @@ def _isolated_process_state(args: tuple[str, ...], cwd: Path | None, env: dict |
 
     saved = (sys.argv, sys.stdin, sys.stdout, sys.stderr, os.getcwd(), dict(os.environ), journal._steps)
     out, err = io.BytesIO(), io.BytesIO()
-    stdout, stderr = (io.TextIOWrapper(b, encoding="utf-8", newline="\n") for b in (out, err))
+    # The streams a new interpreter would open on pipes: UTF-8 (the machine's C.UTF-8 locale), or
+    # what PYTHONIOENCODING says; strict on stdout, backslashreplace on stderr unless it says.
+    encoding, _, errors = ((os.environ if env is None else env).get("PYTHONIOENCODING") or "utf-8").partition(":")
+    stdout = io.TextIOWrapper(out, encoding=encoding or "utf-8", errors=errors or "strict", newline="\n")
+    stderr = io.TextIOWrapper(err, encoding=encoding or "utf-8", errors=errors or "backslashreplace", newline="\n")
     try:
         sys.argv, sys.stdin, sys.stdout, sys.stderr = ["memconsolidate", *args], io.StringIO(), stdout, stderr
         if env is not None:
@@ -94,6 +99,36 @@ def _isolated_process_state(args: tuple[str, ...], cwd: Path | None, env: dict |
             os.environ.clear()
             os.environ.update(saved[5])
         journal._steps = saved[6]
+
+
+@contextlib.contextmanager
+def fifo_watch(*fifos: Path):
+    """Count the readers that open one of `fifos`, and free each at once (opening a FIFO for
+    writing hands a reader blocked on it an immediate end of file), so such a bug fails the test
+    instead of hanging it. Yields the list of FIFOs opened: empty means none ever was."""
+    import threading
+
+    opened: list[Path] = []
+    stop = threading.Event()
+
+    def watch() -> None:
+        while not stop.is_set():
+            for fifo in fifos:
+                try:
+                    fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)  # ENXIO while nobody reads it
+                except OSError:
+                    continue
+                opened.append(fifo)
+                os.close(fd)
+            stop.wait(0.005)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    try:
+        yield opened
+    finally:
+        stop.set()
+        watcher.join()
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None) -> None:
@@ -335,3 +370,38 @@ def _child_main(args, env, cwd, out_path, err_path, steps, control, report_steps
 
         os.replace = holding_replace  # this process only: it is the child's own
     cli.main()
+
+
+# --- how work grows, without a clock ------------------------------------------------------------
+
+
+def cpu_growth(run, small, large, rounds: int = 3) -> float:
+    """CPU time of `run(large)` over that of `run(small)`, the fastest of `rounds` interleaved runs
+    each: a ratio of this thread's CPU seconds, so neither a loaded machine (wall time) nor the
+    machine's speed moves it much. Linear work on an input 4x the size gives about 4 (less, with
+    fixed costs); quadratic work about 16. For work inside one C call (a regex, a copy), where
+    `calls_made` sees nothing."""
+    best = {id(small): float("inf"), id(large): float("inf")}
+    for _ in range(rounds):
+        for arg in (small, large):
+            start = time.thread_time()
+            run(arg)
+            best[id(arg)] = min(best[id(arg)], time.thread_time() - start)
+    return best[id(large)] / max(best[id(small)], 1e-6)
+
+
+def calls_made(run) -> int:
+    """How many Python and C function calls `run()` makes: a deterministic measure of work."""
+    count = 0
+
+    def profile(frame, event, arg) -> None:
+        nonlocal count
+        if event in ("call", "c_call"):
+            count += 1
+
+    sys.setprofile(profile)
+    try:
+        run()
+    finally:
+        sys.setprofile(None)
+    return count

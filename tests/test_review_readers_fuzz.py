@@ -12,6 +12,8 @@ import datetime as dt
 import json
 import os
 import re
+import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -20,6 +22,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from helpers import NOW, run_cli, snapshot
+from helpers import calls_made, cpu_growth, fifo_watch
 from pipeline.config import LLMConfig, Settings
 from pipeline.errors import ConfigError
 from pipeline.plan import build_plan
@@ -326,12 +329,20 @@ def test_yaml_alias_bomb_is_a_parse_error_not_a_hang(tmp_path, field):
     write(crux / ".crux/reference-tracking/base.refs.yml", f"{_BOMB}\nrecent_references: *l8\n")
     claude = claude_base(tmp_path / "claude")
     write(claude / ".claude/agent-memory/a/bomb.md", f"---\n{_BOMB}\n{line}\n---\nbody\n")
-    start = time.monotonic()
-    _, crux_plan, _ = plan_bytes(crux)
-    _, claude_plan, _ = plan_bytes(claude)
-    assert time.monotonic() - start < 5
-    assert {"memories/learning/bomb.memory.md", ".crux/reference-tracking/base.refs.yml"} <= set(parse_errors(crux_plan))
-    assert ".claude/agent-memory/a/bomb.md" in parse_errors(claude_plan)
+    plans = {}
+    bomb_work = calls_made(lambda: plans.update(crux=plan_bytes(crux)[1], claude=plan_bytes(claude)[1]))
+    assert {"memories/learning/bomb.memory.md", ".crux/reference-tracking/base.refs.yml"} <= set(parse_errors(plans["crux"]))
+    assert ".claude/agent-memory/a/bomb.md" in parse_errors(plans["claude"])
+    # Not a hang, and no walk of the expansion either: planning the bombs is about as much work
+    # as planning the same stores with the same YAML minus its aliases (nine lists of nine x's).
+    plain_crux, plain_claude = crux_base(tmp_path / "plain-crux"), claude_base(tmp_path / "plain-claude")
+    plain = re.sub(r"&l\d ", "", re.sub(r"\*l\d", "x", _BOMB))
+    plain_line = re.sub(r"\*l8", "x", line)
+    write(plain_crux / "memories/learning/bomb.memory.md", f"---\n{plain}\n{plain_line}\n---\nbody\n")
+    write(plain_crux / ".crux/reference-tracking/base.refs.yml", f"{plain}\nrecent_references: x\n")
+    write(plain_claude / ".claude/agent-memory/a/bomb.md", f"---\n{plain}\n{plain_line}\n---\nbody\n")
+    plain_work = calls_made(lambda: (plan_bytes(plain_crux), plan_bytes(plain_claude)))
+    assert bomb_work < 3 * plain_work, (bomb_work, plain_work)
 
 
 def test_recursive_yaml_alias_is_a_parse_error(tmp_path):
@@ -398,26 +409,38 @@ NON_UTF8_PLACES = {
 def test_file_name_that_is_not_utf8_prints_as_valid_utf8(tmp_path, layout):
     """os.listdir gives lone surrogates for such names; the reader keeps them (apply can act on the file),
     so the plan must reach stdout as valid UTF-8 whatever the machine's locale."""
-    import subprocess
-    import sys
+    root, names = non_utf8_store(tmp_path, layout)
+    for encoding in ("utf-8", "utf-8:surrogateescape"):
+        env = {**os.environ, "PYTHONIOENCODING": encoding}  # the streams the command starts with
+        for args in (("--json",), ()):
+            # run_cli decodes stdout strictly as UTF-8, as the original subprocess check did
+            res = run_cli("plan", str(root), "--now", NOW, "--model", "none", *args, env=env)
+            assert res.returncode == 0, res.stderr
+            out = res.stdout
+            if args:
+                keys = {t.rsplit("/", 1)[-1] for item in json.loads(out)["findings"] + json.loads(out)["actions"] for t in item["targets"]}
+                assert names & keys
 
+
+def non_utf8_store(tmp_path: Path, layout: str) -> tuple[Path, set[str]]:
     root = {"crux": crux_base, "claude": claude_base, "zylos": zylos_base}[layout](tmp_path)
     folder, suffix = NON_UTF8_PLACES[layout]
     text = b"---\ntitle: Odd\ntype: learning\nstrength: 20\n---\n### Odd\n- **Status:** superseded\nA base memory.\n"
     for stem in (b"odd\xff", b"odd\xfe"):
         with open(os.fsencode(root / folder) + b"/" + stem + suffix.encode(), "wb") as fh:
             fh.write(text)
-    names = {os.fsdecode(b"odd\xff" + suffix.encode()), os.fsdecode(b"odd\xfe" + suffix.encode())}
-    for encoding in ("utf-8", "utf-8:surrogateescape"):
-        env = {**os.environ, "PYTHONIOENCODING": encoding}
-        for args in (("--json",), ()):
-            res = subprocess.run([sys.executable, "-m", "pipeline", "plan", str(root), "--now", NOW, "--model", "none", *args],
-                                 capture_output=True, env=env, timeout=120)
-            assert res.returncode == 0, res.stderr
-            out = res.stdout.decode("utf-8")  # strict: the bytes must be UTF-8
-            if args:
-                keys = {t.rsplit("/", 1)[-1] for item in json.loads(out)["findings"] + json.loads(out)["actions"] for t in item["targets"]}
-                assert names & keys
+    return root, {os.fsdecode(b"odd\xff" + suffix.encode()), os.fsdecode(b"odd\xfe" + suffix.encode())}
+
+
+def test_file_name_that_is_not_utf8_prints_as_valid_utf8_from_the_module_in_its_own_process(tmp_path):
+    """The same through `python -m pipeline` in a new interpreter with strict UTF-8 streams: the
+    bytes it prints are valid UTF-8 and exactly what the in-process run prints."""
+    root, _ = non_utf8_store(tmp_path, "crux")
+    env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
+    args = ("plan", str(root), "--now", NOW, "--model", "none")
+    res = subprocess.run([sys.executable, "-m", "pipeline", *args], capture_output=True, env=env, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.decode("utf-8") == run_cli(*args, env=env).stdout  # strict decode
 
 
 def test_bank_record_fields_of_the_wrong_shape_do_not_crash(tmp_path):
@@ -495,35 +518,55 @@ def test_duplicate_survivor_does_not_depend_on_the_machine_time_zone(tmp_path, m
 
 
 WHITESPACE_RUN = 200_000
+# Linear work on a 4x larger input costs at most about 4x; the quadratic patterns these tests pin
+# cost about 16x (and minutes at WHITESPACE_RUN).
+GROWTH_LIMIT = 8
+
+
+def plans_linearly(make_store, small: int, large: int):
+    """Plan the stores `make_store(n)` builds for n = small and large (4x); check the CPU time
+    grows linearly, not quadratically, and return the larger store's corpus."""
+    roots = {n: make_store(n) for n in (small, large)}
+    out = {}
+
+    def plan(n: int) -> None:
+        out[n] = plan_bytes(roots[n])[0]
+
+    growth = cpu_growth(plan, small, large)
+    assert growth < GROWTH_LIMIT, f"planning {large} instead of {small} took {growth:.1f}x the CPU time"
+    return out[large]
 
 
 def test_long_whitespace_in_a_memory_index_line_does_not_hang(tmp_path):
-    root = claude_base(tmp_path)
-    write(root / ".claude/agent-memory/a/MEMORY.md", "- [Base](base.md) — hook" + " " * WHITESPACE_RUN + "end  \n")
-    start = time.monotonic()
-    corpus, _, _ = plan_bytes(root)
-    assert time.monotonic() - start < 5
+    def store(n: int) -> Path:
+        root = claude_base(tmp_path / str(n))
+        write(root / ".claude/agent-memory/a/MEMORY.md", "- [Base](base.md) — hook" + " " * n + "end  \n")
+        return root
+
+    corpus = plans_linearly(store, WHITESPACE_RUN // 4, WHITESPACE_RUN)
     assert [(e.target, e.hook) for e in corpus.index_entries] == [
         (".claude/agent-memory/a/base.md", "hook" + " " * WHITESPACE_RUN + "end")
     ]
 
 
 def test_long_whitespace_in_a_zylos_heading_does_not_hang(tmp_path):
-    root = zylos_base(tmp_path)
-    write(root / "reference/decisions.md", "### Use C#" + " " * WHITESPACE_RUN + "now ##  \n- **Decision:** x\n")
-    start = time.monotonic()
-    corpus, _, _ = plan_bytes(root)
-    assert time.monotonic() - start < 5
+    def store(n: int) -> Path:
+        root = zylos_base(tmp_path / str(n))
+        write(root / "reference/decisions.md", "### Use C#" + " " * n + "now ##  \n- **Decision:** x\n")
+        return root
+
+    corpus = plans_linearly(store, WHITESPACE_RUN // 4, WHITESPACE_RUN)
     entry = next(m for m in corpus.memories if m.key.startswith("reference/decisions.md#"))
     assert entry.title == "Use C#" + " " * WHITESPACE_RUN + "now"
 
 
 def test_long_whitespace_after_a_numeric_crux_id_does_not_hang(tmp_path):
-    root = crux_base(tmp_path)
-    write(root / "memories/learning/n.memory.md", "---\nid: 0123" + " " * WHITESPACE_RUN + "# c\n---\nbody\n")
-    start = time.monotonic()
-    corpus, _, _ = plan_bytes(root)
-    assert time.monotonic() - start < 5
+    def store(n: int) -> Path:
+        root = crux_base(tmp_path / str(n))
+        write(root / "memories/learning/n.memory.md", "---\nid: 0123" + " " * n + "# c\n---\nbody\n")
+        return root
+
+    corpus = plans_linearly(store, WHITESPACE_RUN // 4, WHITESPACE_RUN)
     assert next(m for m in corpus.memories if m.key.endswith("n.memory.md")).id == "0123"
 
 
@@ -543,35 +586,36 @@ def test_zylos_heading_pattern_matches_as_before(line):
 
 def test_many_entries_with_one_title_do_not_take_quadratic_time(tmp_path):
     """Each repeated title re-walked -2, -3, ... from the start: 30,000 repeats took minutes."""
-    root = zylos_base(tmp_path)
-    write(root / "reference/decisions.md", "### Same-3\n" + "### Same\n" * 30_000)
-    start = time.monotonic()
-    corpus, _, _ = plan_bytes(root)
-    assert time.monotonic() - start < 5
+    def store(n: int) -> Path:
+        root = zylos_base(tmp_path / str(n))
+        write(root / "reference/decisions.md", "### Same-3\n" + "### Same\n" * n)
+        return root
+
+    corpus = plans_linearly(store, 1_000, 4_000)
     keys = [m.key for m in corpus.memories if m.key.startswith("reference/decisions.md#")]
-    assert len(keys) == len(set(keys)) == 30_001
+    assert len(keys) == len(set(keys)) == 4_001
     assert {"reference/decisions.md#same-3", "reference/decisions.md#same", "reference/decisions.md#same-2",
-            "reference/decisions.md#same-4", "reference/decisions.md#same-30001"} <= set(keys)
-    assert "reference/decisions.md#same-30002" not in keys
+            "reference/decisions.md#same-4", "reference/decisions.md#same-4001"} <= set(keys)
+    assert "reference/decisions.md#same-4002" not in keys
 
 
 def test_a_field_with_many_continuation_lines_does_not_take_quadratic_time(tmp_path):
     """Each continuation line rebuilt the whole value string."""
-    root = zylos_base(tmp_path)
-    write(root / "reference/decisions.md", "### T\n- **Decision:** first\n" + "  x\n" * 600_000 + "- **Decision:** last\n")
-    start = time.monotonic()
-    corpus, _, _ = plan_bytes(root)
-    assert time.monotonic() - start < 5
+    word = "x" * 40  # long lines: a copy per line shows (grows 16x) long before the per-line work does
+
+    def store(n: int) -> Path:
+        root = zylos_base(tmp_path / str(n))
+        write(root / "reference/decisions.md", "### T\n- **Decision:** first\n" + f"  {word}\n" * n + "- **Decision:** last\n")
+        return root
+
+    corpus = plans_linearly(store, 10_000, 40_000)
     entry = next(m for m in corpus.memories if m.key == "reference/decisions.md#t")
-    assert entry.body == "first " + "x " * 600_000 + "last"
+    assert entry.body == "first " + f"{word} " * 40_000 + "last"
 
 
 @pytest.mark.parametrize("layout", ["crux", "claude", "zylos"])
 def test_a_named_pipe_in_the_store_is_a_parse_error_not_a_hang(tmp_path, layout):
     """st_size of a FIFO is 0, so the size cap let read_bytes() block forever on it."""
-    import subprocess
-    import sys
-
     if layout == "crux":
         root, fifo = crux_base(tmp_path), tmp_path / "memories/learning/pipe.memory.md"
     elif layout == "claude":
@@ -584,13 +628,10 @@ def test_a_named_pipe_in_the_store_is_a_parse_error_not_a_hang(tmp_path, layout)
         fifo.unlink()
     if fifo is not None:
         os.mkfifo(fifo)
-    code = (
-        "import sys; sys.path.insert(0, sys.argv[2]); from test_review_readers_fuzz import plan_bytes, parse_errors;"
-        "from pathlib import Path; _, plan, _ = plan_bytes(Path(sys.argv[1])); print(sorted(parse_errors(plan).items()))"
-    )
-    res = subprocess.run([sys.executable, "-c", code, str(root), str(Path(__file__).parent)], capture_output=True, text=True, timeout=30)
-    assert res.returncode == 0, res.stderr
-    assert "not a regular file" in res.stdout
+    with fifo_watch(fifo or tmp_path / "pipe-target") as opened:
+        _, plan, _ = plan_bytes(root)
+    assert opened == []  # never opened, so never waited on
+    assert "not a regular file" in str(sorted(parse_errors(plan).items()))
 
 
 def test_consult_log_timestamps_at_the_end_of_the_calendar_are_skipped(tmp_path):
@@ -608,13 +649,7 @@ def test_bank_config_that_is_a_named_pipe_is_a_config_error_not_a_hang(tmp_path)
     """The bank config was read with Path.read_text, outside the size cap, symlink and file-type checks."""
     root = bank_base(tmp_path)
     os.mkfifo(root / "memory-consolidate.json")
-    res = subprocess_plan(root)
+    with fifo_watch(root / "memory-consolidate.json") as opened:
+        res = run_cli("plan", str(root), "--now", NOW, "--model", "none")
+    assert opened == []  # never opened, so never waited on
     assert res.returncode == 2 and "not a regular file" in res.stderr, res.stderr
-
-
-def subprocess_plan(root: Path):
-    import subprocess
-    import sys
-
-    return subprocess.run([sys.executable, "-m", "pipeline", "plan", str(root), "--now", NOW, "--model", "none"],
-                          capture_output=True, text=True, timeout=30)
