@@ -7,12 +7,56 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.pop("MEMCONSOLIDATE_MODEL", None)
 
 
-@pytest.fixture(autouse=True)
-def _no_child_outlives_its_test():
-    from helpers import end_children
+from openai_server import fake_openai  # noqa: E402,F401 - the local OpenAI server, for every test module
 
+from helpers import FIXTURES, copy_store  # noqa: E402
+
+
+# --- what every test gets -----------------------------------------------------------------------
+
+_cache_dirs = iter(range(1, 1_000_000))
+
+
+@pytest.fixture(autouse=True)
+def _isolated(monkeypatch, tmp_path_factory):
+    """Each test starts as a fresh process would: no MEMCONSOLIDATE_* setting from the shell that
+    runs pytest, a reply cache of its own (never ~/.cache, never another test's), the journal's
+    fault-step counter at zero; and no process it started outlives it."""
+    from helpers import end_children
+    from pipeline import journal
+
+    for name in list(os.environ):
+        if name.startswith("MEMCONSOLIDATE_") and not name.startswith("MEMCONSOLIDATE_TEST_"):
+            monkeypatch.delenv(name)
+    # outside tmp_path, which some tests use as the store itself; created only if a run caches
+    cache = tmp_path_factory.getbasetemp() / "reply-caches" / str(next(_cache_dirs))
+    monkeypatch.setenv("MEMCONSOLIDATE_CACHE_DIR", str(cache))
+    monkeypatch.setattr(journal, "_steps", 0)
     yield
     end_children()
+
+
+@pytest.fixture
+def fixture_store(tmp_path):
+    """`fixture_store("crux")`: a copy of fixtures/crux at tmp_path/crux (symlinks kept), to change at will."""
+
+    def copy(layout: str, name: str | None = None):
+        return copy_store(FIXTURES / layout, tmp_path / (name or layout))
+
+    return copy
+
+
+@pytest.fixture
+def bank_store(fixture_store):
+    return fixture_store("bank")
+
+
+@pytest.fixture
+def stub_settings():
+    """Settings for the offline stub model, today = NOW, no reply cache."""
+    from stage_helpers import settings_for
+
+    return settings_for("stub")
 
 
 def pytest_sessionfinish(session):
@@ -66,6 +110,12 @@ if os.environ.get("MEMCONSOLIDATE_TEST_COSTS"):
         write(f"subprocesses started: {sum(_spawned.values())}")
         for test, n in _spawned.most_common():
             write(f"  {n:4d} {test}")
-        write(f"CPU seconds in tests: {sum(_cpu.values()):.1f}; the 40 costliest:")
+        write(f"CPU seconds in tests: {sum(_cpu.values()):.1f} (runs forked from the fork server not included); by file:")
+        by_file: Counter[str] = Counter()
+        for test, seconds in _cpu.items():
+            by_file[test.split("::")[0]] += seconds
+        for name, seconds in by_file.most_common():
+            write(f"  {seconds:6.2f} {name}")
+        write("the 40 costliest tests:")
         for test, seconds in _cpu.most_common(40):
             write(f"  {seconds:6.2f} {test}")

@@ -1,6 +1,6 @@
 import json
 
-from helpers import FIXTURES, NOW, copy_store, plan_json, run_cli, snapshot
+from helpers import FIXTURES, NOW, plan_json, run_cli, snapshot
 
 
 def apply(store, *extra):
@@ -11,8 +11,8 @@ def records(path):
     return [json.loads(l) for l in path.read_text().splitlines() if l.startswith("{") and l.endswith("}")]
 
 
-def test_apply_supersedes_and_reinforces_without_rewriting_history(tmp_path):
-    store = copy_store(FIXTURES / "bank", tmp_path / "bank")
+def test_apply_supersedes_and_reinforces_without_rewriting_history(bank_store):
+    store = bank_store
     before = snapshot(store)
     res = apply(store)
     assert res.returncode == 0, res.stderr
@@ -35,8 +35,8 @@ def test_apply_supersedes_and_reinforces_without_rewriting_history(tmp_path):
     assert b'{"id": "m018", "text": "a truncated line that is not valid JSON"\n' in after[blog]
 
 
-def test_undo_restores_byte_for_byte(tmp_path):
-    store = copy_store(FIXTURES / "bank", tmp_path / "bank")
+def test_undo_restores_byte_for_byte(bank_store):
+    store = bank_store
     before = snapshot(store)
     assert apply(store).returncode == 0
     assert snapshot(store) != before
@@ -45,8 +45,8 @@ def test_undo_restores_byte_for_byte(tmp_path):
     assert snapshot(store) == before
 
 
-def test_undo_refuses_when_files_changed_since(tmp_path):
-    store = copy_store(FIXTURES / "bank", tmp_path / "bank")
+def test_undo_refuses_when_files_changed_since(bank_store):
+    store = bank_store
     assert apply(store).returncode == 0
     with open(store / "blog" / "memories.jsonl", "a") as fh:
         fh.write('{"id": "m900", "text": "written after the run"}\n')
@@ -56,8 +56,8 @@ def test_undo_refuses_when_files_changed_since(tmp_path):
     assert "m900" in (store / "blog" / "memories.jsonl").read_text()
 
 
-def test_apply_twice_and_a_retired_record_is_never_superseded_twice(tmp_path):
-    store = copy_store(FIXTURES / "bank", tmp_path / "bank")
+def test_apply_twice_and_a_retired_record_is_never_superseded_twice(bank_store):
+    store = bank_store
     assert apply(store).returncode == 0
     assert apply(store).returncode == 0  # the capped remainder (ops) goes now
     assert apply(store).returncode == 0
@@ -68,8 +68,8 @@ def test_apply_twice_and_a_retired_record_is_never_superseded_twice(tmp_path):
     assert len(superseded) == len(set(superseded))
 
 
-def test_nothing_to_apply_writes_nothing(tmp_path):
-    store = copy_store(FIXTURES / "bank", tmp_path / "bank")
+def test_nothing_to_apply_writes_nothing(bank_store):
+    store = bank_store
     for _ in range(3):
         apply(store)
     before = snapshot(store)
@@ -78,16 +78,16 @@ def test_nothing_to_apply_writes_nothing(tmp_path):
     assert snapshot(store) == before
 
 
-def test_apply_without_yes_off_a_terminal_is_refused(tmp_path):
-    store = copy_store(FIXTURES / "bank", tmp_path / "bank")
+def test_apply_without_yes_off_a_terminal_is_refused(bank_store):
+    store = bank_store
     before = snapshot(store)
     res = run_cli("apply", str(store), "--now", NOW, "--model", "none")
     assert res.returncode == 2 and "--yes" in res.stderr
     assert snapshot(store) == before
 
 
-def test_select_by_kind_and_number(tmp_path):
-    store = copy_store(FIXTURES / "bank", tmp_path / "bank")
+def test_select_by_kind_and_number(bank_store):
+    store = bank_store
     res = run_cli("apply", str(store), "--now", NOW, "--model", "none", "--yes", "--select", "2", "--json")
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
@@ -97,12 +97,12 @@ def test_select_by_kind_and_number(tmp_path):
 EXPECTED = FIXTURES.parent / "tests" / "data" / "expected" / "bank"
 
 
-def test_apply_matches_the_expected_tree(tmp_path):
+def test_apply_matches_the_expected_tree(bank_store):
     """The fixture after `apply --model none --yes`, compared with the committed tree (run ids
     masked). Regenerate with UPDATE_EXPECTED=1 after a deliberate change, and read the diff."""
     import os
 
-    store = copy_store(FIXTURES / "bank", tmp_path / "bank")
+    store = bank_store
     res = run_cli("apply", str(store), "--now", NOW, "--model", "none", "--yes", "--json")
     assert res.returncode == 0, res.stderr
     run_id = json.loads(res.stdout)["run_id"]

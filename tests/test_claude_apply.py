@@ -35,10 +35,8 @@ S = Settings(now=dt.date.fromisoformat(NOW))
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Path:
-    root = tmp_path / "claude"
-    shutil.copytree(FIXTURES / "claude", root, symlinks=True)
-    return root
+def store(fixture_store) -> Path:
+    return fixture_store("claude")
 
 
 def apply(root: Path, *extra: str, env: dict | None = None) -> subprocess.CompletedProcess:

@@ -38,10 +38,8 @@ UNREADABLE = L + "currency-rounding-rules.memory.md"
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Path:
-    root = tmp_path / "crux"
-    shutil.copytree(FIXTURES / "crux", root, symlinks=True)
-    return root
+def store(fixture_store) -> Path:
+    return fixture_store("crux")
 
 
 def apply(root: Path, *extra: str, now: str = NOW, env: dict | None = None) -> subprocess.CompletedProcess:

@@ -12,15 +12,15 @@ import time
 
 import pytest
 
-from helpers import FIXTURES, NOW, copy_store, run_cli, snapshot
+from helpers import NOW, run_cli, snapshot
 from helpers import FAULT_ENV, start_cli
 
 APPLY = ["apply", "--now", NOW, "--model", "none", "--yes"]
 
 
-def _states(tmp_path):
+def _states(fixture_store):
     """The store before and after a clean apply, and how many fault steps that apply passes."""
-    ref = copy_store(FIXTURES / "bank", tmp_path / "ref")
+    ref = fixture_store("bank", "ref")
     before = snapshot(ref)
     child = start_cli(APPLY[0], str(ref), *APPLY[1:], report_steps=True)
     steps = 0
@@ -44,12 +44,12 @@ def without_temp_leftovers(state: dict) -> dict:
     return {k: v for k, v in state.items() if not TEMP_LEFTOVER.search(k)}
 
 
-def test_fault_at_every_step_rolls_back_or_completes(tmp_path):
-    before, after, steps = _states(tmp_path)
+def test_fault_at_every_step_rolls_back_or_completes(fixture_store):
+    before, after, steps = _states(fixture_store)
     seen_partial_recovery = 0
     # every step of the run, and one past its last (the run then completes)
     for step in range(1, steps + 2):
-        store = copy_store(FIXTURES / "bank", tmp_path / f"s{step}")
+        store = fixture_store("bank", f"s{step}")
         env = {**os.environ, FAULT_ENV: str(step)}
         res = run_cli(*[APPLY[0], str(store), *APPLY[1:]], env=env)
         if res.returncode == 0:
@@ -74,15 +74,15 @@ def test_fault_at_every_step_rolls_back_or_completes(tmp_path):
 
 
 @pytest.mark.slow
-def test_sigkill_at_random_instants(tmp_path):
+def test_sigkill_at_random_instants(fixture_store):
     import json
 
-    before, after, steps = _states(tmp_path)
+    before, after, steps = _states(fixture_store)
     rng = random.Random(1234)
     outcomes = set()
     mid_run = 0
     for i in range(12):
-        store = copy_store(FIXTURES / "bank", tmp_path / f"k{i}")
+        store = fixture_store("bank", f"k{i}")
         # The run reports each fault step as it passes it. The kill comes a random 0-4 ms after a
         # random step (0: after the start, while it plans), so it lands inside the work that
         # follows (a copy, an fsync, a rename, the commit, the lock release) or after the end.
@@ -105,8 +105,8 @@ def test_sigkill_at_random_instants(tmp_path):
     assert mid_run >= 1, "no kill landed mid-run: widen the window"
 
 
-def test_second_concurrent_run_is_refused(tmp_path):
-    store = copy_store(FIXTURES / "bank", tmp_path / "bank")
+def test_second_concurrent_run_is_refused(bank_store):
+    store = bank_store
     # The first run is held inside its transaction (lock taken, journal being written) while a
     # second run, from another process, tries the same store.
     first = start_cli(APPLY[0], str(store), *APPLY[1:], hold_at=1)
@@ -122,8 +122,8 @@ def test_second_concurrent_run_is_refused(tmp_path):
     assert done.returncode == 0, done.stderr
 
 
-def test_a_kill_inside_an_atomic_write_leaves_no_temp_file(tmp_path):
-    store = copy_store(FIXTURES / "bank", tmp_path / "bank")
+def test_a_kill_inside_an_atomic_write_leaves_no_temp_file(bank_store):
+    store = bank_store
     before = snapshot(store)
     child = start_cli(APPLY[0], str(store), *APPLY[1:], hold_before_replace="blog/memories.jsonl")
     assert child.next_step() == "replace"  # the new bytes are in the temp file, fsynced, not renamed

@@ -23,10 +23,8 @@ BOM = b"\xef\xbb\xbf"
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> Path:
-    root = tmp_path / "crux"
-    shutil.copytree(FIXTURES / "crux", root, symlinks=True)
-    return root
+def store(fixture_store) -> Path:
+    return fixture_store("crux")
 
 
 def run_changes(root: Path, actions: list[Action]):
