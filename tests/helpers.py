@@ -33,7 +33,8 @@ def run_cli_process(*args: str, cwd: Path | None = None, env: dict | None = None
     """The command line in its own process (`python -m pipeline`), exactly as a user runs it: for what
     only a separate process shows (a crash, a kill, a lock held by another process, the module entry)."""
     return subprocess.run(
-        [sys.executable, "-m", "pipeline", *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=120
+        # UTF-8 whatever the machine's locale: what the command writes (strict: invalid bytes fail)
+        [sys.executable, "-m", "pipeline", *args], capture_output=True, encoding="utf-8", cwd=cwd, env=env, timeout=120
     )
 
 
@@ -52,13 +53,13 @@ def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None) -> sub
     """
     if FAULT_ENV in (os.environ if env is None else env):
         return start_cli(*args, cwd=cwd, env=env).wait()
-    with _isolated_process_state(args, cwd, env) as (out, err):
+    with _isolated_process_state(args, cwd, env) as output:
         code = _call_main()
-    return subprocess.CompletedProcess(["memconsolidate", *args], code, _as_text(out), _as_text(err))
+    return subprocess.CompletedProcess(["memconsolidate", *args], code, _as_text(output["stdout"]), _as_text(output["stderr"]))
 
 
-def _as_text(buffer: io.BytesIO) -> str:
-    text = buffer.getvalue().decode("utf-8")  # strict: invalid UTF-8 fails as `text=True` would
+def _as_text(data: bytes) -> str:
+    text = data.decode("utf-8")  # strict: invalid UTF-8 fails as `text=True` would
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
@@ -68,6 +69,7 @@ def _isolated_process_state(args: tuple[str, ...], cwd: Path | None, env: dict |
 
     saved = (sys.argv, sys.stdin, sys.stdout, sys.stderr, os.getcwd(), dict(os.environ), journal._steps)
     out, err = io.BytesIO(), io.BytesIO()
+    output: dict[str, bytes] = {}
     # The streams a new interpreter would open on pipes: UTF-8 (the machine's C.UTF-8 locale), or
     # what PYTHONIOENCODING says; strict on stdout, backslashreplace on stderr unless it says.
     encoding, _, errors = ((os.environ if env is None else env).get("PYTHONIOENCODING") or "utf-8").partition(":")
@@ -88,11 +90,13 @@ def _isolated_process_state(args: tuple[str, ...], cwd: Path | None, env: dict |
             for category in (DeprecationWarning, PendingDeprecationWarning, ImportWarning, ResourceWarning):
                 warnings.simplefilter("ignore", category)
             warnings.showwarning = _show_warning
-            yield out, err
+            yield output
     finally:
+        # Flushed, read, and left open: a logging handler created during the run may hold on to
+        # these streams, and must not fail later (what it writes then is lost, as in a subprocess).
         for stream in (stdout, stderr):
             stream.flush()
-            stream.detach()
+        output.update(stdout=out.getvalue(), stderr=err.getvalue())
         sys.argv, sys.stdin, sys.stdout, sys.stderr = saved[:4]
         os.chdir(saved[4])
         if os.environ != saved[5]:  # what the run set stays in its "process"
@@ -282,7 +286,7 @@ class Child:
             if conn is not None:
                 conn.close()
         # a run killed early may not have opened them yet: it printed nothing
-        out, err = (io.BytesIO(p.read_bytes() if p.exists() else b"") for p in (self._out, self._err))
+        out, err = (p.read_bytes() if p.exists() else b"" for p in (self._out, self._err))
         shutil.rmtree(self._out.parent, ignore_errors=True)
         return subprocess.CompletedProcess(["memconsolidate", *self.args], self.process.exitcode, _as_text(out), _as_text(err))
 

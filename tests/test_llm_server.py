@@ -24,6 +24,8 @@ from openai_server import (
 from pipeline.config import LLMConfig
 from pipeline.llm import BudgetExceeded, RetryPolicy, StageCallError, make_client
 
+from openai_server import wait_until  # noqa: E402
+
 KEY = "sk-test-SECRET123"
 FAST = RetryPolicy(base_wait_s=0.01, max_wait_s=0.05, retry_after_cap_s=0.5)
 
@@ -215,16 +217,21 @@ def test_a_hang_past_the_timeout_fails_soft_in_bounded_time(fake_openai, tmp_pat
 
 def test_a_timeout_is_retried(fake_openai, tmp_path, prompts):
     fake_openai.script(hang_reply(30), tool_reply(GOOD))
-    with client_for(fake_openai, tmp_path, prompts, timeout_s=0.4) as client:
+    # the retry must itself finish within the timeout, however loaded the machine: 2 s, not 0.4
+    with client_for(fake_openai, tmp_path, prompts, timeout_s=2.0) as client:
         assert client.structured("reorder", pairs(1)[0], Verdict).same is True
     assert fake_openai.count == 2
 
 
 def test_latency_within_the_timeout_is_fine_and_calls_run_concurrently(fake_openai, tmp_path, prompts):
-    fake_openai.responder = lambda body: tool_reply(
-        {"same": "alpha 0" in json.dumps(body["messages"][-1]), "why": "echo"}, delay=0.4
-    )
-    with client_for(fake_openai, tmp_path, prompts, concurrency=3) as client:
+    def responder(body):
+        # The first three answers wait until all three requests are in (never more than 10 s), so
+        # they overlap however slowly a loaded machine sends them; then 0.4 s of latency each.
+        wait_until(lambda: fake_openai.in_flight >= 3 or fake_openai.count > 3, timeout=10)
+        return tool_reply({"same": "alpha 0" in json.dumps(body["messages"][-1]), "why": "echo"}, delay=0.4)
+
+    fake_openai.responder = responder
+    with client_for(fake_openai, tmp_path, prompts, concurrency=3, timeout_s=30.0) as client:
         results = client.structured_many("reorder", pairs(6), Verdict)
     assert [r.same for r in results] == [True, False, False, False, False, False]  # in payload order
     assert fake_openai.count == 6

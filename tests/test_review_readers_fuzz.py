@@ -12,8 +12,6 @@ import datetime as dt
 import json
 import os
 import re
-import subprocess
-import sys
 import tempfile
 import time
 from pathlib import Path
@@ -22,7 +20,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from helpers import NOW, run_cli, snapshot
-from helpers import calls_made, cpu_growth, fifo_watch
+from helpers import calls_made, cpu_growth, fifo_watch, run_cli_process
 from pipeline.config import LLMConfig, Settings
 from pipeline.errors import ConfigError
 from pipeline.plan import build_plan
@@ -440,9 +438,9 @@ def test_file_name_that_is_not_utf8_prints_as_valid_utf8_from_the_module_in_its_
     root, _ = non_utf8_store(tmp_path, "crux")
     env = {**os.environ, "PYTHONIOENCODING": "utf-8"}
     args = ("plan", str(root), "--now", NOW, "--model", "none")
-    res = subprocess.run([sys.executable, "-m", "pipeline", *args], capture_output=True, env=env, timeout=120)
+    res = run_cli_process(*args, env=env)  # stdout decoded strictly as UTF-8
     assert res.returncode == 0, res.stderr
-    assert res.stdout.decode("utf-8") == run_cli(*args, env=env).stdout  # strict decode
+    assert res.stdout == run_cli(*args, env=env).stdout
 
 
 def test_bank_record_fields_of_the_wrong_shape_do_not_crash(tmp_path):
