@@ -32,6 +32,7 @@ Replies:
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from collections import deque
@@ -135,6 +136,7 @@ class FakeOpenAI:
         self.in_flight = 0
         self.max_in_flight = 0  # the most requests answered at once (concurrency checks)
         self._stopping = threading.Event()
+        self._connections: set[Any] = set()  # open client connections, each with a handler thread
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
@@ -154,6 +156,15 @@ class FakeOpenAI:
             self._httpd.shutdown()
             self._thread.join(timeout=5)
         self._httpd.server_close()
+        # A client's keep-alive connection holds its handler thread in a read: end them all, so
+        # no thread or socket outlives the test.
+        with self._lock:
+            connections = list(self._connections)
+        for conn in connections:
+            try:
+                conn.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
 
     def script(self, *replies: Reply) -> None:
         with self._lock:
@@ -202,6 +213,19 @@ class FakeOpenAI:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+
+            def setup(self) -> None:
+                super().setup()
+                with server._lock:
+                    server._connections.add(self.connection)
+
+            def finish(self) -> None:
+                with server._lock:
+                    server._connections.discard(self.connection)
+                try:
+                    super().finish()
+                except OSError:
+                    pass
 
             def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - silence stderr
                 pass
