@@ -6,10 +6,8 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.pop("MEMCONSOLIDATE_MODEL", None)
 
-
-from openai_server import fake_openai  # noqa: E402,F401 - the local OpenAI server, for every test module
-
 from helpers import FIXTURES, copy_store  # noqa: E402
+from openai_server import fake_openai  # noqa: E402,F401 - the local OpenAI server, for every test module
 
 
 # --- what every test gets -----------------------------------------------------------------------
@@ -51,14 +49,6 @@ def bank_store(fixture_store):
     return fixture_store("bank")
 
 
-@pytest.fixture
-def stub_settings():
-    """Settings for the offline stub model, today = NOW, no reply cache."""
-    from stage_helpers import settings_for
-
-    return settings_for("stub")
-
-
 def pytest_sessionfinish(session):
     from helpers import stop_forkserver
 
@@ -66,9 +56,10 @@ def pytest_sessionfinish(session):
 
 
 # --- MEMCONSOLIDATE_TEST_COSTS=1: what each test costs ------------------------------------------
-# Reports, at the end of the session, the child processes the suite started (the CLI runs
-# in-process; this shows where processes are still spawned) and the tests that used the most CPU
-# (this process and its children), the figure that matters on a shared machine.
+# Reports, at the end of the session, the processes the suite started (the CLI runs in-process;
+# this shows where processes are still started: subprocesses, and runs forked from the fork
+# server) and the CPU time per file and test (this process and the subprocesses it waited for),
+# the figure that matters on a shared machine.
 
 if os.environ.get("MEMCONSOLIDATE_TEST_COSTS"):
     import resource
@@ -107,7 +98,7 @@ if os.environ.get("MEMCONSOLIDATE_TEST_COSTS"):
 
     def pytest_terminal_summary(terminalreporter):
         write = terminalreporter.write_line
-        write(f"subprocesses started: {sum(_spawned.values())}")
+        write(f"processes started: {sum(_spawned.values())}")
         for test, n in _spawned.most_common():
             write(f"  {n:4d} {test}")
         write(f"CPU seconds in tests: {sum(_cpu.values()):.1f} (runs forked from the fork server not included); by file:")
