@@ -191,6 +191,18 @@ def test_crux_a_duplicate_or_archive_target_edited_after_the_plan_is_left_in_pla
     assert applied.count("promote") == 3 and applied.count("archive") == 2  # the rest proceeds
 
 
+def test_crux_a_consolidation_member_edited_after_the_plan_is_not_consolidated(tmp_path):
+    # The model's stages run between the plan's read and the writer's: the same window, only longer.
+    root = store(tmp_path, "crux")
+    member = CRUX_L + "dedupe-webhook-events-by-event-id.memory.md"
+    edit = b"\nAlso: the agent learned something new about event ids.\n"
+    stub = S.model_copy(update={"llm": S.llm.model_copy(update={"model": "stub", "no_cache": True})})
+    plan, result = apply_store(str(root), stub, say, None, None, edit_at_the_prompt({member: edit}))
+    assert "changed since the plan" in skipped_why(result, "consolidate", member)
+    assert (root / member).read_bytes().endswith(edit)
+    assert not (root / CRUX_ARCH / Path(member).name).exists()
+
+
 def test_claude_a_duplicate_or_stale_file_edited_after_the_plan_is_not_archived(tmp_path):
     root = store(tmp_path, "claude")
     loser = CLAUDE_P + "project_ci_cache_copy.md"
@@ -255,12 +267,9 @@ def test_zylos_a_session_log_edited_after_the_plan_is_not_archived(tmp_path, mon
 # Item 6: crux apply within the readers' limits, no scratch space outside the store
 
 
-def test_crux_apply_never_reads_a_huge_sparse_file(tmp_path):
-    root = store(tmp_path, "crux")
-    huge = root / CRUX_L / "huge-sparse.memory.md"
-    huge.write_bytes(b"---\ntitle: huge\n---\n")
-    os.truncate(huge, 6 * 1024**3)  # 6 GB that cost no disk
-    # A ceiling on the address space: reading the file whole would raise MemoryError.
+def apply_with_little_memory(root: Path) -> dict:
+    """`apply --json` under a 3 GB ceiling on the address space: reading a 6 GB file whole would
+    raise MemoryError instead of passing quietly."""
     code = (
         "import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (3 * 1024**3, 3 * 1024**3)); "
         "from pipeline.cli import main; sys.argv = ['memconsolidate'] + sys.argv[1:]; main()"
@@ -270,11 +279,33 @@ def test_crux_apply_never_reads_a_huge_sparse_file(tmp_path):
         capture_output=True, text=True, timeout=300,
     )
     assert res.returncode == 0, res.stderr[-2000:]
-    out = json.loads(res.stdout)
+    return json.loads(res.stdout)
+
+
+def huge_sparse(path: Path, head: bytes = b"") -> None:
+    path.write_bytes(head)
+    os.truncate(path, 6 * 1024**3)  # 6 GB that cost no disk
+
+
+def test_crux_apply_never_reads_a_huge_sparse_memory_file(tmp_path):
+    root = store(tmp_path, "crux")
+    huge = root / CRUX_L / "huge-sparse.memory.md"
+    huge_sparse(huge, b"---\ntitle: huge\n---\n")
+    out = apply_with_little_memory(root)
     assert out["applied"]
     assert huge.stat().st_size == 6 * 1024**3  # left untouched
     index = (root / ".crux/memory-index.yml").read_text()
-    assert "huge-sparse.memory.md" in index  # still a file of the store, listed from its path
+    assert index.count("file: memories/learning/huge-sparse.memory.md\n") == 1  # listed from its path
+
+
+def test_crux_apply_leaves_a_huge_index_as_it_is(tmp_path):
+    root = store(tmp_path, "crux")
+    index = root / ".crux/memory-index.yml"
+    huge_sparse(index)  # archiving it would mean reading it whole
+    out = apply_with_little_memory(root)
+    assert out["applied"]
+    assert index.stat().st_size == 6 * 1024**3
+    assert any(".crux/memory-index.yml cannot be read" in n and "not rebuilt" in n for n in out["notes"])
 
 
 def test_crux_apply_never_reads_through_a_symlink_leaving_the_store(tmp_path, monkeypatch):
