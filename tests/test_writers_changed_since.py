@@ -162,6 +162,16 @@ def skipped_why(result, kind: str, target: str) -> str:
     return whys[0]
 
 
+def apply_with_edits(root: Path, judged: dict[str, str], edit: bytes, settings: Settings = S):
+    """Apply while the agent appends `edit` to each target at the prompt: each action named in
+    `judged` ({target: kind}) is skipped as changed since the plan, its target kept with the edit."""
+    plan, result = apply_store(str(root), settings, say, None, None, edit_at_the_prompt({k: edit for k in judged}))
+    for key, kind in judged.items():
+        assert "changed since the plan" in skipped_why(result, kind, key)
+        assert (root / key).read_bytes().endswith(edit)
+    return result
+
+
 def test_plan_json_carries_the_hashes_each_retirement_was_judged_on(tmp_path):
     import hashlib
 
@@ -180,12 +190,8 @@ def test_crux_a_duplicate_or_archive_target_edited_after_the_plan_is_left_in_pla
     root = store(tmp_path, "crux")
     loser = CRUX_L + "migrations-run-before-the-rolling-deploy.memory.md"
     archived = CRUX_L + "jquery-datepicker-timezone-workaround.memory.md"
-    edit = b"\nA line the agent added after the plan.\n"
-    plan, result = apply_in_process(root, edit_at_the_prompt({loser: edit, archived: edit}))
-    assert "changed since the plan" in skipped_why(result, "merge_duplicate", loser)
-    assert "changed since the plan" in skipped_why(result, "archive", archived)
+    result = apply_with_edits(root, {loser: "merge_duplicate", archived: "archive"}, b"\nAdded after the plan.\n")
     for key in (loser, archived):
-        assert (root / key).read_bytes().endswith(edit)
         assert not (root / CRUX_ARCH / Path(key).name).exists()
     applied = [a.kind for a in result.changes.applied]
     assert applied.count("promote") == 3 and applied.count("archive") == 2  # the rest proceeds
@@ -195,11 +201,8 @@ def test_crux_a_consolidation_member_edited_after_the_plan_is_not_consolidated(t
     # The model's stages run between the plan's read and the writer's: the same window, only longer.
     root = store(tmp_path, "crux")
     member = CRUX_L + "dedupe-webhook-events-by-event-id.memory.md"
-    edit = b"\nAlso: the agent learned something new about event ids.\n"
     stub = S.model_copy(update={"llm": S.llm.model_copy(update={"model": "stub", "no_cache": True})})
-    plan, result = apply_store(str(root), stub, say, None, None, edit_at_the_prompt({member: edit}))
-    assert "changed since the plan" in skipped_why(result, "consolidate", member)
-    assert (root / member).read_bytes().endswith(edit)
+    apply_with_edits(root, {member: "consolidate"}, b"\nAlso: something new about event ids.\n", stub)
     assert not (root / CRUX_ARCH / Path(member).name).exists()
 
 
@@ -207,12 +210,7 @@ def test_claude_a_duplicate_or_stale_file_edited_after_the_plan_is_not_archived(
     root = store(tmp_path, "claude")
     loser = CLAUDE_P + "project_ci_cache_copy.md"
     stale = CLAUDE_A + "project_export_jobs.md"
-    edit = b"\nUpdated by the agent after the plan.\n"
-    plan, result = apply_in_process(root, edit_at_the_prompt({loser: edit, stale: edit}))
-    assert "changed since the plan" in skipped_why(result, "merge_duplicate", loser)
-    assert "changed since the plan" in skipped_why(result, "prune_stale", stale)
-    for key in (loser, stale):
-        assert (root / key).read_bytes().endswith(edit)
+    apply_with_edits(root, {loser: "merge_duplicate", stale: "prune_stale"}, b"\nUpdated after the plan.\n")
     archived = [p for p in files(root) if "/.archive/" in p and p.endswith((Path(loser).name, Path(stale).name))]
     assert archived == []
     other = CLAUDE_A + "project_legacy_billing.md"
@@ -255,10 +253,7 @@ def test_zylos_a_session_log_edited_after_the_plan_is_not_archived(tmp_path, mon
     monkeypatch.setenv("MEMCONSOLIDATE_CLOCK", f"{NOW}T09:30")
     root = store(tmp_path, "zylos")
     log = "sessions/2026-09-14.md"
-    edit = b"\n- a late note from the agent\n"
-    plan, result = apply_in_process(root, edit_at_the_prompt({log: edit}))
-    assert "changed since the plan" in skipped_why(result, "archive_session", log)
-    assert (root / log).read_bytes().endswith(edit)
+    apply_with_edits(root, {log: "archive_session"}, b"\n- a late note from the agent\n")
     assert not (root / "archive/sessions/2026-09-14.md").exists()
     assert (root / "archive/sessions/2026-10-29.md").exists()  # the other one moved
 
