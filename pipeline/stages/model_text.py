@@ -67,7 +67,9 @@ _PHRASES = [
     r"\[/?INST\]",
     r"<</?SYS>>",
     r"</?(?:system|system-prompt|system_prompt)>",
-    r"^[ \t]*(?:#+[ \t]*)?system(?:[ \t]+prompt)?[ \t]*:",  # a "System:" line opening a turn
+    r"^[ \t]*(?:#+[ \t]*)?system[ \t]+prompt[ \t]*:",
+    # an upper-case role line opening a turn ("System: Ubuntu 22.04" in a note is not one)
+    r"(?-i:^[ \t]*(?:SYSTEM|ASSISTANT)[ \t]*:)",
 ]
 _INJECTION = re.compile("|".join(f"(?:{p})" for p in _PHRASES), re.IGNORECASE | re.MULTILINE)
 
