@@ -237,6 +237,7 @@ def test_model_text_is_one_clean_line_or_a_clean_body():
     assert model_text("a - b: c # d", kind="title") == "a - b: c # d"  # YAML characters are the writers' to quote
     assert model_text("one\ntwo\x07 three four five", limit=12) == "one two…"
     assert model_text("l1\r\nl2\rl3\x1b[2J\tx\u2028y\x00", kind="body") == "l1\nl2\nl3\tx\ny"
+    assert model_text("Vec<String> or <T>, not <script src=x>") == "Vec<String> or <T>, not"
 
 
 def test_injection_phrases_are_named_and_ordinary_text_is_not():

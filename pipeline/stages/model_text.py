@@ -35,7 +35,13 @@ _BIDI = re.compile("[\u202a-\u202e\u2066-\u2069]")
 _LINE_BREAKS = re.compile("\r\n|[\r\n\v\f\x1c-\x1e\x85\u2028\u2029]")
 # Tab and line feed are not in it: a body keeps both (a line has neither by then).
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-_HTML = re.compile(r"<!--|--!?>|</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>")
+# HTML comments hide what follows them; HTML elements render or run. Type parameters such as
+# `Vec<String>` or `<T>` are not elements and stay.
+_HTML_ELEMENTS = (
+    "a|abbr|b|base|br|code|details|div|em|embed|form|h[1-6]|hr|i|iframe|img|input|kbd|li|link|math|meta|noscript|"
+    "object|ol|p|pre|script|span|strong|style|sub|summary|sup|svg|table|td|template|th|tr|u|ul"
+)
+_HTML = re.compile(rf"<!--|--!?>|</?(?:{_HTML_ELEMENTS})(?:\s[^<>]*)?/?>", re.IGNORECASE)
 # A title must not start a markdown block (heading, quote, list item, rule) where it is written
 # as a line of its own.
 _BLOCK_START = re.compile(r"^(?:[#>=|]+|[-*+](?=\s|$)|[-*_]{3,})\s*")
