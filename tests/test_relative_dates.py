@@ -449,3 +449,15 @@ def test_present_tense_vague_words_stay_out_of_the_plan():
     out = absolutize_dates([mem("b/q", "Bob owns the pager now and currently rotates it.", created=D)])
     assert not out.actions and not out.findings
     assert [v.phrase for v in scan_relative_dates("Bob owns the pager now.", D).vague] == ["now"]
+
+
+@pytest.mark.parametrize("text", [
+    "The trial ends a week from today.",
+    "Monday next week the audit starts.",
+    "Early last week the queue backed up.",
+    "Later this week we ship the SDK.",
+    "We were offline last weekend.",
+    "We went through the week before last.",
+])
+def test_days_the_contract_has_no_words_for_are_left_alone(text):
+    assert not scan_relative_dates(text, D).replacements

@@ -83,7 +83,7 @@ PHRASE = re.compile(
     rf"|(?P<agon>{_NUM}|an?){_S}(?P<agounit>days?|weeks?|months?){_S}ago"
     rf"|in{_S}(?P<inn>{_NUM}){_S}days?"
     rf"|(?P<rel>last|next|this){_S}(?P<what>week|month|year|{_WD})"
-    r")(?P<poss>['’]s(?!\w))?(?![\w/\\\-=@>}]|\.\w)",
+    r")(?P<poss>['’]s(?!\w))?(?![\w/\\\-=@>}'’]|\.\w)",
     re.IGNORECASE,
 )
 
@@ -174,11 +174,14 @@ _BLOCKING_BEFORE = re.compile(
     r"(?:\b(?:than|of|at|in|into|between|within|about|around|over|under|like|the|a|an|that|this|these|those|every|each|per|"
     r"same|following|previous|prior|my|our|your|their|his|her|its|roughly|approximately|approx\.?|almost|nearly|some|"
     r"more[ \t]+than|less[ \t]+than|at[ \t]+least|at[ \t]+most)|~)\s*\Z", re.IGNORECASE)
+_PART_OF_BEFORE = re.compile(r"\b(?:early|late|earlier|later|mid)\s*\Z", re.IGNORECASE)  # "early last week"
+# "Monday next week", "a week from today": a day the contract has no words for, whatever precedes.
+_NEVER_BEFORE = re.compile(r"\b(?:" + _WD + r"|(?:days?|weeks?|months?|years?)[ \t]+from)\s*\Z", re.IGNORECASE)
 _RANGE_BEFORE = re.compile(r"(?:\d|\b(?:" + "|".join(_WORD_NUMBERS) + r"))[ \t]*(?:or|to|-|–|and)\s*\Z", re.IGNORECASE)
 _APPROX_BEFORE = re.compile(
     r"(?:\b(?:about|around|roughly|approximately|approx\.?|almost|nearly|over|under|some|more[ \t]+than|less[ \t]+than|"
     r"at[ \t]+least|at[ \t]+most)|~)\s*\Z", re.IGNORECASE)
-_BLOCKING_AFTER = re.compile(r"^(?:[ \t]*(?:or|-|–)[ \t]|[ \t]+of\b|[ \t]*\(?\d{4}-\d{2}-\d{2}|[ \t]*:)", re.IGNORECASE)
+_BLOCKING_AFTER = re.compile(r"^(?:[ \t]*(?:or|-|–)[ \t]|[ \t]+of\b|[ \t]+on[ \t]+(?:" + _WD + r")\b|[ \t]*\(?\d{4}-\d{2}-\d{2}|[ \t]*:)", re.IGNORECASE)
 _ABSOLUTE_AFTER = re.compile(
     r"^[ \t]*[(,][ \t]*(?:on[ \t]+)?(?:\d{4}-\d{2}-\d{2}|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?[ \t]+\d)",
     re.IGNORECASE)
@@ -407,8 +410,12 @@ def _judge(text: str, m: re.Match, written: dt.date | None) -> Replacement | Men
         return Mention(start, end, phrase, "vague")
     if _RANGE_BEFORE.search(before):
         return Mention(start, end, phrase, "vague")  # "2 or 3 days ago", "2 to 3 days ago"
-    if (_BLOCKING_BEFORE.search(before) and not _DROP_ON.search(before)) or _BLOCKING_AFTER.match(after):
-        return None  # "the last week" (a duration), "last week of March", "than yesterday"
+    if m.group("rel") and _PART_OF_BEFORE.search(before):
+        return None  # a part of a week, month or year: no date to name
+    if _NEVER_BEFORE.search(before) or (_BLOCKING_BEFORE.search(before) and not _DROP_ON.search(before)):
+        return None  # "the last week" (a duration), "than yesterday", "a week from today"
+    if _BLOCKING_AFTER.match(after):
+        return None  # "last week of March", "yesterday or the day before", "today: ..."
     if _ABSOLUTE_AFTER.match(after) or _ABSOLUTE_BEFORE.search(before):
         return None  # already dated: "yesterday (2026-03-31)"
     core_end = m.start("poss") if m.group("poss") else end
