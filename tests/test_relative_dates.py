@@ -461,3 +461,19 @@ def test_present_tense_vague_words_stay_out_of_the_plan():
 ])
 def test_days_the_contract_has_no_words_for_are_left_alone(text):
     assert not scan_relative_dates(text, D).replacements
+
+
+@pytest.mark.parametrize("text,replaced", [
+    ("Run ``a`b yesterday`` now; it broke yesterday.", 1),  # a double-backtick span holds a single one
+    ("A lone ` backtick; it broke yesterday.", 1),
+    ("<!-- an unclosed comment from yesterday", 0),
+    ("<!-- note --> it broke yesterday", 1),
+])
+def test_code_spans_and_comments_are_found_like_markdown_does(text, replaced):
+    assert len(scan_relative_dates(text, D).replacements) == replaced
+
+
+def test_a_text_without_stops_is_scanned_phrase_by_phrase():
+    text = "we moved it yesterday, " * 300
+    scan = scan_relative_dates(text, D)
+    assert len(scan.replacements) == 300 and rewrite(text) == "we moved it on 2026-03-31, " * 300

@@ -19,6 +19,7 @@ name, "today" meaning "currently", an approximate or ranged count) it is left al
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import re
 from dataclasses import dataclass
@@ -118,16 +119,15 @@ def might_have_dates(text: str) -> bool:
 # --- what the text around a phrase says ------------------------------------------------------------
 
 _FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
+# Every alternative is linear: no lazy scan can run past a line or a bounded length.
 _MASKS = re.compile(
-    r"(?P<code>(`+)[^`]*?\2)"  # code spans, any number of backticks
-    r"|(?:https?|ftp|file)://\S+|www\.\S+"  # URLs
-    r"|(?<![^\s`\"“”(\[])[^\s`\"“”/\\]*[/\\][^\s`\"“”]*"  # paths and tokens with slashes (anchored: linear)
+    r"(?:https?|ftp|file)://\S+|www\.\S+"  # URLs
+    r"|(?<![^\s`\"“”(\[])[^\s`\"“”/\\]*[/\\][^\s`\"“”]*"  # paths and tokens with slashes (anchored)
     r"|\"[^\"\n]*\"|“[^”\n]*”"  # double quotations
-    r"|(?<![\w'’])'(?=\S)[^'\n]*?(?<=[^\s\\])'(?![\w])"  # single quotations, not apostrophes
-    r"|‘[^’\n]*’(?!\w)"
-    r"|<!--.*?-->",
-    re.DOTALL,
+    r"|(?<![\w'’])'(?=\S)[^'\n]{0,400}?(?<=[^\s\\])'(?!\w)"  # single quotations, not apostrophes
+    r"|‘[^’\n]{0,400}’(?!\w)"
 )
+_BACKTICKS = re.compile(r"`+")
 # A line that is a heading, a quotation (blockquote) or a table separator says nothing dated.
 _SKIPPED_LINE = re.compile(r"^[ \t]{0,3}(?:#{1,6}[ \t]|>)")
 
@@ -207,8 +207,51 @@ def _masked_spans(text: str) -> list[tuple[int, int]]:
         pos += len(line)
     if fence:  # an unclosed fence runs to the end: safer than guessing where it stops
         spans.append((fence_start, len(text)))
+    spans.extend(_code_spans(text))
+    spans.extend(_comments(text))
     spans.extend(m.span() for m in _MASKS.finditer(text))
-    return spans
+    return _merged(spans)
+
+
+def _code_spans(text: str) -> list[tuple[int, int]]:
+    """`code` spans: a run of backticks up to the next run of the same length (CommonMark)."""
+    runs = [m.span() for m in _BACKTICKS.finditer(text)]
+    later: dict[int, list[int]] = {}  # run length -> indexes of runs, last first
+    for i in range(len(runs) - 1, -1, -1):
+        later.setdefault(runs[i][1] - runs[i][0], []).append(i)
+    out, i = [], 0
+    while i < len(runs):
+        size = runs[i][1] - runs[i][0]
+        same = later[size]
+        while same and same[-1] <= i:
+            same.pop()
+        if not same:
+            i += 1
+            continue
+        j = same[-1]
+        out.append((runs[i][0], runs[j][1]))
+        i = j + 1
+    return out
+
+
+def _comments(text: str) -> list[tuple[int, int]]:
+    out, pos = [], 0
+    while (start := text.find("<!--", pos)) >= 0:
+        end = text.find("-->", start + 4)
+        end = len(text) if end < 0 else end + 3
+        out.append((start, end))
+        pos = end
+    return out
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for a, b in sorted(spans):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
 
 
 def _touching(text: str, matches: list[re.Match], i: int) -> bool:
@@ -219,23 +262,31 @@ def _touching(text: str, matches: list[re.Match], i: int) -> bool:
     return bool(before or after)
 
 
-def _inside(spans: Iterable[tuple[int, int]], start: int, end: int) -> bool:
-    return any(a < end and start < b for a, b in spans)
+def _inside(spans: list[tuple[int, int]], start: int, end: int) -> bool:
+    """Whether [start, end) overlaps one of `spans` (sorted, not overlapping)."""
+    i = bisect.bisect_left(spans, (end,)) - 1
+    return i >= 0 and spans[i][1] > start
+
+
+_REACH = 400
 
 
 def _sentence(text: str, start: int, end: int) -> tuple[int, int]:
     """The sentence around text[start:end]: from the last stop before it to the next one after it."""
-    lo = 0
-    for m in _SENTENCE_END.finditer(text, max(0, start - 600), start):
+    # Bounded on both sides: a text without stops must not make every phrase read all of it.
+    lo = max(0, start - _REACH)
+    for m in _SENTENCE_END.finditer(text, lo, start):
         lo = m.end()
-    nxt = _SENTENCE_END.search(text, end)
-    return lo, nxt.start() if nxt else len(text)
+    hi = min(len(text), end + _REACH)
+    nxt = _SENTENCE_END.search(text, end, hi)
+    return lo, nxt.start() if nxt else hi
 
 
 def _at_sentence_start(text: str, start: int, loose: bool = False) -> bool:
     """Whether a sentence starts at `start`. `loose` also counts "Note: Yesterday ..." and any line
     start (a capital there is no name); strictly, a hard-wrapped line goes on with its sentence."""
-    line_start = text.rfind("\n", 0, start) + 1
+    reach = max(0, start - _REACH)
+    line_start = text.rfind("\n", reach, start) + 1 or reach  # past the reach: not a line start
     before = text[line_start:start]
     stop = _AFTER_STOP.search(before)
     if stop:
@@ -244,8 +295,8 @@ def _at_sentence_start(text: str, start: int, loose: bool = False) -> bool:
         return False
     if loose or _BULLET.match(before) or line_start == 0:
         return True
-    previous_start = text.rfind("\n", 0, line_start - 1) + 1
-    previous = text[previous_start:line_start].strip()
+    window = max(0, line_start - 1 - _REACH)
+    previous = text[max(window, text.rfind("\n", window, line_start - 1) + 1):line_start].strip()
     return not previous or previous[-1] in ".!?:" or previous.startswith(("#", "|", ">", "```", "~~~"))
 
 
