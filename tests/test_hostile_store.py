@@ -78,7 +78,7 @@ class World:
 
     def plant(self, record: dict, blobs: dict[str, bytes] | None = None, name: str = RUN) -> Path:
         run = self.runs / name
-        (run / "before").mkdir(parents=True)
+        (run / "before").mkdir(parents=True, exist_ok=True)
         for blob, data in (blobs or {}).items():
             (run / blob).write_bytes(data)
         (run / "journal.json").write_text(json.dumps(record))
