@@ -264,6 +264,15 @@ def _save_record(run: Path, record: RunRecord, key: bytes) -> None:
     write_atomic(run / JOURNAL, data, mode=0o600)
 
 
+def _fsync_quietly(fd: int) -> None:
+    """For rollback, whose renames and truncations need no new space: a failing fsync only weakens
+    durability, and must not leave the store half restored."""
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+
+
 def _fsync_dir_quietly(path: Path) -> None:
     try:
         _fsync_dir(path)
@@ -586,13 +595,13 @@ def _prepare(root: Path, run: Path, run_id: str, sim: _Sim, info: dict, key: byt
                 entry["live"] = live.names[p] = f"live/{n:05d}"
             _step()
         record.touched[p] = entry
-    if live.names:
-        (run / "live").mkdir(mode=0o700)
     record.dirs_created = sim.dirs
     record.ops = [_op_json(o) for o in sim.ops]
     data = _record_bytes(record, key, run)
     write_atomic(run / JOURNAL, data, mode=0o600)  # from here on, a crash is rolled back by the next command
     _write_spare(run, len(data) + SPARE_SLACK)
+    if live.names:
+        (run / "live").mkdir(mode=0o700)  # after the journal: a folder without one holds only copies
     _fsync_dir(run)
     return record, live
 
@@ -747,7 +756,7 @@ def _restore(
         fd = _open_regular(target, os.O_WRONLY)
         try:
             os.ftruncate(fd, entry["append"]["length"])
-            os.fsync(fd)
+            _fsync_quietly(fd)
         finally:
             os.close(fd)
         return None
@@ -756,25 +765,30 @@ def _restore(
         if stat.S_ISREG(run_file(run, entry["live"], LIVE).lstat().st_mode):
             changed = sha(live.read_bytes()) != entry["before"]
             os.replace(live, target)  # the very file the run replaced: whoever holds it open is back
-            _fsync_dir(target.parent)
+            _fsync_dir_quietly(target.parent)
             return f"{p}: put back with what was written to it during the run" if changed else None
-    if cur is None:
-        for q, other in now.items():
-            # a file this run moved away: link it back (no copy, no space; fails if p appeared)
-            if isinstance(other, bytes) and q != p and touched[q]["before"] == ABSENT and sha(other) == entry["before"]:
-                try:
-                    target.parent.mkdir(parents=True, exist_ok=True)
-                    os.link(root / q, target, follow_symlinks=False)
-                except OSError:
-                    break
-                _fsync_dir(target.parent)
-                return None
+    for q, other in now.items():
+        # A file this run moved away (maybe with a new file of ours in its place): bring it back by
+        # name, the same file, no copy and no space needed. Into an empty place by a hard link,
+        # which fails if something appeared meanwhile; over our own new file by a rename.
+        if isinstance(other, bytes) and q != p and touched[q]["before"] == ABSENT and sha(other) == entry["before"]:
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                if cur is None:
+                    os.link(root / q, target, follow_symlinks=False)  # q goes later: same bytes are here
+                else:
+                    os.replace(root / q, target)
+                    now[q] = None
+            except OSError:
+                break
+            _fsync_dir_quietly(target.parent)
+            return None
     blob = read_blob(run, entry["blob"], entry["before"])
     if cur is not None and len(cur) < len(blob) and blob.startswith(cur):
         fd = _open_regular(target, os.O_WRONLY | os.O_APPEND)  # an append this run cut off: add it back
         try:
             _write_all(fd, blob[len(cur) :])
-            os.fsync(fd)
+            _fsync_quietly(fd)
         finally:
             os.close(fd)
         return None
@@ -806,12 +820,15 @@ def rollback(root: Path, run: Path, record: RunRecord, key: bytes | None = None)
                 created.append(p)
                 continue
             note = _restore(root, run, p, entry, cur, now, record.touched)  # type: ignore[arg-type]
+            now[p] = _now(root / p)
             if note:
                 out.notes.append(note)
-            now[p] = _now(root / p)
+            elif _state_now(now[p]) != entry["before"]:
+                out.errors.append(f"{p}: not back to its bytes from before the run")
         except (OSError, Refused) as exc:
             out.errors.append(f"{p}: {os_reason(exc, root) if isinstance(exc, OSError) else exc}")
     _remove_created(root, run, record, now, created, out)
+    _sweep_touched(root, record)  # a kill mid-write left a temp file: before the folders go
     for d in sorted(record.dirs_created, key=lambda d: (-d.count("/"), d)):
         try:
             (root / d).rmdir()
@@ -837,11 +854,11 @@ def _remove_created(root: Path, run: Path, record: RunRecord, now: dict[str, Any
         lost = [p for p in out.kept if not _pre_run_bytes_in_place(run, record.touched[p], now[p])]
     except (OSError, Refused):
         lost = list(out.kept)
-    free = not out.errors and not lost
+    holders = None if out.errors else _holders(record, lost)
     for p in created:
         digest = _state_now(now[p])
         elsewhere = [q for q in record.touched if q != p and q not in created and _state_now(now[q]) == digest]
-        if not (free or elsewhere):
+        if not elsewhere and (holders is None or p in holders):
             # e.g. a moved session log whose source path an agent re-created after a crash: both hold data
             origin = [q for q in record.touched if record.touched[q]["before"] == digest]
             why = f"it holds what {origin[0]} held before the run" if origin else "it may hold data found nowhere else"
@@ -850,9 +867,28 @@ def _remove_created(root: Path, run: Path, record: RunRecord, now: dict[str, Any
             continue
         try:
             (root / p).unlink(missing_ok=True)
-            _fsync_dir((root / p).parent)
+            _fsync_dir_quietly((root / p).parent)
         except OSError as exc:
             out.errors.append(f"{p}: {os_reason(exc, root)}")
+
+
+def _holders(record: RunRecord, lost: list[str]) -> set[str] | None:
+    """The files this run created that may hold the pre-run bytes of the `lost` paths (left as
+    found, their old bytes not in place): the destination of a move from one; or, if the run
+    rewrote one where it was, any file it created (None)."""
+    holders: set[str] = set()
+    gone: set[str] = set()  # moved or removed so far: a write there makes a new file
+    for op in record.ops:
+        path, kind = op["path"], op["kind"]
+        if path in lost and kind == "move" and path not in gone:
+            holders.add(op["dest"])
+        if path in lost and kind == "write" and path not in gone:
+            return None
+        if kind in ("move", "remove"):
+            gone.add(path)
+        elif kind == "write":
+            gone.discard(path)
+    return holders
 
 
 def _settle_live(root: Path, run: Path, record: RunRecord, out: Rollback) -> None:
@@ -911,13 +947,15 @@ def _store_folder(root: Path, rel: str) -> Path | None:
     return folder
 
 
-def _sweep_run(root: Path, view: RunView) -> None:
-    assert view.record is not None
-    folders = {str(Path(p).parent) for p in view.record.touched} | set(view.record.dirs_created)
+def _sweep_touched(root: Path, record: RunRecord) -> None:
+    folders = {str(Path(p).parent) for p in record.touched} | set(record.dirs_created)
     for rel in sorted(folders):
         folder = _store_folder(root, "" if rel == "." else rel)
         if folder is not None:
             _sweep(folder)
+
+
+def _sweep_run(view: RunView) -> None:
     for sub in (view.path, view.path / "before", view.path / "added"):
         if not sub.is_symlink():
             _sweep(sub)
@@ -962,7 +1000,7 @@ def _recover_one(root: Path, view: RunView) -> str:
     assert view.record is not None
     key = store_key(root / STATE_DIR)
     result = rollback(root, view.path, view.record, key)
-    _sweep_run(root, view)
+    _sweep_run(view)
     if result.errors:
         raise RunFailed(
             f"run {view.name} was interrupted and could not be fully rolled back ({'; '.join(result.errors[:2])}); "
