@@ -38,7 +38,6 @@ from .journal_check import (
     MAX_JOURNAL_BYTES,
     RUN_NAME,
     Refused,
-    check_inside,
     check_paths,
     check_rel,
     check_shape,
@@ -982,7 +981,9 @@ def recover(root: Path, strict: bool = True) -> list[str]:
             try:
                 check_paths(root, view.record)
             except Refused as exc:
-                view.problem = str(exc)
+                view.problem = str(exc)  # ours, but a folder on its way now leads out of the store
+                if not strict:
+                    messages.append(view.refusal())
                 continue
             messages.append(_recover_one(root, view))
         if not view.path.is_symlink():

@@ -312,10 +312,11 @@ def test_undo_never_restores_a_planted_committed_run(world, blob):
 
 def test_a_planted_run_id_never_leads_undo_outside(world):
     world.plant(record(status="committed", run_id="../../../outside-run", created="2099-01-01T00:00:00.000000+00:00"))
+    (world.tmp / "outside-run").mkdir()
     before = world.everything()
     res = cli("undo", str(world.store))
     assert res.returncode == 1
-    assert not (world.tmp / "outside-run").exists()
+    assert list((world.tmp / "outside-run").iterdir()) == []
     assert _only_lock_added(before, world.everything())
 
 
@@ -375,3 +376,28 @@ def test_status_names_a_planted_journal_without_acting_on_it(world):
     assert info["unfinished_journal"] == []
     assert [j["run"] for j in info["foreign_journal"]] == [RUN]
     assert world.everything() == before
+
+
+def test_our_own_crashed_run_is_not_rolled_back_through_a_folder_now_leading_outside(tmp_path, monkeypatch):
+    from pipeline import journal
+    from pipeline.errors import RunFailed
+    from pipeline.journal import Op, execute, recover
+
+    root = tmp_path / "s"
+    (root / "notes").mkdir(parents=True)
+    (root / "notes" / "a.md").write_bytes(b"a\n")
+    monkeypatch.setattr(journal, "_apply_op", lambda *a, **k: (_ for _ in ()).throw(Crash()))
+    with pytest.raises(Crash):
+        execute(root, [Op("write", "notes/a.md", data=b"a2\n")], run_id=RUN)
+    monkeypatch.undo()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "a.md").write_bytes(b"outside\n")
+    shutil.rmtree(root / "notes")
+    os.symlink(outside, root / "notes")  # after the crash, the folder became a way out
+    before = tree(tmp_path)
+    messages = recover(root, strict=False)
+    assert any(RUN in m and "not acting on" in m for m in messages)
+    with pytest.raises(RunFailed, match=RUN):
+        recover(root)
+    assert tree(tmp_path) == before
