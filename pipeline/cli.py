@@ -15,7 +15,7 @@ from typing import Annotated, Any, Callable, Optional
 import typer
 
 from .config import build_settings, load_user_config
-from .errors import RunFailed, UsageError
+from .errors import RunFailed, UsageError, os_reason
 from .printable import printable
 
 app = typer.Typer(
@@ -72,6 +72,10 @@ def guarded(fn: Callable[[], Any]) -> Any:
         _fail(str(exc), 2)
     except RunFailed as exc:
         _fail(str(exc), 1)
+    except OSError as exc:  # a full disk, a folder where a file was: one line, not an internal error
+        if os.environ.get("MEMCONSOLIDATE_DEBUG"):
+            raise
+        _fail(f"cannot complete: {os_reason(exc)}", 1)
     except KeyboardInterrupt:
         _fail("interrupted", 130)
     except (typer.Exit, typer.Abort):
@@ -307,6 +311,8 @@ def status(
             out.append(f"  a run is in progress (pid {info['run_in_progress']}); its journal: " + ", ".join(info["unfinished_journal"]))
         elif info["unfinished_journal"]:
             out.append("  UNFINISHED JOURNAL: " + ", ".join(info["unfinished_journal"]) + " (the next command on the store rolls it back)")
+        for j in info["foreign_journal"]:
+            out.append(f"  NOT ACTED ON: run {j['run']}: {j['why']}")
         _print(*out)
 
     guarded(body)
