@@ -12,10 +12,12 @@ import datetime as dt
 from pathlib import PurePosixPath
 
 from ..model import Action
+from ..printable import printable
 from ..rules.crux_common import ARCHIVED, target_dir
 from .crux import CRUX_SUFFIX, PLAIN_SUFFIX
 from .crux_render import set_tracker_strength
 from .crux_state import Live, Run
+from .files import Unreadable
 
 # The front-matter key that records the old type (seed step 13). An archive is a move down, so it
 # records `demoted_from` like a demotion.
@@ -147,7 +149,8 @@ def note_line(now: dt.date, other: Live) -> str:
 
 def _mark(other: Live) -> str:
     # The part of the note that does not change from day to day: a note is never added twice.
-    return f'"{other.m.label}" ({other.m.slug}) — kept both.'
+    # printable(): a label or slug carrying a newline must not forge a line inside the memory.
+    return f'"{printable(other.m.label)}" ({printable(other.m.slug)}) — kept both.'
 
 
 def _date_key(live: Live) -> tuple[dt.date, dt.date] | None:
@@ -357,7 +360,10 @@ def sync(run: Run, a: Action) -> None:
     if live.strength is None:
         run.skip(a, f"{live.m.key} has no strength in its front matter")
         return
-    data = run.ov.read(tracker.key)
+    try:
+        data = run.ov.read(tracker.key)
+    except Unreadable:
+        data = None
     text = data.decode("utf-8-sig") if data is not None else None
     if not live.tracker_merge and (text is None or set_tracker_strength(text, live.strength) is None):
         # Reported as applied, the tracker would stay as it was and the next plan propose it again.
