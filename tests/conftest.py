@@ -19,9 +19,8 @@ _cache_dirs = iter(range(1, 1_000_000))
 def _isolated(monkeypatch, tmp_path_factory):
     """Each test starts as a fresh process would: no MEMCONSOLIDATE_* setting from the shell that
     runs pytest, a reply cache of its own (never ~/.cache, never another test's), the journal's
-    fault-step counter at zero; and no process it started outlives it."""
-    from helpers import end_children
-    from pipeline import journal
+    fault counters at zero; and no process it started outlives it."""
+    from helpers import end_children, reset_fault_counters
 
     for name in list(os.environ):
         if name.startswith("MEMCONSOLIDATE_") and not name.startswith("MEMCONSOLIDATE_TEST_"):
@@ -29,7 +28,7 @@ def _isolated(monkeypatch, tmp_path_factory):
     # outside tmp_path, which some tests use as the store itself; created only if a run caches
     cache = tmp_path_factory.getbasetemp() / "reply-caches" / str(next(_cache_dirs))
     monkeypatch.setenv("MEMCONSOLIDATE_CACHE_DIR", str(cache))
-    monkeypatch.setattr(journal, "_steps", 0)
+    reset_fault_counters()
     yield
     end_children()
 

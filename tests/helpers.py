@@ -39,6 +39,20 @@ def run_cli_process(*args: str, cwd: Path | None = None, env: dict | None = None
 
 
 FAULT_ENV = "MEMCONSOLIDATE_FAULT_AFTER"
+# the journal's fault injection: each ends the process with os._exit at its point
+FAULT_ENVS = (FAULT_ENV, "MEMCONSOLIDATE_FAULT_IN_WRITE")
+# the journal's counters for them, which a new process starts at zero
+FAULT_COUNTERS = ("_steps", "_writes")
+
+
+def reset_fault_counters() -> dict[str, int]:
+    """Set the journal's fault counters to zero, as in a new process; returns what they were."""
+    from pipeline import journal
+
+    saved = {name: getattr(journal, name) for name in FAULT_COUNTERS if hasattr(journal, name)}
+    for name in saved:
+        setattr(journal, name, 0)
+    return saved
 
 
 def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -48,10 +62,10 @@ def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None) -> sub
     (bytes decoded and newline-translated as `subprocess.run(text=True)` does), environment
     (`env` replaces it, as for a subprocess), working directory and a fresh interpreter's warning
     filters, all restored afterwards. An uncaught exception prints its traceback and exits 1, as
-    the interpreter would. A fault-injected run (MEMCONSOLIDATE_FAULT_AFTER) ends its process
-    with os._exit, so it always runs in a process of its own (`start_cli`).
+    the interpreter would. A fault-injected run (MEMCONSOLIDATE_FAULT_AFTER, _IN_WRITE) ends its
+    process with os._exit, so it always runs in a process of its own (`start_cli`).
     """
-    if FAULT_ENV in (os.environ if env is None else env):
+    if any(name in (os.environ if env is None else env) for name in FAULT_ENVS):
         return start_cli(*args, cwd=cwd, env=env).wait()
     with _isolated_process_state(args, cwd, env) as output:
         code = _call_main()
@@ -65,9 +79,7 @@ def _as_text(data: bytes) -> str:
 
 @contextlib.contextmanager
 def _isolated_process_state(args: tuple[str, ...], cwd: Path | None, env: dict | None):
-    from pipeline import journal
-
-    saved = (sys.argv, sys.stdin, sys.stdout, sys.stderr, os.getcwd(), dict(os.environ), journal._steps)
+    saved = (sys.argv, sys.stdin, sys.stdout, sys.stderr, os.getcwd(), dict(os.environ))
     out, err = io.BytesIO(), io.BytesIO()
     output: dict[str, bytes] = {}
     # The streams a new interpreter would open on pipes: UTF-8 (the machine's C.UTF-8 locale), or
@@ -82,7 +94,7 @@ def _isolated_process_state(args: tuple[str, ...], cwd: Path | None, env: dict |
             os.environ.update(env)
         if cwd is not None:
             os.chdir(cwd)
-        journal._steps = 0  # the fault-step counter a new process starts at zero
+        counters = reset_fault_counters()
         with warnings.catch_warnings():
             # a fresh interpreter's filters and output, not pytest's recorder: a stray warning
             # must show on stderr (and fail a one-line check) here as it would in a subprocess
@@ -102,7 +114,10 @@ def _isolated_process_state(args: tuple[str, ...], cwd: Path | None, env: dict |
         if os.environ != saved[5]:  # what the run set stays in its "process"
             os.environ.clear()
             os.environ.update(saved[5])
-        journal._steps = saved[6]
+        from pipeline import journal
+
+        for name, value in counters.items():
+            setattr(journal, name, value)
 
 
 @contextlib.contextmanager
@@ -244,15 +259,13 @@ def stop_forkserver() -> None:
 
 class Child:
     """A CLI run in its own process (from `start_cli`). With `report_steps`, it reports each journal
-    fault step as it passes it; `hold_at=N` also stops it right after step N until `release()`;
-    `hold_before_replace=SUFFIX` stops it (reporting "replace") just before it renames a finished
-    temp file onto a path ending in SUFFIX: inside `write_atomic`, between its two halves."""
+    fault step as it passes it; `hold_at=N` also stops it right after step N until `release()`."""
 
     def __init__(self, process, steps, control, out_path: Path, err_path: Path, args: tuple[str, ...]) -> None:
         self.process, self._steps, self._control = process, steps, control
         self._out, self._err, self.args = out_path, err_path, args
 
-    def next_step(self) -> int | str | None:
+    def next_step(self) -> int | None:
         """The next step the run reports (blocking), or None once it has ended."""
         try:
             return self._steps.recv()
@@ -262,7 +275,7 @@ class Child:
     def wait_for_step(self, step: int) -> bool:
         """Block until the run has passed `step`; False if it ended first."""
         while (seen := self.next_step()) is not None:
-            if isinstance(seen, int) and seen >= step:
+            if seen >= step:
                 return True
         return False
 
@@ -292,22 +305,23 @@ class Child:
 
 
 def start_cli(*args: str, cwd: Path | None = None, env: dict | None = None, report_steps: bool = False,
-              hold_at: int | None = None, hold_before_replace: str | None = None) -> Child:
+              hold_at: int | None = None, address_space: int | None = None) -> Child:
     """Start the command line in a process of its own (see above); `.wait()` gives what
-    `subprocess.run(text=True)` would: returncode (negative for a signal), stdout, stderr."""
+    `subprocess.run(text=True)` would: returncode (negative for a signal), stdout, stderr.
+    `address_space` caps the process's memory (RLIMIT_AS, bytes) before the command starts."""
     import tempfile
 
     ctx = _forkserver()
     folder = Path(tempfile.mkdtemp(prefix="mc-child-"))
     out_path, err_path = folder / "stdout", folder / "stderr"
     steps_r = steps_w = control_r = control_w = None
-    if report_steps or hold_at is not None or hold_before_replace is not None:
+    if report_steps or hold_at is not None:
         steps_r, steps_w = ctx.Pipe(duplex=False)
         control_r, control_w = ctx.Pipe(duplex=False)
     process = ctx.Process(
         target=_child_main,
         args=(args, dict(os.environ if env is None else env), str(cwd or os.getcwd()), str(out_path), str(err_path),
-              steps_w, control_r, report_steps or hold_at is not None, hold_at, hold_before_replace),
+              steps_w, control_r, hold_at, address_space),
         daemon=True,
     )
     process.start()
@@ -333,7 +347,7 @@ def end_children() -> None:
         shutil.rmtree(child._out.parent, ignore_errors=True)
 
 
-def _child_main(args, env, cwd, out_path, err_path, steps, control, report_steps, hold_at, hold_before_replace) -> None:
+def _child_main(args, env, cwd, out_path, err_path, steps, control, hold_at, address_space) -> None:
     """In the child: the environment, folder, output files and argv of a fresh `memconsolidate` run."""
     os.environ.clear()
     os.environ.update(env)
@@ -343,17 +357,21 @@ def _child_main(args, env, cwd, out_path, err_path, steps, control, report_steps
         os.dup2(target, fd)
         os.close(target)
     sys.argv = ["memconsolidate", *args]
+    if address_space is not None:
+        import resource
+
+        resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
     from pipeline import cli, journal
 
-    journal._steps = 0
+    reset_fault_counters()
 
     def hold() -> None:
         try:
-            control.recv()
+            control.recv()  # until release() (or the test ends: EOF)
         except EOFError:
             pass
 
-    if report_steps:
+    if steps is not None:
         fault_step = journal._step
 
         def reporting_step() -> None:
@@ -363,16 +381,6 @@ def _child_main(args, env, cwd, out_path, err_path, steps, control, report_steps
                 hold()
 
         journal._step = reporting_step
-    if hold_before_replace is not None:
-        replace = os.replace
-
-        def holding_replace(src, dst, **kw) -> None:
-            if str(dst).endswith(hold_before_replace) and ".mc-tmp-" in str(src):
-                steps.send("replace")
-                hold()
-            replace(src, dst, **kw)
-
-        os.replace = holding_replace  # this process only: it is the child's own
     cli.main()
 
 

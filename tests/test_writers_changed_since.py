@@ -16,14 +16,13 @@ import io
 import json
 import os
 import shutil
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 
 from helpers import FIXTURES, NOW, files, plan_json
+from helpers import start_cli
 
 from pipeline import apply as apply_mod
 from pipeline.config import Settings
@@ -265,14 +264,7 @@ def test_zylos_a_session_log_edited_after_the_plan_is_not_archived(tmp_path, mon
 def apply_with_little_memory(root: Path) -> dict:
     """`apply --json` under a 3 GB ceiling on the address space: reading a 6 GB file whole would
     raise MemoryError instead of passing quietly."""
-    code = (
-        "import resource, sys; resource.setrlimit(resource.RLIMIT_AS, (3 * 1024**3, 3 * 1024**3)); "
-        "from pipeline.cli import main; sys.argv = ['memconsolidate'] + sys.argv[1:]; main()"
-    )
-    res = subprocess.run(
-        [sys.executable, "-c", code, "apply", str(root), "--now", NOW, "--model", "none", "--yes", "--json"],
-        capture_output=True, text=True, timeout=300,
-    )
+    res = start_cli("apply", str(root), "--now", NOW, "--model", "none", "--yes", "--json", address_space=3 * 1024**3).wait(300)
     assert res.returncode == 0, res.stderr[-2000:]
     return json.loads(res.stdout)
 
