@@ -357,7 +357,7 @@ def run(
             rid = outcome.result.run_id if outcome.result and outcome.result.record else "none"
             _print(f"Ran: {applied} action(s) applied (run {rid}); {len(outcome.plan.errors)} stage error(s).",
                    *(f"  error {e.stage}: {e.message}" for e in outcome.plan.errors))
-        if outcome.ran and not outcome.recorded:
+        if outcome.ran and not outcome.recorded and not outcome.applied_unrecorded:
             raise RunFailed("the run did not complete cleanly (see errors); it was not recorded as the last run")
 
     guarded(body)

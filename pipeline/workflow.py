@@ -15,7 +15,7 @@ from typing import Any, Callable
 
 from .apply import ApplyResult, Resolution, apply_plan, select_actions
 from .config import Settings
-from .errors import RunFailed
+from .errors import RunFailed, os_reason
 from .journal import committed_runs, recover, unfinished_runs, write_atomic
 from .lock import STATE_DIR, run_in_progress, state_dir, store_lock
 from .model import Corpus, Plan
@@ -123,6 +123,7 @@ class RunOutcome:
     plan: Plan | None = None
     result: ApplyResult | None = None
     recorded: bool = False
+    applied_unrecorded: bool = False  # complete and applied, but state.json could not be written
 
 
 def run_store(
@@ -152,7 +153,13 @@ def run_store(
                 "report": _report_path(result),
                 "actions_applied": len(result.changes.applied) if result else 0,
             }
-            write_atomic(state_dir(root) / STATE_FILE, (json.dumps(state, indent=2, sort_keys=True) + "\n").encode(), mode=0o600)
+            try:
+                write_atomic(state_dir(root) / STATE_FILE, (json.dumps(state, indent=2, sort_keys=True) + "\n").encode(), mode=0o600)
+            except OSError as exc:
+                # The run is committed and applied: failing it now would read as "nothing happened".
+                # Unrecorded only means the next `run --if-due` plans again, which is harmless.
+                say(f"warning: the run was applied but could not be recorded as the last run: {os_reason(exc, root)}")
+                return RunOutcome(ran=True, reason="ran", plan=plan, result=result, recorded=False, applied_unrecorded=True)
         return RunOutcome(ran=True, reason="ran", plan=plan, result=result, recorded=complete)
 
 

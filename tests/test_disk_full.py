@@ -204,3 +204,23 @@ def test_a_target_replaced_by_a_folder_during_apply_is_rolled_back_and_kept(tmp_
     assert files(root) == {**{k: v for k, v in before.items() if k != index}, copy: before[index]}
     assert copy in message
     assert unfinished_runs(root)[0] == []
+
+
+def test_a_nightly_run_applied_but_not_recorded_exits_0_with_a_warning(tmp_path, monkeypatch):
+    from pipeline import workflow
+    from pipeline.cli import app
+
+    root = store_of("bank", tmp_path / "bank")
+    real = workflow.write_atomic
+
+    def full_for_state(path, *args, **kwargs):
+        if Path(path).name == workflow.STATE_FILE:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(workflow, "write_atomic", full_for_state)
+    res = CliRunner().invoke(app, ["run", str(root), "--now", NOW, "--model", "none"])
+    assert res.exit_code == 0, res.stderr
+    assert "applied but could not be recorded" in res.stderr and "no space left on device" in res.stderr
+    assert journal.committed_runs(root)  # applied whole, never rolled back
+    assert not (root / ".memconsolidate" / workflow.STATE_FILE).exists()
