@@ -97,6 +97,9 @@ if os.environ.get("MEMCONSOLIDATE_TEST_COSTS"):
 
     def pytest_terminal_summary(terminalreporter):
         write = terminalreporter.write_line
+        own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        write(f"CPU seconds: {own.ru_utime + own.ru_stime:.1f} in pytest, {children.ru_utime + children.ru_stime:.1f} in "
+              "the processes it started (subprocesses, the fork server and the runs forked from it)")
         write(f"processes started: {sum(_spawned.values())}")
         for test, n in _spawned.most_common():
             write(f"  {n:4d} {test}")

@@ -91,6 +91,11 @@ _BOMB = "\n".join(
     [f"l0: &l0 [{', '.join(['x'] * 9)}]"]
     + [f"l{i}: &l{i} [{', '.join([f'*l{i - 1}'] * 9)}]" for i in range(1, 9)]
 )
+# Deeper than the stack for PyYAML's pure-Python parser (yaml.safe_load, which reads the crux
+# trackers and index; it gives up near 400 levels): a RecursionError, which
+# test_yaml_nested_deeper_than_the_stack_is_a_parse_error pins. Deeper only costs more: at 3000
+# levels one parse took 1.7 s of CPU (this 0.2 s), and a fuzz example can hold several.
+DEEP_YAML = "deep: " + "[" * 600 + "]" * 600
 YAML_LINES = [
     "title: Fine",
     "type: learning",
@@ -136,9 +141,7 @@ YAML_LINES = [
     "anchor: &a {x: 1}\nalias: *a",
     "self: &s [*s]",
     "nested: " + "[" * 300 + "]" * 300,
-    # deeper than the stack (PyYAML's pure-Python parser gives up near 350 levels): RecursionError;
-    # deeper still only costs the parser more (3000 levels took 1.7 s of CPU a parse)
-    "deep: " + "[" * 1000 + "]" * 1000,
+    DEEP_YAML,
     "multi: |\n  line one\n  line two",
     "---",
     "...",
@@ -343,6 +346,20 @@ def test_yaml_alias_bomb_is_a_parse_error_not_a_hang(tmp_path, field):
     write(plain_claude / ".claude/agent-memory/a/bomb.md", f"---\n{plain}\n{plain_line}\n---\nbody\n")
     plain_work = calls_made(lambda: (plan_bytes(plain_crux), plan_bytes(plain_claude)))
     assert bomb_work < 3 * plain_work, (bomb_work, plain_work)
+
+
+def test_yaml_nested_deeper_than_the_stack_is_a_parse_error(tmp_path):
+    """The trackers and the index are read with yaml.safe_load, whose pure-Python parser recurses
+    once per level: past the stack it raises RecursionError, which must be a parse error."""
+    import yaml
+
+    with pytest.raises(RecursionError):  # the premise: this nesting is past the stack here
+        yaml.safe_load(DEEP_YAML)
+    crux = crux_base(tmp_path / "crux")
+    write(crux / ".crux/reference-tracking/base.refs.yml", f"references: 3\n{DEEP_YAML}\n")
+    write(crux / ".crux/memory-index.yml", f"memories: []\n{DEEP_YAML}\n")
+    _, plan, _ = plan_bytes(crux)
+    assert {".crux/reference-tracking/base.refs.yml", ".crux/memory-index.yml"} <= set(parse_errors(plan))
 
 
 def test_recursive_yaml_alias_is_a_parse_error(tmp_path):
