@@ -265,24 +265,36 @@ def test_the_cache_is_shared_with_another_process(fake_openai, tmp_path, prompts
     with client_for(fake_openai, tmp_path, prompts) as client:
         client.structured_many("reorder", pairs(2), Verdict)
     assert fake_openai.count == 2
+    # Another interpreter (its own hash seed, its own diskcache connection) asks the same two
+    # payloads: both are served from the cache. It only ever reads the cache, so it stands a
+    # small module in for litellm (make_client asks litellm for the provider; importing the real
+    # one costs seconds); a miss there would call into the stand-in and fail the call.
     code = f"""
-import json, sys
+import json, sys, types
+stand_in = types.ModuleType("litellm")
+stand_in.get_llm_provider = lambda model, api_base=None: (model.split("/", 1)[1], model.split("/", 1)[0], None, api_base)
+sys.modules["litellm"] = stand_in
 sys.path.insert(0, {str(Path(__file__).parent)!r})
 from test_llm_server import Pair, Verdict, pairs, FAST
 from pipeline.config import LLMConfig
 from pipeline.llm import make_client
 config = LLMConfig(model={fake_openai.model()!r}, api_base={fake_openai.api_base!r}, cache_dir={str(tmp_path / "cache")!r})
 with make_client(config, prompts_dir={str(prompts)!r}, retry=FAST) as client:
-    replies = client.structured_many("reorder", pairs(3), Verdict)
+    replies = client.structured_many("reorder", pairs(2), Verdict)
     print(json.dumps([type(r).__name__ for r in replies]))
     print(client.stats.model_dump_json())
 """
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert run.returncode == 0, run.stderr[-2000:]
     names, stats = run.stdout.strip().splitlines()
-    assert json.loads(names) == ["Verdict"] * 3
-    assert json.loads(stats)["cache_hits"] == 2 and json.loads(stats)["llm_calls"] == 1
-    assert fake_openai.count == 3  # only the new payload was asked
+    assert json.loads(names) == ["Verdict"] * 2
+    assert json.loads(stats)["cache_hits"] == 2 and json.loads(stats)["llm_calls"] == 0
+    assert fake_openai.count == 2  # the other process asked nothing
+    # and here, with a new payload beside them: only the new payload is asked
+    with client_for(fake_openai, tmp_path, prompts) as client:
+        assert all(isinstance(r, Verdict) for r in client.structured_many("reorder", pairs(3), Verdict))
+        assert (client.stats.cache_hits, client.stats.llm_calls) == (2, 1)
+    assert fake_openai.count == 3
 
 
 def test_failures_are_not_cached(fake_openai, tmp_path, prompts):
