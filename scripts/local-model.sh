@@ -157,6 +157,32 @@ server_pid() {
   echo "$pid"
 }
 
+# On CPUs with AMX, llama.cpp puts the weights in AMX buffers and its AMX matmul crashed the server
+# (SIGSEGV in ggml_backend_amx_mul_mat on the first completion, llama-cpp-python 0.3.36, a VM with
+# amx_tile). The server has no flag for it, so this launcher turns `use_extra_bufts` off before the
+# model loads (that also skips weight repacking: a little slower, but it answers).
+# MEMCONSOLIDATE_LOCAL_MODEL_EXTRA_BUFTS=1 keeps them; =0 turns them off on any CPU.
+NO_EXTRA_BUFTS_LAUNCHER='
+import runpy, sys
+import llama_cpp.llama_cpp as C
+_defaults = C.llama_model_default_params
+def _params():
+    p = _defaults()
+    p.use_extra_bufts = False
+    return p
+C.llama_model_default_params = _params
+sys.argv[0] = "llama_cpp.server"
+runpy.run_module("llama_cpp.server", run_name="__main__", alter_sys=True)
+'
+
+no_extra_buffers() {
+  case "${MEMCONSOLIDATE_LOCAL_MODEL_EXTRA_BUFTS:-auto}" in
+    1) return 1 ;;
+    0) return 0 ;;
+    *) grep -qw amx_tile /proc/cpuinfo 2>/dev/null ;;
+  esac
+}
+
 answering() { curl -fsS -m 5 "http://127.0.0.1:$PORT/v1/models" >/dev/null 2>&1; }
 
 print_flags() {
@@ -173,7 +199,12 @@ serve() {
   if answering; then die "port $PORT is answering but was not started by this script; choose --port"; fi
   install_all
   say "starting server on 127.0.0.1:$PORT (log $(log_file))"
-  nohup "$VENV/bin/python" -m llama_cpp.server --model "$(model_file)" --host 127.0.0.1 --port "$PORT" \
+  local launch=(-m llama_cpp.server)
+  if no_extra_buffers; then
+    say "CPU has AMX: serving without llama.cpp's extra weight buffers (its AMX matmul segfaults here)"
+    launch=(-c "$NO_EXTRA_BUFTS_LAUNCHER")
+  fi
+  nohup "$VENV/bin/python" "${launch[@]}" --model "$(model_file)" --host 127.0.0.1 --port "$PORT" \
     --n_ctx "$CTX" --model_alias "$(model_alias)" --n_threads "$THREADS" >"$(log_file)" 2>&1 &
   echo $! >"$(pid_file)"
   local waited=0
