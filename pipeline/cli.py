@@ -422,6 +422,9 @@ def eval_(
             for f in r.failures:
                 failed = True
                 _say(f"{r.report['stage']} ({r.report['model']}): below threshold: {f}")
+            if r.error_failure:
+                failed = True
+                _say(f"{r.report['stage']} ({r.report['model']}): {r.error_failure}")
         if failed:
             raise typer.Exit(1)
 
@@ -444,6 +447,8 @@ def _eval_table(results) -> str:
         )
         if r.failures:
             lines.append(f"{'':<9} below threshold: {'; '.join(r.failures)}")
+        if r.error_failure:
+            lines.append(f"{'':<9} {r.error_failure}")
     return "\n".join(lines) + "\n"
 
 

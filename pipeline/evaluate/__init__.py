@@ -16,14 +16,19 @@ from ..errors import UsageError
 from .baselines import majority, run_pair_baselines
 from .cases import DATASET_STAGES, RULE_STAGES, default_dataset, load_cases
 from .metrics import binary
-from .thresholds import load_thresholds, shortfalls, thresholds_for
+from .thresholds import load_thresholds, shortfalls, thresholds_for, too_many_errors
 
 
 @dataclass
 class EvalResult:
     report: dict[str, Any]
-    failures: list[str] = field(default_factory=list)
+    failures: list[str] = field(default_factory=list)  # metrics below their floors
     errors: list[str] = field(default_factory=list)
+    error_failure: str | None = None  # set when errors exceed the stage's ceiling
+
+    @property
+    def failed(self) -> bool:
+        return bool(self.failures or self.error_failure)
 
 
 def _binary_stage(stage: str, cases: list[dict[str, Any]], client: Any, settings: Settings) -> tuple[dict[str, Any], list[str]]:
@@ -64,4 +69,9 @@ def run_eval(stage: str, dataset: Path | None, settings: Settings, client: Any, 
     ordered.update(report)
     limits = thresholds_for(load_thresholds(thresholds), model, stage)
     ordered["thresholds"] = limits
-    return EvalResult(report=ordered, failures=shortfalls(ordered["metrics"], limits), errors=errors)
+    return EvalResult(
+        report=ordered,
+        failures=shortfalls(ordered["metrics"], limits),
+        errors=errors,
+        error_failure=too_many_errors(int(ordered.get("errors", 0)), int(ordered["n"]), limits),
+    )

@@ -1,0 +1,101 @@
+"""`eval` exits honestly for any model: `[default.<stage>]` floors, a ceiling on errors, and a server
+that fails every call (it answers 500, or refuses the connection) makes the run fail."""
+
+import json
+import os
+import socket
+
+from openai_server import _forced_tool_name, fake_openai, status_reply, tool_reply  # noqa: F401 - fixture
+
+from helpers import REPO, run_cli
+from pipeline.evaluate.thresholds import DEFAULT_MAX_ERROR_RATE, load_thresholds, thresholds_for, too_many_errors
+
+REORDER = [json.loads(line) for line in (REPO / "evals" / "datasets" / "reorder.jsonl").read_text().splitlines() if line.strip()]
+LABELS = {(c["a"], c["b"]): c["label"] for c in REORDER}
+
+
+def _pairs(body) -> list[dict]:
+    return json.loads(body["messages"][-1]["content"])["pairs"]
+
+
+def _decide(body, verdict) -> object:
+    assert _forced_tool_name(body).startswith("Reorder")
+    decisions = [{"handle": p["handle"], "reasoning": "r", "same_meaning": verdict(p)} for p in _pairs(body)]
+    return tool_reply({"decisions": decisions})
+
+
+def _eval(srv, tmp_path, *extra: str):
+    # One attempt per call, so a failing server fails fast; everything else is the production path.
+    config = tmp_path / "llm.toml"
+    config.write_text("[llm]\nmax_attempts = 1\n")
+    env = {**os.environ, "OPENAI_API_KEY": "sk-test-eval-exits"}
+    return run_cli("eval", "--model", "openai/fake", "--api-base", srv if isinstance(srv, str) else srv.api_base,
+                   "--cache-dir", str(tmp_path / "cache"), "--config", str(config), *extra, env=env)
+
+
+def test_a_model_without_its_own_table_gets_the_default_floors():
+    table = load_thresholds()
+    for stage in ("reorder", "conflict", "rule"):
+        assert thresholds_for(table, "openai/qwen", stage) == table["default"][stage]
+        assert thresholds_for(table, "openai/qwen", stage)["accuracy"] >= 0.5
+    assert thresholds_for(table, "stub", "reorder") == table["stub"]["reorder"]  # its own table wins
+
+
+def test_the_error_ceiling():
+    assert DEFAULT_MAX_ERROR_RATE == 0.10
+    assert too_many_errors(6, 60, {}) is None  # exactly 10 % is allowed
+    line = too_many_errors(7, 60, {"accuracy": 0.5})
+    assert line is not None and "7 of 60" in line and "10%" in line
+    assert too_many_errors(60, 60, {"max_error_rate": 1.0}) is None
+
+
+def test_a_server_that_answers_500_to_everything_fails_every_stage(fake_openai, tmp_path):
+    fake_openai.responder = lambda body: status_reply(500)
+    res = _eval(fake_openai, tmp_path)
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert fake_openai.count > 0
+    for stage in ("reorder", "conflict", "rule", "metadata", "split"):
+        assert f"{stage} (openai/fake): too many errors" in res.stderr
+    assert "reorder (openai/fake): below threshold: accuracy 0.0 < 0.5217" in res.stderr
+    assert "Traceback" not in res.stderr
+
+
+def test_a_server_that_refuses_connections_fails(tmp_path):
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    res = _eval(f"http://127.0.0.1:{port}/v1", tmp_path, "--stage", "conflict")
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "conflict (openai/fake): too many errors: 66 of 66 cases" in res.stderr
+    assert "Traceback" not in res.stderr
+
+
+def test_a_model_no_better_than_the_seeds_fails_on_the_default_floor(fake_openai, tmp_path):
+    fake_openai.responder = lambda body: _decide(body, lambda p: True)  # "same" for every pair: no errors
+    res = _eval(fake_openai, tmp_path, "--stage", "reorder", "--json")
+    assert res.returncode == 1
+    report = json.loads(res.stdout)
+    assert report["errors"] == 0 and report["thresholds"] == {"accuracy": 0.5217}
+    assert "reorder (openai/fake): below threshold: accuracy" in res.stderr
+    assert "too many errors" not in res.stderr
+
+
+def test_a_good_model_passes_unless_it_errors_on_more_than_a_tenth(fake_openai, tmp_path):
+    fake_openai.responder = lambda body: _decide(body, lambda p: LABELS[(p["a"], p["b"])])
+    res = _eval(fake_openai, tmp_path, "--stage", "reorder", "--json")
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["metrics"]["accuracy"] == 1.0
+
+    # The same model, but the batch holding the first case fails: 8 of 69 cases (11.6 %) unanswered.
+    first = (REORDER[0]["a"], REORDER[0]["b"])
+
+    def one_batch_fails(body):
+        if any((p["a"], p["b"]) == first for p in _pairs(body)):
+            return status_reply(500)
+        return _decide(body, lambda p: LABELS[(p["a"], p["b"])])
+
+    fake_openai.responder = one_batch_fails
+    res = _eval(fake_openai, tmp_path, "--stage", "reorder", "--no-cache")
+    assert res.returncode == 1, res.stdout + res.stderr
+    assert "reorder (openai/fake): too many errors: 8 of 69 cases (12%), more than the 10% allowed" in res.stderr
+    assert "below threshold" not in res.stderr  # 61 of 69 right is above the floor: the errors alone fail it
