@@ -70,7 +70,7 @@ def select_actions(plan: Plan, select: list[str] | None, resolve: Resolution | N
 
 
 def writer(layout: str):
-    return importlib.import_module(f"pipeline.stores.{layout}_write")
+    return importlib.import_module(f"pipeline.layouts.{layout}.writer")
 
 
 def apply_plan(

@@ -7,7 +7,7 @@ from typing import Callable
 from .config import Settings
 from .model import Action, Corpus, Plan, StageError, Stats
 from .rules import run_rules
-from .rules.bank_cap import cap_supersedes
+from .layouts.bank.cap import cap_supersedes
 from .rules.outcome import Outcome, action_sort_key, finding_sort_key
 
 # Actions that move or retire a memory, strongest claim first. A memory claimed by one of them is

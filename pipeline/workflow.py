@@ -20,7 +20,7 @@ from .journal import committed_runs, load_record, recover, write_atomic
 from .lock import STATE_DIR, run_in_progress, state_dir, store_lock
 from .model import Corpus, Plan
 from .plan import build_plan
-from .stores import open_store, resolve_root
+from .layouts.registry import open_store, resolve_root
 
 Say = Callable[[str], None]
 

@@ -24,7 +24,9 @@ from pipeline.errors import RunFailed
 from pipeline.journal import Op, execute, recover, undo
 from pipeline.model import Action
 from pipeline.plan import build_plan
-from pipeline.stores import bank_write, claude, claude_write, open_store
+from pipeline.layouts.bank import writer as bank_write
+from pipeline.layouts.claude import reader as claude, writer as claude_write
+from pipeline.layouts.registry import open_store
 
 S = Settings.model_validate({"now": NOW, "llm": {"model": "none"}})
 BLOG = "blog/memories.jsonl"
@@ -400,7 +402,7 @@ def test_crux_and_zylos_writes_refuse_a_file_changed_since_it_was_read(layout, p
     from pipeline.errors import RunFailed
     from pipeline.journal import execute
     from pipeline.plan import build_plan
-    from pipeline.stores import open_store
+    from pipeline.layouts.registry import open_store
 
     from helpers import FIXTURES, copy_store
 

@@ -8,17 +8,20 @@ from __future__ import annotations
 
 from ..config import Settings
 from ..model import Corpus
-from . import claude, crux, zylos
 from .duplicates import merge_duplicates, report_reorders
 from .index_drift import index_drift
 from .outcome import Outcome
-from .rule_candidates import bank_rule_candidates
 from .staleness import staleness
-
-LAYOUT_RULES = {"crux": crux.rules, "claude": claude.rules, "zylos": zylos.rules}
 
 
 def run_rules(corpus: Corpus, settings: Settings) -> Outcome:
+    # The layouts' own rules import this package's outcome module: import them when a run needs them.
+    from ..layouts.bank.rules import bank_rule_candidates
+    from ..layouts.claude import rules as claude
+    from ..layouts.crux import rules as crux
+    from ..layouts.zylos import rules as zylos
+
+    LAYOUT_RULES = {"crux": crux.rules, "claude": claude.rules, "zylos": zylos.rules}
     out = Outcome()
     out.findings.extend(corpus.findings)
     out.extend(merge_duplicates(corpus.memories))

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from ..config import Settings
 from ..model import Corpus, Finding, Memory
-from ..stores.files import Unreadable, parse_error, read_text
+from ..storage.files import Unreadable, parse_error, read_text
 from .consult_gate import ConsultEntry, parse_consult_log
 from .repo_index import RepoIndex, scan_repos
 

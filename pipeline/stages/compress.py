@@ -26,7 +26,7 @@ from ..config import Settings
 from ..llm import Handles, register_stub
 from ..model import Action, Corpus, Finding
 from ..rules.outcome import Outcome
-from ..stores.crux import body_size
+from ..layouts.crux.reader import body_size
 from .base import StageContext
 from .consolidation_fields import plain, short_hash
 from .consolidation_groups import busy_keys

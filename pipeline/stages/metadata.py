@@ -27,7 +27,7 @@ from ..llm import Handles, register_stub
 from ..model import Action, Corpus, Finding, Memory
 from ..rules.outcome import Outcome
 from ..rules.text import significant_words
-from ..stores.crux import body_size
+from ..layouts.crux.reader import body_size
 from .base import StageContext
 from .conflict_heuristics import judge_conflict
 from .consolidation_fields import crux_folder, crux_frontmatter, slug_words, unique_slug, volume_hash

@@ -1,0 +1,1 @@
+"""The `bank` layout (iii record banks): reader, writer and its own rules."""

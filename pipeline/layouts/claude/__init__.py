@@ -1,0 +1,1 @@
+"""The `claude` layout (Claude Code auto-memory folders): reader, writer and its own rules."""

@@ -1,0 +1,1 @@
+"""The `crux` layout (CRUX memories): reader, writer and its own rules."""

@@ -1,0 +1,1 @@
+"""The `zylos` layout (tiered markdown): reader, writer and its own rules."""
