@@ -49,6 +49,10 @@ class Memory(BaseModel):
     has_frontmatter: bool = False
     # Layout specifics that rules read (crux scope and twin, zylos importance and status, ...).
     extra: dict[str, Any] = Field(default_factory=dict)
+    # sha256 of what the reader built this memory from, by key: each file's bytes (a crux memory's
+    # twin and tracker too, a zylos entry's whole file), a bank record's canonical JSON. The plan
+    # hands them to the actions (`target_hashes`) so apply never acts on content it did not judge.
+    read_shas: dict[str, str] = Field(default_factory=dict)
 
     @property
     def slug(self) -> str:
@@ -74,6 +78,7 @@ class Tracker(BaseModel):
     strength: int | None = None
     recent_references: list[dict[str, Any]] = Field(default_factory=list)
     meta: dict[str, Any] = Field(default_factory=dict)
+    read_sha: str | None = None  # sha256 of the file's bytes as read
 
 
 class IndexEntry(BaseModel):
@@ -110,6 +115,9 @@ class Action(BaseModel):
     survivor: str | None = None
     from_type: str | None = None
     to_type: str | None = None
+    # What the plan judged: sha256 by key (file path, or `<bank>/<id>`) of the targets' content as
+    # read. A writer skips the action ("changed since the plan") when a target no longer matches.
+    target_hashes: dict[str, str] | None = None
 
 
 class StageError(BaseModel):

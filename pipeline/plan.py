@@ -14,6 +14,13 @@ from .rules.outcome import Outcome, action_sort_key, finding_sort_key
 # left out of the weaker ones: a duplicate that is being retired is not also demoted.
 _CLAIM_ORDER = ["merge_duplicate", "prune_stale", "consolidate", "archive", "demote", "promote", "compress"]
 
+# Actions whose effect was judged on their targets' content (what they retire, merge, move or edit):
+# each carries the hashes of what the plan read, so apply skips one whose target changed since.
+JUDGED_ON_CONTENT = {
+    "merge_duplicate", "prune_stale", "conflict", "promote", "demote", "archive", "consolidate",
+    "rebalance_volumes", "compress", "sync_strength", "remove_orphan_tracker", "archive_session",
+}
+
 StageRunner = Callable[[Corpus, Settings, Outcome], tuple[Outcome, list[StageError], Stats]]
 
 
@@ -43,6 +50,20 @@ def reconcile(actions: list[Action]) -> list[Action]:
     return kept
 
 
+def with_target_hashes(corpus: Corpus, actions: list[Action]) -> list[Action]:
+    """Each action of a kind judged on content, carrying the read hashes of every target."""
+    shas: dict[str, dict[str, str]] = {t.key: {t.key: t.read_sha} for t in corpus.trackers if t.read_sha}
+    for m in corpus.memories:
+        shas[m.key] = m.read_shas
+    out = []
+    for a in actions:
+        hashes = {k: v for t in a.targets for k, v in shas.get(t, {}).items()}
+        if a.kind in JUDGED_ON_CONTENT and hashes:
+            a = a.model_copy(update={"target_hashes": dict(sorted(hashes.items()))})
+        out.append(a)
+    return out
+
+
 def build_plan(corpus: Corpus, settings: Settings, run_stages: StageRunner | None = None) -> Plan:
     outcome = run_rules(corpus, settings)
     errors: list[StageError] = []
@@ -57,7 +78,7 @@ def build_plan(corpus: Corpus, settings: Settings, run_stages: StageRunner | Non
         now=settings.now,
         model=settings.llm.model,
         memories=len(corpus.memories),
-        actions=sorted(reconcile(outcome.actions), key=action_sort_key),
+        actions=with_target_hashes(corpus, sorted(reconcile(outcome.actions), key=action_sort_key)),
         findings=sorted(outcome.findings, key=finding_sort_key),
         errors=sorted(errors, key=lambda e: (e.stage, e.message)),
         stats=stats,

@@ -313,7 +313,8 @@ def test_conflict_newer_archives_the_older_side(store):
     _, cs = run_changes(store, [conflict(P + "feedback_npm.md", P + "feedback_pnpm.md")], resolve="newer")
     assert [a.kind for a in cs.applied] == ["conflict"] and cs.skipped == []
     assert [op for op in cs.ops if op.kind == "move"] == [
-        claude_write.Op("move", P + "feedback_pnpm.md", dest=P + ".archive/run-1/feedback_pnpm.md")
+        claude_write.Op("move", P + "feedback_pnpm.md", dest=P + ".archive/run-1/feedback_pnpm.md",
+                        expect=claude_write.sha(before[P + "feedback_pnpm.md"]))  # refused if it changed since
     ]
     execute(store, cs.ops, run_id="run-1")
     after = files(store)

@@ -545,7 +545,9 @@ def test_compress_archives_the_original_before_writing_the_twin(store):
     _, cs = run_changes(store, [action])
     assert cs.skipped == []
     twin = L + "payment-outage-incident-runbook.memory.crux.md"
-    assert cs.ops[:2] == [Op("move", key, dest=ARCH + "payment-outage-incident-runbook.memory.md"), cs.ops[1]]
+    # the move carries the state it was checked in: the journal refuses it if the file changed since
+    sha = hashlib.sha256(original).hexdigest()
+    assert cs.ops[:2] == [Op("move", key, dest=ARCH + "payment-outage-incident-runbook.memory.md", expect=sha), cs.ops[1]]
     assert (cs.ops[1].kind, cs.ops[1].path) == ("write", twin)
     execute(store, cs.ops, run_id="run-1")
     assert (store / ARCH / "payment-outage-incident-runbook.memory.md").read_bytes() == original

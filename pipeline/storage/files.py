@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import datetime as dt
 import errno
+import hashlib
 import os
 import re
 import stat
@@ -61,7 +62,18 @@ def symlink_loop(path: Path) -> bool:
 
 def read_text(root: Path, path: Path, max_bytes: int) -> str:
     """UTF-8 text of a store file (BOM dropped), or `Unreadable` with a short reason."""
+    return decode_text(read_bytes(root, path, max_bytes))
+
+
+def read_text_sha(root: Path, path: Path, max_bytes: int) -> tuple[str, str]:
+    """`read_text` and the sha256 of the bytes it was decoded from (what a plan judged: a writer
+    compares it with the file's bytes at apply time)."""
     data = read_bytes(root, path, max_bytes)
+    return decode_text(data), hashlib.sha256(data).hexdigest()
+
+
+def decode_text(data: bytes) -> str:
+    """The readers' rules for text: UTF-8 (BOM dropped), no NUL byte; else `Unreadable`."""
     if b"\x00" in data:
         raise Unreadable("binary file (NUL byte)")
     try:
@@ -87,9 +99,13 @@ def read_bytes(root: Path, path: Path, max_bytes: int) -> bytes:
     if size > max_bytes:
         raise Unreadable(f"file too large ({size} bytes > {max_bytes})")
     try:
-        return path.read_bytes()
+        with path.open("rb") as fh:
+            data = fh.read(max_bytes + 1)  # bounded even if the file grew since the stat
     except OSError as exc:
         raise Unreadable(f"cannot read: {exc.strerror or exc}") from None
+    if len(data) > max_bytes:
+        raise Unreadable(f"file too large (over {max_bytes} bytes)")
+    return data
 
 
 @dataclass
@@ -98,6 +114,7 @@ class FrontMatter:
     present: bool
     body: str  # everything after the closing delimiter line, byte for byte
     raw: str  # the YAML text between the delimiters, as written
+    sha: str = ""  # sha256 of the file's bytes, when read from a file
 
 
 _OPEN = re.compile(r"\A---[ \t]*\r?\n")
@@ -159,10 +176,24 @@ def expands_within(value: Any, text_chars: int) -> bool:
 def read_memory_file(root: Path, path: Path, max_bytes: int, findings: list[Finding]) -> FrontMatter | None:
     """A memory file's front matter and body, or None with a parse_error added to `findings`."""
     try:
-        return split_frontmatter(read_text(root, path, max_bytes))
+        data = read_bytes(root, path, max_bytes)
     except Unreadable as exc:
         findings.append(parse_error(rel(root, path), str(exc)))
         return None
+    return memory_from_bytes(rel(root, path), data, max_bytes, findings)
+
+
+def memory_from_bytes(key: str, data: bytes, max_bytes: int, findings: list[Finding]) -> FrontMatter | None:
+    """`read_memory_file` for bytes already read (a writer's view of the store after its run)."""
+    try:
+        if len(data) > max_bytes:
+            raise Unreadable(f"file too large ({len(data)} bytes > {max_bytes})")
+        fm = split_frontmatter(decode_text(data))
+    except Unreadable as exc:
+        findings.append(parse_error(key, str(exc)))
+        return None
+    fm.sha = hashlib.sha256(data).hexdigest()
+    return fm
 
 
 def walk_files(root: Path, start: Path, pattern_suffixes: tuple[str, ...]) -> Iterator[Path]:

@@ -6,6 +6,7 @@ configuration, if any, is `<root>/memory-consolidate.json` with iii's field name
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from pathlib import Path
@@ -63,14 +64,23 @@ def _record_order(rec: dict[str, Any], line_no: int) -> tuple[int, int]:
     return (rev if isinstance(rev, int) and not isinstance(rev, bool) else -1, line_no)
 
 
+def read_bank_bytes(root: Path, bank: Path, settings: Settings, corpus: Corpus) -> bytes | None:
+    """The bytes of a bank's `memories.jsonl` within the size cap, or None (reported)."""
+    try:
+        return read_bytes(root, bank / "memories.jsonl", settings.max_file_bytes * 64)
+    except Unreadable as exc:
+        corpus.findings.append(parse_error(rel(root, bank / "memories.jsonl"), str(exc)))
+        return None
+
+
 def read_records(root: Path, bank: Path, settings: Settings, corpus: Corpus) -> dict[str, dict[str, Any]]:
     """The current revision of every id in a bank (highest `revision`, then latest line)."""
-    key = rel(root, bank / "memories.jsonl")
-    try:
-        data = read_bytes(root, bank / "memories.jsonl", settings.max_file_bytes * 64)
-    except Unreadable as exc:
-        corpus.findings.append(parse_error(key, str(exc)))
-        return {}
+    data = read_bank_bytes(root, bank, settings, corpus)
+    return {} if data is None else parse_records(rel(root, bank / "memories.jsonl"), data, corpus)
+
+
+def parse_records(key: str, data: bytes, corpus: Corpus) -> dict[str, dict[str, Any]]:
+    """`read_records` of bytes already read (a writer builds its revisions on exactly those)."""
     # Line by line: one bad line (a torn write, a stray byte) must not hide the whole bank.
     lines: list[str] = []
     for line_no, raw in enumerate(data.split(b"\n"), start=1):
@@ -114,6 +124,11 @@ def _scalars(value: Any) -> list[str]:
     return [str(v) for v in value if isinstance(v, (str, int))] if isinstance(value, list) else []
 
 
+def record_sha(rec: dict[str, Any]) -> str:
+    """sha256 of a record's canonical JSON: what a plan judged a bank memory on."""
+    return hashlib.sha256(json.dumps(rec, sort_keys=True, ensure_ascii=True).encode("ascii")).hexdigest()
+
+
 def _to_memory(bank: str, rec: dict[str, Any]) -> Memory:
     text = rec.get("text")
     corroboration = rec.get("corroboration")
@@ -135,6 +150,7 @@ def _to_memory(bank: str, rec: dict[str, Any]) -> Memory:
             "revision": rec.get("revision") if isinstance(rec.get("revision"), int) else 0,
             "confidence": rec.get("confidence"),
         },
+        read_shas={f"{bank}/{rec['id']}": record_sha(rec)},
     )
 
 

@@ -20,7 +20,8 @@ from ...journal import ABSENT, Op, sha
 from ...model import Action, Corpus
 from ...report import render_run_report
 from ...rules.text import normalize
-from .reader import LEARNED_RULES, read_learned, read_records
+from .reader import LEARNED_RULES, parse_records, read_bank_bytes, read_learned, record_sha
+from ...storage.since_plan import changed_since_plan
 
 LEARNED_HEADER = "# Learned rules\n\nAuto-managed by memconsolidate: one line per rule, append-only.\n\n"
 RULE_MIN, RULE_MAX = 3, 300
@@ -37,7 +38,9 @@ class _Bank:
         self.name = name
         self.rel = f"{name}/memories.jsonl"
         self.path = root / self.rel
-        self.records = read_records(root, root / name, settings, corpus)
+        # One read: the revisions are decided on these records and appended to these bytes.
+        self.data = read_bank_bytes(root, root / name, settings, corpus)
+        self.records = {} if self.data is None else parse_records(self.rel, self.data, corpus)
         self.pending: dict[str, dict[str, Any]] = {}
         self.stamp = f"{settings.now.isoformat()}T00:00:00Z"
 
@@ -57,9 +60,9 @@ class _Bank:
         return rec is not None and not rec.get("superseded_by") and not rec.get("invalid_at")
 
     def op(self) -> Op | None:
-        if not self.pending:
+        if not self.pending or self.data is None:
             return None
-        data = self.path.read_bytes()
+        data = self.data
         read = sha(data)  # the journal refuses the write if a line is appended after this read
         if data and not data.endswith(b"\n"):
             data += b"\n"
@@ -83,8 +86,16 @@ def changes(corpus: Corpus, actions: list[Action], settings: Settings, run_id: s
             banks[name] = _Bank(root, name, settings, corpus)
         return banks[name]
 
+    def record_state(key: str) -> str | None:
+        name, rid = _split(key)
+        rec = bank(name).records.get(rid)  # as read by this run, before its own revisions
+        return record_sha(rec) if rec is not None else None
+
     for action in actions:
-        if action.kind == "merge_duplicate" and action.survivor:
+        changed = changed_since_plan(action, record_state)
+        if changed:
+            out.skipped.append((action, changed))
+        elif action.kind == "merge_duplicate" and action.survivor:
             name, survivor = _split(action.survivor)
             b = bank(name)
             retired = [_split(t)[1] for t in action.targets if t != action.survivor]

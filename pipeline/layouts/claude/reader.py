@@ -171,6 +171,7 @@ def read_memory(root: Path, path: Path, folder_key: str, settings: Settings, cor
         meta=meta,
         has_frontmatter=fm.present,
         extra=dict(extra),
+        read_shas={key: fm.sha},
     )
 
 

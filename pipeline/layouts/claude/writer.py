@@ -58,9 +58,10 @@ from ...model import Action, Corpus, Finding, Memory
 from ...report import render_run_report
 from ...rules.refs import KNOWN_EXTENSIONS
 from .reader import INDEX, parse_index
-from ...storage.files import Unreadable, read_text, split_frontmatter
+from ...storage.files import Unreadable, decode_text, read_text, split_frontmatter
 from .memory_index import ENTRY as REBUILT_ENTRY
 from .memory_index import IndexItem, rebuild
+from ...storage.since_plan import DiskReads, changed_since_plan
 
 ARCHIVE_DIR = ".archive"
 REPORT_NAME = "REPORT.md"
@@ -496,7 +497,11 @@ def changes(
             return "pinned"
         return None
 
-    d = decide(corpus, actions, resolve, unmovable, stale)
+    # Judged on other content than what is there now: skipped, and the rest decided without them.
+    disk = DiskReads(root, settings.max_file_bytes)
+    changed = {id(a): why for a in actions if (why := changed_since_plan(a, disk.state))}
+    live = [a for a in actions if id(a) not in changed]
+    d = decide(corpus, live, resolve, unmovable, stale)
     folders: dict[str, FolderChange] = {}
 
     def folder(key: str) -> FolderChange:
@@ -509,11 +514,12 @@ def changes(
     # notes first (a noted file is never also archived: conflicts skip archived sides)
     noted_any: set[str] = set()
     for key in sorted(d.notes):
-        path = root / key
         try:
-            data = path.read_bytes()
+            data = disk.bytes(key)
+            if data is None:
+                raise Unreadable("it is gone")
             text, bom = _decode(data)
-        except (OSError, UnicodeDecodeError) as exc:
+        except (Unreadable, UnicodeDecodeError) as exc:
             out.notes.append(f"{key}: not noted, cannot read it again: {exc}")
             continue
         m = by_key[key]
@@ -533,7 +539,7 @@ def changes(
         ops_writes.append(Op("write", key, data=_encode(with_notes(text, lines), bom), expect=sha(data)))
         folder(key).noted.append((key, fresh))
         noted_any.add(key)
-    for i, a in enumerate(actions):
+    for i, a in enumerate(live):
         if a.kind == "conflict" and resolve == "keep-both" and d.outcome.get(i) is None:
             sides = list(dict.fromkeys(a.targets))[:2]
             if any(s in noted_any for s in sides):
@@ -549,7 +555,8 @@ def changes(
     # possible with a reused run id) makes the journal refuse the whole run.
     for key in sorted(d.retire):
         dest = archive_path(folder_of(key), run_id, _name(key))
-        ops_moves.append(Op("move", key, dest=dest))
+        # The state it had when checked against the plan: the journal refuses if it changed since.
+        ops_moves.append(Op("move", key, dest=dest, expect=disk.state(key) or ABSENT))
         folder(key).archived.append((key, dest, d.retire[key]))
     archived_keys = {k for f in folders.values() for k, _, _ in f.archived}
 
@@ -561,7 +568,7 @@ def changes(
         fc = folders[name]
         index_key = _in_folder(name, INDEX)
         created = {k: (title, hook) for k, (_, title, hook) in d.created.items() if folder_of(k) == name}
-        op, archived_copy, summary, why = _rebuild_index(root, corpus, settings, run_id, index_key, archived_keys, out, created)
+        op, archived_copy, summary, why = _rebuild_index(root, corpus, settings, run_id, index_key, archived_keys, out, created, disk)
         if op is None:
             fc.index_note = why
             continue
@@ -575,8 +582,9 @@ def changes(
             fc = folders[folder_of(index_key)]
             d.outcome[i] = None if index_key in index_written else (fc.index_note or "index already up to date")
 
-    for i, a in enumerate(actions):
-        why = d.outcome.get(i, f"{a.kind} does not apply to claude memory folders")
+    outcome = {id(a): d.outcome.get(i, f"{a.kind} does not apply to claude memory folders") for i, a in enumerate(live)}
+    for a in actions:
+        why = changed.get(id(a), outcome.get(id(a)))
         if why is None:
             out.applied.append(a)
         else:
@@ -617,6 +625,7 @@ def _description(root: Path, key: str, m: Memory, settings: Settings) -> str:
 def _rebuild_index(
     root: Path, corpus: Corpus, settings: Settings, run_id: str, index_key: str, archived: set[str], out: ChangeSet,
     created: dict[str, tuple[str, str]] | None = None,
+    disk: DiskReads | None = None,
 ) -> tuple[Op | None, Op | None, str, str]:
     """(write of the new MEMORY.md, write of its archived copy, summary, why not) for one folder."""
     if index_key not in corpus.indexes:
@@ -629,9 +638,12 @@ def _rebuild_index(
     bom = False
     if path.exists():
         try:
-            existing = read_text(root, path, settings.max_file_bytes)
-            old = path.read_bytes()
-        except (Unreadable, OSError) as exc:
+            # One read: the text rebuilt from and the bytes the write expects are the same bytes.
+            old = (disk or DiskReads(root, settings.max_file_bytes)).bytes(index_key)
+            if old is None:
+                raise Unreadable("it is gone")
+            existing = decode_text(old)
+        except Unreadable as exc:
             return None, None, "", f"MEMORY.md could not be read again ({exc}): not rebuilt"
         bom = old.startswith(UTF8_BOM)
     crlf = existing is not None and "\r\n" in existing

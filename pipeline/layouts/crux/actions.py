@@ -16,6 +16,7 @@ from .rules.common import ARCHIVED, target_dir
 from .reader import CRUX_SUFFIX, PLAIN_SUFFIX
 from .render import set_tracker_strength
 from .state import Live, Run
+from ...storage.files import Unreadable
 
 # The front-matter key that records the old type (seed step 13). An archive is a move down, so it
 # records `demoted_from` like a demotion.
@@ -357,7 +358,10 @@ def sync(run: Run, a: Action) -> None:
     if live.strength is None:
         run.skip(a, f"{live.m.key} has no strength in its front matter")
         return
-    data = run.ov.read(tracker.key)
+    try:
+        data = run.ov.read(tracker.key)
+    except Unreadable:
+        data = None
     text = data.decode("utf-8-sig") if data is not None else None
     if not live.tracker_merge and (text is None or set_tracker_strength(text, live.strength) is None):
         # Reported as applied, the tracker would stay as it was and the next plan propose it again.

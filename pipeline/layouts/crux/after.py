@@ -2,31 +2,26 @@
 
 The REM summary's corpus figures and the rebuilt index must describe exactly what the next `plan`
 will read. Rather than predicting the reader, the memory and tracker files as they will be (the
-overlay over the disk) are copied into a private temporary folder outside the store and read there
-with the same reader. Files the reader could not read stay unreadable in the copy (their bytes
-are not copied at all), so nothing from, say, a symlink pointing outside the store leaks into the
-index.
+overlay over the disk, each read within the readers' limits) are handed to the same reader as bytes
+in memory: nothing is copied anywhere, inside the store or out. Files the reader could not read stay
+unreadable (a stand-in that the reader rejects takes their place), so nothing from, say, a symlink
+pointing outside the store leaks into the index — and such a file is never read at all.
 """
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
 import yaml
 
 from ...config import Settings
 from ...model import Corpus, Memory
-from .reader import TRACKER_SUFFIX, load_memories, load_trackers, memory_files, place_of
+from .reader import CRUX_SUFFIX, PLAIN_SUFFIX, TRACKER_SUFFIX, load_memories, load_trackers, memory_files, place_of, under
 from .overlay import Overlay
-from ...storage.files import as_int, as_tags, rel, walk_files
+from ...storage.files import Unreadable, as_int, as_tags, rel, walk_files
 
 UNREADABLE_STAND_IN = b"\x00"
-
-
-def _under(path: str, folder: str) -> bool:
-    return folder in (".", "") or PurePosixPath(folder) in PurePosixPath(path).parents
 
 
 def after_corpus(root: Path, ov: Overlay, settings: Settings, unreadable: set[str]) -> tuple[Corpus, list[str]]:
@@ -34,27 +29,22 @@ def after_corpus(root: Path, ov: Overlay, settings: Settings, unreadable: set[st
     crux = settings.crux
     originals = [rel(root, p) for p in memory_files(root, crux)]
     originals += [rel(root, p) for p in walk_files(root, root / crux.trackingDir, (TRACKER_SUFFIX,))]
-    wanted = []
-    for path in ov.final_files(originals):
-        is_memory = path.endswith((".memory.md", ".memory.crux.md")) and (
-            _under(path, crux.storage.memoriesDir) or _under(path, crux.storage.agentMemoriesDir)
+    final: dict[str, bytes] = {}
+    for path in ov.final_paths(originals):
+        is_memory = path.endswith((PLAIN_SUFFIX, CRUX_SUFFIX)) and (
+            under(path, crux.storage.memoriesDir) or under(path, crux.storage.agentMemoriesDir)
         )
-        if is_memory or (path.endswith(TRACKER_SUFFIX) and _under(path, crux.trackingDir)):
-            wanted.append(path)
-    corpus = Corpus(layout="crux", root=str(root))
-    with tempfile.TemporaryDirectory(prefix="memconsolidate-after-") as tmp:
-        base = Path(tmp)
-        for path in wanted:
+        if not (is_memory or (path.endswith(TRACKER_SUFFIX) and under(path, crux.trackingDir))):
+            continue
+        try:
             data = UNREADABLE_STAND_IN if path in unreadable else ov.read(path)
-            if data is None:
-                continue
-            target = base / path
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(data)
-        primaries = load_memories(base, settings, corpus)
-        load_trackers(base, settings, corpus)
-    for m in corpus.memories:
-        m.mtime = None
+        except Unreadable:  # unreadable since the plan read it (grown past the cap, say)
+            data = UNREADABLE_STAND_IN
+        if data is not None:
+            final[path] = data
+    corpus = Corpus(layout="crux", root=str(root))
+    primaries = load_memories(root, settings, corpus, files=final)
+    load_trackers(root, settings, corpus, files=final)
     corpus.findings = [f for f in corpus.findings if f.kind == "parse_error"]
     return corpus, primaries
 

@@ -5,6 +5,12 @@ ones (a path vacated by an archive move is free, a path a move or write already 
 `Overlay` records the `Op`s in order and keeps the simulated bytes of every path they touch; the
 disk is only read, never written. `journal.execute` replays the same ops, so what the writer checked
 here (a move's source exists, its destination does not) holds when they run.
+
+Each file is read from the disk once per run, within the readers' limits (`files.read_bytes`: the
+size cap, no symlink leaving the store), and every op carries the state of the bytes it was built
+from (`Op.expect`): the journal refuses the run if the file changed since, so an agent's write
+between this read and the journal's copy is never replaced or carried off by a move and then
+overwritten.
 """
 
 from __future__ import annotations
@@ -12,26 +18,28 @@ from __future__ import annotations
 from pathlib import Path, PurePosixPath
 
 from ...journal import Op, state
+from ...storage.since_plan import DiskReads
 
 MEMORY_SUFFIXES = (".memory.crux.md", ".memory.md", ".refs.yml")
 
 
 class Overlay:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, max_bytes: int) -> None:
         self.root = root
+        self.disk = DiskReads(root, max_bytes)
         self.state: dict[str, bytes | None] = {}
         self.ops: list[Op] = []
 
+    def original(self, path: str) -> bytes | None:
+        """The file's bytes on disk before the run (None: absent), read once; `Unreadable` if the
+        readers would not read it."""
+        return self.disk.bytes(path)
+
     def read(self, path: str) -> bytes | None:
+        """The bytes `path` holds at this point of the run (None: absent); `Unreadable` as above."""
         if path in self.state:
             return self.state[path]
-        p = self.root / path
-        if not p.is_file():
-            return None
-        try:
-            return p.read_bytes()
-        except OSError:
-            return None
+        return self.original(path)
 
     def exists(self, path: str) -> bool:
         if path in self.state:
@@ -46,17 +54,16 @@ class Overlay:
             raise ValueError(f"cannot move {src} to {dest}: the destination exists")
         self.state[src] = None
         self.state[dest] = data
-        self.ops.append(Op("move", src, dest=dest))
+        self.ops.append(Op("move", src, dest=dest, expect=state(data)))
 
     def write(self, path: str, data: bytes) -> None:
         current = self.read(path)
         if current == data:
             return  # no change: no op, so the journal does not list an untouched file
-        # The first op on a path was computed from the bytes read here: the journal refuses the run
-        # if the file changed since (an agent appended meanwhile), instead of overwriting it.
-        expect = None if path in self.state else state(current)
+        # Built on `current` (the disk's bytes, or what an earlier op of the run left there): the
+        # journal refuses the run if the file does not hold exactly that when it runs.
         self.state[path] = data
-        self.ops.append(Op("write", path, data=data, expect=expect))
+        self.ops.append(Op("write", path, data=data, expect=state(current)))
 
     def free_variant(self, path: str, taken: set[str] | None = None) -> str:
         """`path`, or the first of `name-2`, `name-3`, ... (before the file's suffix) that is free."""
@@ -74,11 +81,6 @@ class Overlay:
                 return candidate
             n += 1
 
-    def final_files(self, originals: list[str]) -> dict[str, bytes]:
-        """Final bytes of `originals` plus every path the ops created (absent ones left out)."""
-        out: dict[str, bytes] = {}
-        for path in sorted(set(originals) | set(self.state)):
-            data = self.read(path)
-            if data is not None:
-                out[path] = data
-        return out
+    def final_paths(self, originals: list[str]) -> list[str]:
+        """`originals` plus every path the ops created, as far as they will exist after the run."""
+        return [p for p in sorted(set(originals) | set(self.state)) if self.exists(p)]

@@ -13,12 +13,13 @@ members still present.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Any, Mapping
 
 import yaml
 from pydantic import ValidationError
@@ -27,16 +28,20 @@ from ...config import CruxConfig, Settings
 from ...errors import ConfigError, UsageError
 from ...model import Corpus, IndexEntry, Memory, Tracker
 from ...storage.files import (
+    SKIP_DIRS,
     YAML_ERRORS,
     Unreadable,
     as_date,
     as_int,
     as_tags,
+    decode_text,
     expands_within,
+    memory_from_bytes,
     mtime_of,
     parse_error,
     read_memory_file,
     read_text,
+    read_text_sha,
     rel,
     walk_files,
 )
@@ -274,6 +279,12 @@ class Parsed:
     body: str
     raw: str
     mtime: float | None
+    sha: str = ""
+
+
+# The store's files as bytes, by key, when the reader reads from memory instead of the disk: the
+# writer's view of the store as it will be after its run (`crux_after`).
+Files = Mapping[str, bytes]
 
 
 def _slug_of(name: str) -> str:
@@ -283,12 +294,16 @@ def _slug_of(name: str) -> str:
     return name
 
 
-def _parse(root: Path, path: Path, settings: Settings, corpus: Corpus) -> Parsed | None:
-    key = rel(root, path)
-    fm = read_memory_file(root, path, settings.max_file_bytes, corpus.findings)
+def _parse(root: Path, key: str, settings: Settings, corpus: Corpus, files: Files | None) -> Parsed | None:
+    if files is None:
+        fm = read_memory_file(root, root / key, settings.max_file_bytes, corpus.findings)
+        mtime = mtime_of(root / key)
+    else:
+        fm = memory_from_bytes(key, files[key], settings.max_file_bytes, corpus.findings)
+        mtime = None
     if fm is None:
         return None
-    return Parsed(key=key, meta=fm.meta, present=fm.present, body=fm.body, raw=fm.raw, mtime=mtime_of(path))
+    return Parsed(key=key, meta=fm.meta, present=fm.present, body=fm.body, raw=fm.raw, mtime=mtime, sha=fm.sha)
 
 
 def body_size(body: str, unit: str) -> int:
@@ -364,10 +379,12 @@ def _to_memory(primary: Parsed, twin: Parsed | None, twin_key: str | None, setti
         "consolidation_topic": _text(meta.get("consolidation_topic", meta.get("consolidationTopic"))) or None,
         "consolidation_part": as_int(meta.get("consolidation_part", meta.get("consolidationPart"))),
     }
+    read_shas = {primary.key: primary.sha}
     if twin is not None:
         # The uncompressed original: what a consolidation or recompression starts from.
         extra["twin_body"] = twin.body
         extra["twin_lines"] = len(twin.body.splitlines())
+        read_shas[twin.key] = twin.sha
     return Memory(
         key=primary.key,
         layout="crux",
@@ -386,6 +403,7 @@ def _to_memory(primary: Parsed, twin: Parsed | None, twin_key: str | None, setti
         meta=dict(meta),
         has_frontmatter=primary.present,
         extra=extra,
+        read_shas=read_shas,
     )
 
 
@@ -398,27 +416,50 @@ def memory_files(root: Path, crux: CruxConfig) -> list[Path]:
     return [found[k] for k in sorted(found)]
 
 
-def load_memories(root: Path, settings: Settings, corpus: Corpus) -> list[str]:
-    """Read every memory file into `corpus.memories`; returns the primary file keys on disk."""
-    pairs: dict[tuple[str, str], dict[str, Path]] = {}
-    for path in memory_files(root, settings.crux):
-        kind = "crux" if path.name.endswith(CRUX_SUFFIX) else "plain"
-        pairs.setdefault((rel(root, path.parent), _slug_of(path.name)), {})[kind] = path
+def under(path: str, folder: str) -> bool:
+    return folder in (".", "") or PurePosixPath(folder) in PurePosixPath(path).parents
+
+
+def keys_in(files: Files, folders: list[str], suffixes: tuple[str, ...]) -> list[str]:
+    """The keys `walk_files` would find under `folders` if `files` were the disk."""
+    out: set[str] = set()
+    for key in files:
+        if not key.endswith(suffixes):
+            continue
+        for folder in folders:
+            below = PurePosixPath(key).parts[len(PurePosixPath(folder).parts) : -1]
+            if under(key, folder) and not SKIP_DIRS & set(below):
+                out.add(key)
+    return sorted(out)
+
+
+def _memory_keys(root: Path, crux: CruxConfig, files: Files | None) -> list[str]:
+    if files is None:
+        return [rel(root, p) for p in memory_files(root, crux)]
+    return keys_in(files, [crux.storage.memoriesDir, crux.storage.agentMemoriesDir], (CRUX_SUFFIX, PLAIN_SUFFIX))
+
+
+def load_memories(root: Path, settings: Settings, corpus: Corpus, files: Files | None = None) -> list[str]:
+    """Read every memory file into `corpus.memories`; returns the primary file keys on disk (or in
+    `files`, when given: then nothing is read from the disk)."""
+    pairs: dict[tuple[str, str], dict[str, str]] = {}
+    for key in _memory_keys(root, settings.crux, files):
+        p = PurePosixPath(key)
+        kind = "crux" if p.name.endswith(CRUX_SUFFIX) else "plain"
+        pairs.setdefault((p.parent.as_posix(), _slug_of(p.name)), {})[kind] = key
     primaries: list[str] = []
-    for _, files in sorted(pairs.items()):
-        crux_path, plain_path = files.get("crux"), files.get("plain")
-        crux_doc = _parse(root, crux_path, settings, corpus) if crux_path else None
-        plain_doc = _parse(root, plain_path, settings, corpus) if plain_path else None
-        primary_path = crux_path or plain_path
-        assert primary_path is not None
-        primaries.append(rel(root, primary_path))
+    for _, pair in sorted(pairs.items()):
+        crux_key, plain_key = pair.get("crux"), pair.get("plain")
+        crux_doc = _parse(root, crux_key, settings, corpus, files) if crux_key else None
+        plain_doc = _parse(root, plain_key, settings, corpus, files) if plain_key else None
+        primary = crux_key or plain_key
+        assert primary is not None
+        primaries.append(primary)
         if crux_doc is not None:
-            twin_key = rel(root, plain_path) if plain_path else None
-            corpus.memories.append(_to_memory(crux_doc, plain_doc, twin_key, settings))
+            corpus.memories.append(_to_memory(crux_doc, plain_doc, plain_key, settings))
         elif plain_doc is not None:
             # The compressed file is unreadable (reported): the original still carries the memory.
-            twin_key = rel(root, crux_path) if crux_path else None
-            corpus.memories.append(_to_memory(plain_doc, None, twin_key, settings))
+            corpus.memories.append(_to_memory(plain_doc, None, crux_key, settings))
     corpus.memories.sort(key=lambda m: m.key)
     _link_merged_members(corpus.memories)
     return sorted(primaries)
@@ -441,7 +482,7 @@ def _link_merged_members(memories: list[Memory]) -> None:
 # trackers and index
 
 
-def _tracker(key: str, data: dict[str, Any]) -> Tracker:
+def _tracker(key: str, data: dict[str, Any], read_sha: str | None = None) -> Tracker:
     recent = data.get("recent_references")
     return Tracker(
         key=key,
@@ -451,46 +492,59 @@ def _tracker(key: str, data: dict[str, Any]) -> Tracker:
         strength=as_int(data.get("strength")),
         recent_references=[r for r in recent if isinstance(r, dict)] if isinstance(recent, list) else [],
         meta={str(k): v for k, v in data.items()},
+        read_sha=read_sha,
     )
 
 
-def _read_yaml(root: Path, path: Path, settings: Settings, corpus: Corpus) -> tuple[bool, Any]:
-    key = rel(root, path)
+def _read_yaml(root: Path, key: str, settings: Settings, corpus: Corpus, files: Files | None = None) -> tuple[bool, Any, str]:
+    """(parsed, the YAML value, sha256 of the bytes) of a store file, from the disk or `files`."""
     try:
-        text = read_text(root, path, settings.max_file_bytes)
+        if files is None:
+            text, digest = read_text_sha(root, root / key, settings.max_file_bytes)
+        else:
+            data = files[key]
+            if len(data) > settings.max_file_bytes:
+                raise Unreadable(f"file too large ({len(data)} bytes > {settings.max_file_bytes})")
+            text, digest = decode_text(data), hashlib.sha256(data).hexdigest()
     except Unreadable as exc:
         corpus.findings.append(parse_error(key, str(exc)))
-        return False, None
+        return False, None, ""
     try:
         data = yaml.safe_load(text)
     except YAML_ERRORS as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
         corpus.findings.append(parse_error(key, f"malformed YAML{where}"))
-        return False, None
+        return False, None, ""
     if not expands_within(data, len(text)):
         corpus.findings.append(parse_error(key, "malformed YAML: aliases expand too far (alias bomb or self-reference)"))
-        return False, None
-    return True, data
+        return False, None, ""
+    return True, data, digest
 
 
-def load_trackers(root: Path, settings: Settings, corpus: Corpus) -> None:
-    folder = root / settings.crux.trackingDir
-    for path in walk_files(root, folder, (TRACKER_SUFFIX,)):
-        ok, data = _read_yaml(root, path, settings, corpus)
+def load_trackers(root: Path, settings: Settings, corpus: Corpus, files: Files | None = None) -> None:
+    folder = settings.crux.trackingDir
+    if files is None:
+        keys = [rel(root, p) for p in walk_files(root, root / folder, (TRACKER_SUFFIX,))]
+    else:
+        keys = keys_in(files, [folder], (TRACKER_SUFFIX,))
+    for key in keys:
+        ok, data, digest = _read_yaml(root, key, settings, corpus, files)
         if not ok:
             continue
-        key = rel(root, path)
         if not isinstance(data, dict):
             corpus.findings.append(parse_error(key, "tracker is not a YAML mapping"))
             continue
-        corpus.trackers.append(_tracker(key, data))
+        corpus.trackers.append(_tracker(key, data, digest or None))
     corpus.trackers.sort(key=lambda t: t.key)
-    by_slug: dict[str, str] = {}
+    by_slug: dict[str, Tracker] = {}
     for t in corpus.trackers:
-        by_slug.setdefault(t.slug, t.key)
+        by_slug.setdefault(t.slug, t)
     for m in corpus.memories:
-        m.extra["tracker"] = by_slug.get(m.slug)
+        t = by_slug.get(m.slug)
+        m.extra["tracker"] = t.key if t else None
+        if t is not None and t.read_sha:
+            m.read_shas[t.key] = t.read_sha  # its references decide promotions, demotions, merges
 
 
 def load_index(root: Path, settings: Settings, corpus: Corpus, primaries: list[str]) -> None:
@@ -500,7 +554,7 @@ def load_index(root: Path, settings: Settings, corpus: Corpus, primaries: list[s
     corpus.extra["index_present"] = {index: path.is_file()}
     if not path.is_file():
         return
-    ok, data = _read_yaml(root, path, settings, corpus)
+    ok, data, _ = _read_yaml(root, index, settings, corpus)
     if not ok:
         return
     entries = data.get("memories") if isinstance(data, dict) else None

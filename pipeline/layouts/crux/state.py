@@ -20,6 +20,7 @@ from .overlay import Overlay
 from .render import append_note
 from ...storage.files import Unreadable
 from ...text.frontmatter_edit import set_keys
+from ...storage.since_plan import changed_since_plan
 
 UTF8_BOM = b"\xef\xbb\xbf"
 TRACKER_SUFFIX = ".refs.yml"
@@ -73,7 +74,7 @@ class Run:
         self.day = self.now.strftime("%Y%m%d")
         self.run_id = run_id
         self.root = Path(corpus.root)
-        self.ov = Overlay(self.root)
+        self.ov = Overlay(self.root, settings.max_file_bytes)
         self.out = ChangeSet()
         self.summary = Summary()
         self.unreadable = {t for f in corpus.findings if f.kind == "parse_error" for t in f.targets}
@@ -95,6 +96,12 @@ class Run:
 
     def skip(self, action: Action, why: str) -> None:
         self.out.skipped.append((action, why))
+
+    def changed_since_plan(self, action: Action) -> str | None:
+        """Why the action must not run: a file it was judged on no longer holds the bytes the plan
+        read (an agent wrote it while the plan was shown or the model consulted), or None. Paths an
+        earlier action of this run moved or wrote are left to the handler, which says why."""
+        return changed_since_plan(action, self.ov.disk.state, unchecked=self.ov.state)
 
     # --- finding memories ---------------------------------------------------------------------
 

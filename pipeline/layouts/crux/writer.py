@@ -36,6 +36,7 @@ from __future__ import annotations
 
 from ...apply import ChangeSet
 from ...config import Settings
+from ...errors import RunFailed
 from ...model import Action, Corpus, Tracker
 from .rules.common import trackers_by_slug
 from . import actions as acts
@@ -46,6 +47,7 @@ from .render import set_tracker_strength
 from .state import UTF8_BOM, Run
 from .summary import render_rem_summary
 from .trackers import merge_trackers, render_tracker
+from ...storage.files import Unreadable
 
 PHASES: list[tuple[str, ...]] = [
     ("prune_stale",),
@@ -61,7 +63,10 @@ ADVISORY = "advisory: the user writes the rule by hand (listed under Rule Promot
 
 
 def _handle(run: Run, a: Action, resolve: str | None) -> None:
-    if a.kind == "prune_stale":
+    changed = run.changed_since_plan(a)
+    if changed:
+        run.skip(a, changed)
+    elif a.kind == "prune_stale":
         acts.prune(run, a)
     elif a.kind == "merge_duplicate":
         acts.merge(run, a)
@@ -80,7 +85,15 @@ def _handle(run: Run, a: Action, resolve: str | None) -> None:
 
 
 def changes(corpus: Corpus, actions: list[Action], settings: Settings, run_id: str, resolve: str | None) -> ChangeSet:
-    run = Run(corpus, settings, run_id)
+    try:
+        return _changes(Run(corpus, settings, run_id), actions, resolve)
+    except Unreadable as exc:
+        # The handlers checked their files against the plan; only a file that became unreadable
+        # while this run was being built (grown past the size cap, say) gets here.
+        raise RunFailed(f"a file of the run can no longer be read ({exc}): nothing applied; run apply again") from None
+
+
+def _changes(run: Run, actions: list[Action], resolve: str | None) -> ChangeSet:
     order = {id(a): i for i, a in enumerate(actions)}
     handled: set[int] = set()
     for kinds in PHASES:
@@ -160,13 +173,18 @@ def _write_summary_and_index(run: Run) -> None:
     path = run.ov.free_variant(f"{crux.storage.archiveDir}/rem-{run.day}.md")
     run.ov.write(path, summary.encode("utf-8"))
     index = crux.storage.indexFile
-    old = run.ov.read(index)
-    previous = old_entries(old.decode("utf-8", "replace") if old is not None and index not in run.unreadable else None)
-    memories = index_memories(after, primaries, previous, settings)
-    text = render_crux_index(memories, trackers_by_slug(after), crux.typePriority, run.now)
     if (run.root / index).is_symlink():
         run.out.notes.append(f"{index} is a symlink: not rebuilt")
         return
+    try:
+        old = run.ov.read(index)
+    except Unreadable as exc:
+        # Over the size cap, say: archiving it would mean reading it whole. It stays as it is.
+        run.out.notes.append(f"{index} cannot be read ({exc}): not rebuilt")
+        return
+    previous = old_entries(old.decode("utf-8", "replace") if old is not None and index not in run.unreadable else None)
+    memories = index_memories(after, primaries, previous, settings)
+    text = render_crux_index(memories, trackers_by_slug(after), crux.typePriority, run.now)
     if index in run.unreadable and run.ov.exists(index):
         # The old index could not be read: keep it in the archive rather than write over it.
         run.ov.move(index, run.archive_target(index))

@@ -26,7 +26,7 @@ from typing import Any
 from ...config import Settings
 from ...model import Corpus, Memory
 from ...rules.text import slugify
-from ...storage.files import Unreadable, as_date, mtime_of, parse_error, read_text, rel, walk_files
+from ...storage.files import Unreadable, as_date, mtime_of, parse_error, read_text_sha, rel, walk_files
 
 LAYOUT = "zylos"
 GROUP = "zylos"
@@ -250,7 +250,8 @@ def _title(text: str) -> str:
     return ""
 
 
-def _tier_memory(root: Path, path: Path, tier: str, kind: str, text: str, extra: dict[str, Any]) -> Memory:
+def _tier_memory(root: Path, path: Path, tier: str, kind: str, read: tuple[str, dict[str, str]], extra: dict[str, Any]) -> Memory:
+    text, read_shas = read
     updated = LAST_UPDATED.search(text)
     size = _byte_size(path, text)
     return Memory(
@@ -263,15 +264,18 @@ def _tier_memory(root: Path, path: Path, tier: str, kind: str, text: str, extra:
         mtime=mtime_of(path),
         group=GROUP,
         extra={"compare": False, "tier": tier, "size": size, **extra},
+        read_shas=read_shas,
     )
 
 
-def _read(root: Path, path: Path, settings: Settings, corpus: Corpus) -> str | None:
+def _read(root: Path, path: Path, settings: Settings, corpus: Corpus) -> tuple[str, dict[str, str]] | None:
+    """The file's text and its read hash ({key: sha256 of the bytes}), or None (reported)."""
     try:
-        return read_text(root, path, settings.max_file_bytes)
+        text, digest = read_text_sha(root, path, settings.max_file_bytes)
     except Unreadable as exc:
         corpus.findings.append(parse_error(rel(root, path), str(exc)))
         return None
+    return text, {rel(root, path): digest}
 
 
 def _byte_size(path: Path, text: str) -> int:
@@ -295,9 +299,9 @@ def _load_core(root: Path, settings: Settings, corpus: Corpus) -> None:
         if not path.exists() and not path.is_symlink():
             corpus.extra.setdefault("missing", []).append(name)
             continue
-        text = _read(root, path, settings, corpus)
-        if text is not None:
-            corpus.memories.append(_tier_memory(root, path, "core", name[:-3], text, {}))
+        read = _read(root, path, settings, corpus)
+        if read is not None:
+            corpus.memories.append(_tier_memory(root, path, "core", name[:-3], read, {}))
 
 
 def _load_profiles(root: Path, settings: Settings, corpus: Corpus) -> None:
@@ -308,24 +312,27 @@ def _load_profiles(root: Path, settings: Settings, corpus: Corpus) -> None:
         path = user / "profile.md"
         if not path.is_file():
             continue
-        text = _read(root, path, settings, corpus)
-        if text is not None:
-            corpus.memories.append(_tier_memory(root, path, "profile", "profile", text, {"user": user.name}))
+        read = _read(root, path, settings, corpus)
+        if read is not None:
+            corpus.memories.append(_tier_memory(root, path, "profile", "profile", read, {"user": user.name}))
 
 
 def _load_references(root: Path, settings: Settings, corpus: Corpus) -> None:
     for path in _md_files(root / REFERENCE_DIR):
         if not path.is_file():
             continue
-        text = _read(root, path, settings, corpus)
-        if text is None:
+        read = _read(root, path, settings, corpus)
+        if read is None:
             continue
+        text, read_shas = read
         stem = path.name[:-3]
         kind = REFERENCE_KINDS.get(stem, stem)
         key = rel(root, path)
         entries = entry_memories(key, kind, text, mtime_of(path))
+        for entry in entries:
+            entry.read_shas = dict(read_shas)  # an entry is judged with the file it lives in
         corpus.memories.append(
-            _tier_memory(root, path, "reference", stem, text, {"kind": kind, "entries": [m.key for m in entries]})
+            _tier_memory(root, path, "reference", stem, read, {"kind": kind, "entries": [m.key for m in entries]})
         )
         corpus.memories.extend(entries)
 
@@ -335,9 +342,10 @@ def _load_sessions(root: Path, settings: Settings, corpus: Corpus) -> None:
     # Every session file name, readable or not: a rotation must not pick a name already taken.
     corpus.extra["session_files"] = [rel(root, p) for p in files]
     for path in files:
-        text = _read(root, path, settings, corpus)
-        if text is None:
+        read = _read(root, path, settings, corpus)
+        if read is None:
             continue
+        text = read[0]
         extra: dict[str, Any] = {}
         created: dt.date | None = None
         if rel(root, path) == CURRENT_SESSION:
@@ -350,7 +358,7 @@ def _load_sessions(root: Path, settings: Settings, corpus: Corpus) -> None:
             session_date = as_date(named.group(1)) if named else None
             extra = {"current": False, "session_date": session_date.isoformat() if session_date else None}
             created = session_date
-        memory = _tier_memory(root, path, "session", "session", text, extra)
+        memory = _tier_memory(root, path, "session", "session", read, extra)
         memory.created = created
         corpus.memories.append(memory)
 

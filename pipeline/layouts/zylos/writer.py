@@ -49,10 +49,12 @@ from typing import Callable
 from ...apply import ChangeSet
 from ...config import Settings
 from ...errors import ConfigError
-from ...journal import Op, state
+from ...journal import ABSENT, Op, state
 from ...model import Action, Corpus, Memory
 from ...report import render_run_report
 from .rules.freshness import OBSOLETE_STATUSES, REVIEW_BANDS, age_days, band, immune
+from ...storage.files import Unreadable
+from ...storage.since_plan import DiskReads, changed_since_plan
 from .reader import ARCHIVE_DIR, CURRENT_SESSION, FENCE, HEADING, Entry, parse_entries
 
 Clock = Callable[[], dt.datetime]
@@ -274,6 +276,7 @@ class _Writer:
         self.moves: list[Op] = []
         self.rotated = False
         self.bullets: list[str] = []
+        self.disk = DiskReads(self.root, settings.max_file_bytes)
 
     # --- accounting ---------------------------------------------------------------------------
 
@@ -299,9 +302,10 @@ class _Writer:
         if path.is_symlink() or not path.is_file():
             return f"{key} is not a regular file: left untouched"
         try:
-            decoded = decode(path.read_bytes())
-        except OSError as exc:
-            return f"{key} cannot be read: {exc.strerror or exc}"
+            data = self.disk.bytes(key)
+        except Unreadable as exc:
+            return f"{key} cannot be read: {exc}"
+        decoded = decode(data) if data is not None else None
         if decoded is None or decoded[1] != memory.body:
             return f"{key} changed on disk since it was read: left untouched"
         return RefFile.parse(key, *decoded)
@@ -348,15 +352,15 @@ class _Writer:
         problem = self.dest_problem(key, may_exist=True)
         if problem:
             return f"cannot archive into {key}: {problem}"
-        path = self.root / key
         ref = self.ref_file(source)
         default_eol = ref.eol if isinstance(ref, RefFile) else "\n"
-        if not path.exists():
-            return ArchiveFile(key=key, source=source, existing=None, eol=default_eol)
         try:
-            existing = decode(path.read_bytes())
-        except OSError as exc:
-            return f"cannot read {key}: {exc.strerror or exc}"
+            data = self.disk.bytes(key)  # within the readers' limits, once
+        except Unreadable as exc:
+            return f"cannot read {key}: {exc}"
+        if data is None:
+            return ArchiveFile(key=key, source=source, existing=None, eol=default_eol)
+        existing = decode(data)
         if existing is None:
             return f"{key} is not UTF-8 text: left untouched, nothing archived into it"
         return ArchiveFile(key=key, source=source, existing=existing, eol=eol_of(existing[1], default_eol))
@@ -519,7 +523,8 @@ class _Writer:
             return self.skip(action, problem)
         self.claimed.add(dest)
         self.moved.add(key)
-        self.moves.append(Op("move", key, dest))
+        # Built on the log as checked against the plan: the journal refuses if it changed since.
+        self.moves.append(Op("move", key, dest, expect=self.disk.state(key) or ABSENT))
         age = (self.settings.now - dt.date.fromisoformat(named.group(2))).days
         self.applied(action, f"Moved the session log {key} ({age} days old) to {dest}")
 
@@ -636,7 +641,10 @@ def changes(
 ) -> ChangeSet:
     writer = _Writer(corpus, settings, resolve)
     for action in actions:
-        if action.kind == "merge_duplicate":
+        changed = changed_since_plan(action, writer.disk.state)
+        if changed:
+            writer.skip(action, changed)
+        elif action.kind == "merge_duplicate":
             writer.merge(action)
         elif action.kind == "archive":
             writer.archive(action)
