@@ -17,6 +17,7 @@ import typer
 from .config import build_settings, load_user_config
 from .errors import RunFailed, UsageError
 from .layouts.registry import names as layout_names
+from .printable import printable
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -48,11 +49,20 @@ CacheDirOpt = Annotated[Optional[str], typer.Option("--cache-dir", help="LLM cac
 NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the LLM cache.")]
 MaxCallsOpt = Annotated[Optional[int], typer.Option("--max-calls", help="Stop the LLM stages after N calls.")]
 MaxCostOpt = Annotated[Optional[float], typer.Option("--max-cost", help="Stop the LLM stages after this many USD.")]
+TrustModelOpt = Annotated[
+    bool,
+    typer.Option("--trust-model", help="Let a model's \"same meaning\" verdict retire a memory whose text differs without asking."),
+]
 
 
 def _fail(message: str, code: int) -> None:
-    sys.stderr.write(f"memconsolidate: {message}\n")
+    sys.stderr.write(f"memconsolidate: {printable(message)}\n")
     raise typer.Exit(code)
+
+
+def _print(*lines: str) -> None:
+    """Lines for a person on stdout, each kept one line whatever the file names in it hold."""
+    sys.stdout.write("".join(printable(line) + "\n" for line in lines))
 
 
 def guarded(fn: Callable[[], Any]) -> Any:
@@ -95,6 +105,7 @@ def make_settings(
     no_cache: bool = False,
     max_calls: int | None = None,
     max_cost: float | None = None,
+    trust_model: bool = False,
 ):
     if repo is not None and not os.path.isdir(repo):
         raise UsageError(f"--repo is not a directory: {repo}")
@@ -109,6 +120,7 @@ def make_settings(
         "llm.no_cache": no_cache or None,
         "llm.max_calls": max_calls,
         "llm.max_cost": max_cost,
+        "llm.trust_model": trust_model or None,
     }
     return build_settings(load_user_config(config), overrides)
 
@@ -118,7 +130,9 @@ def _progress(as_json: bool) -> Callable[[str], None] | None:
     return _say if sys.stderr.isatty() and not as_json else None
 
 
-_SETTINGS_OPTIONS = ("config", "now", "layout", "repo", "model", "api_base", "llm_mode", "cache_dir", "no_cache", "max_calls", "max_cost")
+_SETTINGS_OPTIONS = (
+    "config", "now", "layout", "repo", "model", "api_base", "llm_mode", "cache_dir", "no_cache", "max_calls", "max_cost", "trust_model",
+)
 
 
 def settings_from(options: dict[str, Any]):
@@ -131,7 +145,7 @@ def emit_json(data: Any) -> None:
 
 
 def _say(message: str) -> None:
-    sys.stderr.write(f"memconsolidate: {message}\n")
+    sys.stderr.write(f"memconsolidate: {printable(message)}\n")
 
 
 @app.command()
@@ -149,6 +163,7 @@ def plan(
     no_cache: NoCacheOpt = False,
     max_calls: MaxCallsOpt = None,
     max_cost: MaxCostOpt = None,
+    trust_model: TrustModelOpt = False,
 ) -> None:
     """Read a store and print what should change. Never writes to the store."""
     options = dict(locals())
@@ -190,6 +205,7 @@ def apply(
     no_cache: NoCacheOpt = False,
     max_calls: MaxCallsOpt = None,
     max_cost: MaxCostOpt = None,
+    trust_model: TrustModelOpt = False,
     yes: YesOpt = False,
     select: SelectOpt = None,
     resolve: ResolveOpt = None,
@@ -211,7 +227,7 @@ def apply(
             if not sys.stdin.isatty():
                 raise UsageError("not a terminal: pass --yes to apply without a prompt")
             sys.stderr.write(render(p))
-            return typer.confirm(f"Apply {n} action(s) to {p.root}?", default=False, err=True)
+            return typer.confirm(printable(f"Apply {n} action(s) to {p.root}?"), default=False, err=True)
 
         result_plan, result = apply_store(path, settings, _say, select, resolve, confirm, _progress(as_json))  # type: ignore[arg-type]
         if as_json:
@@ -219,16 +235,15 @@ def apply(
             return
         if result is None or result.record is None:
             skipped = len(result.changes.skipped) if result else 0
-            sys.stdout.write(f"Nothing to apply ({len(result_plan.actions)} actions in the plan, {skipped} skipped).\n")
+            _print(f"Nothing to apply ({len(result_plan.actions)} actions in the plan, {skipped} skipped).")
             return
         ch = result.changes
-        sys.stdout.write(
+        _print(
             f"Applied run {result.run_id}: {len(ch.applied)} action(s), {len(ch.skipped)} skipped, "
-            f"{len(result.record.touched)} file(s) changed.\n"
-            f"Undo with: memconsolidate undo {result_plan.root} --run {result.run_id}\n"
+            f"{len(result.record.touched)} file(s) changed.",
+            f"Undo with: memconsolidate undo {result_plan.root} --run {result.run_id}",
+            *(f"  skipped {a.kind} {', '.join(a.targets)}: {why}" for a, why in ch.skipped),
         )
-        for a, why in ch.skipped:
-            sys.stdout.write(f"  skipped {a.kind} {', '.join(a.targets)}: {why}\n")
 
     guarded(body)
 
@@ -257,7 +272,7 @@ def undo(
 
         record = undo_store(path, run, _say)
         target = record.info.get("undo_of", record.run_id)
-        sys.stdout.write(f"Undid run {target}: {len(record.touched)} file(s) restored.\n")
+        _print(f"Undid run {target}: {len(record.touched)} file(s) restored.")
 
     guarded(body)
 
@@ -293,7 +308,7 @@ def status(
             out.append(f"  a run is in progress (pid {info['run_in_progress']}); its journal: " + ", ".join(info["unfinished_journal"]))
         elif info["unfinished_journal"]:
             out.append("  UNFINISHED JOURNAL: " + ", ".join(info["unfinished_journal"]) + " (the next command on the store rolls it back)")
-        sys.stdout.write("\n".join(out) + "\n")
+        _print(*out)
 
     guarded(body)
 
@@ -314,6 +329,7 @@ def run(
     no_cache: NoCacheOpt = False,
     max_calls: MaxCallsOpt = None,
     max_cost: MaxCostOpt = None,
+    trust_model: TrustModelOpt = False,
 ) -> None:
     """The nightly entry point: plan and apply the automatic actions, non-interactively."""
     options = dict(locals())
@@ -330,13 +346,12 @@ def run(
                 "apply": _apply_json(outcome.plan, outcome.result) if outcome.ran else None,
             })
         elif not outcome.ran:
-            sys.stdout.write(outcome.reason + "\n")
+            _print(outcome.reason)
         else:
             applied = len(outcome.result.changes.applied) if outcome.result else 0
             rid = outcome.result.run_id if outcome.result and outcome.result.record else "none"
-            sys.stdout.write(f"Ran: {applied} action(s) applied (run {rid}); {len(outcome.plan.errors)} stage error(s).\n")
-            for e in outcome.plan.errors:
-                sys.stdout.write(f"  error {e.stage}: {e.message}\n")
+            _print(f"Ran: {applied} action(s) applied (run {rid}); {len(outcome.plan.errors)} stage error(s).",
+                   *(f"  error {e.stage}: {e.message}" for e in outcome.plan.errors))
         if outcome.ran and not outcome.recorded:
             raise RunFailed("the run did not complete cleanly (see errors); it was not recorded as the last run")
 

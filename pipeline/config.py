@@ -127,6 +127,9 @@ class LLMConfig(BaseModel):
     concurrency: int = 4
     batch_size: int = 8
     max_pairs_per_stage: int = 400  # candidate pairs offered to one stage in one run, strongest first
+    # A model's "same meaning" verdict retires a memory whose text differs only when trusted;
+    # otherwise the merge waits for the user (the stub, the tool's own heuristic, is not asked).
+    trust_model: bool = False
 
 
 class ScheduleConfig(BaseModel):

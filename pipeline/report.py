@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections import Counter
 
 from .model import Action, Finding, Plan
+from .printable import printable
 from .rules.outcome import ACTION_ORDER, FINDING_ORDER
 
 ACTION_HEADINGS = {
@@ -125,7 +126,12 @@ def render(plan: Plan) -> str:
     )
     if not plan.actions and not plan.findings:
         lines.append(f"All {plan.memories} memories are current, nothing to do.")
-    return "\n".join(lines) + "\n"
+    return _joined(lines)
+
+
+def _joined(lines: list[str]) -> str:
+    # Each line as one line: a file name or reason with a line break cannot forge another.
+    return "\n".join(printable(line) for line in lines) + "\n"
 
 
 def render_run_report(layout: str, run_id: str, now, changes) -> str:
@@ -146,4 +152,4 @@ def render_run_report(layout: str, run_id: str, now, changes) -> str:
         lines.append("")
         lines.append(f"## Notes ({len(changes.notes)})")
         lines.extend(f"- {n}" for n in changes.notes)
-    return "\n".join(lines) + "\n"
+    return _joined(lines)

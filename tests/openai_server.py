@@ -13,7 +13,9 @@ what was sent.
         assert srv.count == 2
 
 Instead of a script, `srv.responder = lambda body: tool_reply(...)` answers from the request (say,
-from the user message, for concurrent calls whose order is not fixed). `srv.requests[i]` has
+from the user message, for concurrent calls whose order is not fixed); `srv.request_responder =
+lambda request: ...` also sees the headers (a lying server that echoes `bearer(request)`, the API
+key the client sent). `srv.requests[i]` has
 `.path`, `.headers` (lower-cased names), `.body`, `.messages`, `.user_content`; `srv.max_in_flight`
 is the most requests served at once. `write_prompt(folder, stage, version=...)` writes a prompt file
 for `make_client(..., prompts_dir=folder)`; the `fake_openai` fixture starts a server for one test
@@ -131,6 +133,7 @@ class FakeOpenAI:
         self._lock = threading.Lock()
         self._script: deque[Reply] = deque()
         self.responder: Callable[[dict[str, Any]], Reply] | None = None
+        self.request_responder: Callable[[Request], Reply] | None = None
         self.requests: list[Request] = []
         self.in_flight = 0
         self.max_in_flight = 0  # the most requests answered at once (concurrency checks)
@@ -189,12 +192,14 @@ class FakeOpenAI:
 
     # --- serving -------------------------------------------------------------------------------
 
-    def _next(self, body: dict[str, Any]) -> Reply:
+    def _next(self, request: Request) -> Reply:
         with self._lock:
             if self._script:
                 return self._script.popleft()
+        if self.request_responder is not None:
+            return self.request_responder(request)
         if self.responder is not None:
-            return self.responder(body)
+            return self.responder(request.body)
         return status_reply(500, body={"error": {"message": "fake server: script exhausted", "type": "server_error"}})
 
     def _handler_class(self) -> type[BaseHTTPRequestHandler]:
@@ -235,16 +240,17 @@ class FakeOpenAI:
                     server.in_flight += 1
                     server.max_in_flight = max(server.max_in_flight, server.in_flight)
                 try:
-                    self._answer(body)
+                    self._answer(request)
                 finally:
                     with server._lock:
                         server.in_flight -= 1
 
-            def _answer(self, body: dict[str, Any]) -> None:
+            def _answer(self, request: Request) -> None:
+                body = request.body
                 if not self.path.rstrip("/").endswith("/chat/completions"):
                     self._send(404, {"error": {"message": f"no route {self.path}"}})
                     return
-                reply = server._next(body)
+                reply = server._next(request)
                 if reply.kind == "hang":
                     server._stopping.wait(reply.delay)
                     self._send(500, {"error": {"message": "fake server: hang ended", "type": "server_error"}})
@@ -258,6 +264,12 @@ class FakeOpenAI:
                 self._send(200, _completion(body, reply))
 
         return Handler
+
+
+def bearer(request: Request) -> str:
+    """The API key the client sent (`Authorization: Bearer KEY`), for servers that echo it."""
+    auth = request.headers.get("authorization", "")
+    return auth.split(" ", 1)[1] if auth.lower().startswith("bearer ") else auth
 
 
 def wait_until(predicate: Callable[[], bool], timeout: float = 5.0) -> bool:

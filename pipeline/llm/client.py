@@ -32,7 +32,7 @@ from .litellm_backend import LiteLLMBackend, check_model
 from .modes import resolve_mode
 from .prompts import Prompt, load_prompt
 from .recordings import MockBackend, Recordings, recordings_dir
-from .redact import clean_api_base, env_secrets, redact
+from .redact import clean_api_base, known_secrets, redact, redact_reply
 from .retry import RetryPolicy
 
 T = TypeVar("T", bound=BaseModel)
@@ -266,6 +266,9 @@ class LLMClient:
             else:
                 async with gate:
                     reply = await self._send(request)
+            # Before anything keeps or uses it: a server that echoes the key must not put it in the
+            # cache, the recordings, the plan, a memory or a file name.
+            reply = self._redacted(request.stage, reply)
             if key is not None and self.cache is not None:
                 self.cache.set(key, reply.model_dump_json())
             self._record(request, reply)
@@ -312,16 +315,30 @@ class LLMClient:
             self._completion_tokens += max(0, int(completion_tokens))
             self._cost_nano += max(0, round(float(cost_usd) * _NANO))
 
+    def _redacted(self, stage: str, reply: T) -> T:
+        try:
+            return redact_reply(reply, self._secrets)
+        except ValueError as exc:
+            raise StageCallError(stage, f"reply invalid: {exc}") from None
+
     def _cache_get(self, key: str, schema: type[T]) -> T | None:
         assert self.cache is not None
         text = self.cache.get(key)
         if text is None:
             return None
         try:
-            return schema.model_validate_json(text)
+            hit = schema.model_validate_json(text)
         except ValidationError:
             self.cache.delete(key)  # written by an older schema or damaged: ask again
             return None
+        try:
+            clean = redact_reply(hit, self._secrets)
+        except ValueError:
+            self.cache.delete(key)
+            return None
+        if clean is not hit:
+            self.cache.set(key, clean.model_dump_json())  # a row an older version cached with a secret in it
+        return clean
 
     def _record(self, request: CallRequest, reply: BaseModel) -> None:
         if self.recorder is not None:
@@ -400,6 +417,7 @@ def make_client(
     policy = dataclasses.replace(retry or RetryPolicy(), max_attempts=max(1, int(llm.max_attempts)))
     use_strict = bool(strict if strict is not None else getattr(llm, "strict", False))
     rec_dir = recordings_dir(recordings)
+    secrets = known_secrets(api_key)
 
     backend: Backend
     if model == "stub":
@@ -423,7 +441,7 @@ def make_client(
             max_reasks=int(llm.max_reasks),
             strict=use_strict,
             policy=policy,
-            secrets=tuple(env_secrets()) + ((api_key,) if api_key else ()),
+            secrets=secrets,
             extra=litellm_kwargs,
         )
 
@@ -447,6 +465,6 @@ def make_client(
         concurrency=int(getattr(llm, "concurrency", 4)),
         prompts_dir=prompts_dir,
         recorder=Recordings(rec_dir) if record else None,
-        secrets=tuple(env_secrets()) + ((api_key,) if api_key else ()),
+        secrets=secrets,
         params=litellm_kwargs if model not in ("stub", "mock") else None,
     )

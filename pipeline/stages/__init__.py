@@ -13,6 +13,7 @@ from ..config import Settings
 from ..model import Corpus, StageError, Stats
 from ..rules.outcome import Outcome
 from .base import Stage, StageContext
+from .model_text import flag_injections
 
 
 def all_stages() -> list[Stage]:
@@ -62,6 +63,7 @@ def stage_runner(
             close = getattr(active, "close", None)
             if close and client is None:
                 close()
-        return outcome, errors, active.stats
+        flagged = Outcome(flag_injections(outcome.actions), outcome.findings)
+        return flagged, errors, active.stats
 
     return run

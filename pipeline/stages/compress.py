@@ -32,6 +32,7 @@ from .base import StageContext
 from .consolidation_fields import plain, short_hash
 from .consolidation_groups import busy_keys
 from .crux_notation import stub_twin, tokens_estimate, twin_frontmatter, twin_problems
+from .model_text import model_text
 from .single_calls import ask_each
 
 NAME = "compress"
@@ -158,7 +159,7 @@ class CompressStage:
             d = answers.get(c.key)
             if d is None:
                 continue
-            twin = d.twin.strip() + "\n"
+            twin = model_text(d.twin, kind="body").strip() + "\n"
             problems = twin_problems(c.body, twin, c.cap, size_of, size_of(c.body))
             if problems and all(p.startswith("is not smaller") for p in problems):
                 continue  # nothing lost, nothing gained: not worth a proposal or a review

@@ -18,6 +18,7 @@ from ..rules.outcome import Outcome
 from ..rules.subject_pairs import SubjectPair, subject_pairs
 from .base import StageContext, ask_all, clip, retired_keys
 from .conflict_heuristics import judge_conflict
+from .model_text import model_text
 
 NAME = "conflicts"
 Kind = Literal["opposing_advice", "incompatible_approach", "factual_disagreement", "superseded", "none"]
@@ -120,7 +121,7 @@ class ConflictStage:
             if d.contradiction:
                 a_key, b_key = pair_key.split("\x00")
                 a, b = by_key[a_key], by_key[b_key]
-                explanation = " ".join((d.explanation or d.reasoning).split())[:300]
+                explanation = model_text(d.explanation or d.reasoning, limit=300)
                 out.actions.append(
                     Action(
                         kind="conflict",

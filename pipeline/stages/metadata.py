@@ -34,6 +34,7 @@ from .conflict_heuristics import judge_conflict
 from .consolidation_fields import crux_folder, crux_frontmatter, slug_words, unique_slug, volume_hash
 from .consolidation_groups import Group, claude_groups, crux_groups, existing_topics
 from .merge_body import MemberText, deterministic_merge, merge_problems
+from .model_text import model_text
 from .single_calls import ask_each, one_line
 from .volume_files import DESCRIPTION_MAX, TITLE_MAX, greedy_titles, volume_outputs
 from .volumes import Section, gap_of, greedy_split, sections_of, text_volume_size
@@ -335,10 +336,11 @@ class MetadataStage:
                 continue
             members = [by_key[k] for k in g.members]
             item = group_item(g, by_key, 1)
-            title = one_line(d.title, TITLE_MAX) or stub_title(item)
-            description = one_line(d.description, DESCRIPTION_MAX) or stub_description(item)
+            title = model_text(d.title, kind="title", limit=TITLE_MAX) or model_text(stub_title(item), kind="title", limit=TITLE_MAX)
+            description = model_text(d.description, limit=DESCRIPTION_MAX) or stub_description(item)
             texts = [MemberText(heading=m.title or m.slug, title=m.title, description=m.description, body=original_body(m)) for m in members]
-            body = d.body.strip("\n") + "\n" if d.body.strip() else ""
+            proposed = model_text(d.body, kind="body")
+            body = proposed.strip("\n") + "\n" if proposed.strip() else ""
             problems = merge_problems(texts, body)
             reason = g.reason
             if problems:

@@ -15,7 +15,9 @@ from ..llm import Handles, register_stub
 from ..model import Action, Corpus, Finding, Memory
 from ..rules.duplicates import survivor_key
 from ..rules.outcome import Outcome
+from ..rules.text import normalize
 from .base import StageContext, ask_all, clip
+from .model_text import model_text
 from .reorder_heuristics import judge_reorder
 
 NAME = "reorder"
@@ -70,6 +72,21 @@ def make_payload(handles: Handles, chunk: list[tuple[Memory, Memory]]) -> Reorde
     return ReorderInput(pairs=[ReorderPair(handle=handles.handle(_pair_key(p)), a=clip(p[0].body), b=clip(p[1].body)) for p in chunk])
 
 
+def needs_trust(ctx: StageContext, survivor: Memory, retired: list[Memory]) -> str | None:
+    """Why a model's "same meaning" may not retire these memories by itself, or None.
+
+    Texts whose normalized forms differ are never merged by rules; a model's word alone (a real
+    model or its recorded replies, which a memory's own text can talk into "same") retires them
+    only under `--trust-model`. The stub is this tool's own deterministic heuristic, scored by the
+    evals like a rule, and keeps acting on its verdicts.
+    """
+    if ctx.model_label == "stub" or ctx.settings.llm.trust_model:
+        return None
+    if all(normalize(m.body) == normalize(survivor.body) for m in retired):
+        return None
+    return "the texts differ and only the model says they mean the same: apply it with --select, or trust the model (--trust-model)"
+
+
 class ReorderStage:
     name = NAME
 
@@ -88,21 +105,23 @@ class ReorderStage:
             survivor, other = pair_key.split("\x00")
             if d.same_meaning:
                 same.setdefault(survivor, []).append(other)
-                reasons[other] = d.reasoning
+                reasons[other] = model_text(d.reasoning, limit=160)
         out = Outcome(list(outcome.actions), list(outcome.findings))
         for survivor, others in sorted(same.items()):
             retired = sorted(k for k in set(others) if not by_key[k].pinned)
             for k in sorted(set(others) - set(retired)):
                 out.findings.append(Finding(kind="pinned_skipped", targets=[k], reason=f"pinned: kept although the reorder judge found it means the same as {survivor}", source=ctx.source(NAME)))
             if retired:
-                why = "; ".join(" ".join(reasons[k].split())[:160] for k in retired)
+                why = "; ".join(reasons[k] for k in retired)
+                ask = needs_trust(ctx, by_key[survivor], [by_key[k] for k in retired])
                 out.actions.append(
                     Action(
                         kind="merge_duplicate",
                         targets=[survivor, *retired],
                         survivor=survivor,
-                        reason=f"same words in another order, same meaning (reorder judge: {why})",
+                        reason=f"same words in another order, same meaning (reorder judge: {why})" + (f"; {ask}" if ask else ""),
                         source=ctx.source(NAME),
+                        needs_user=bool(ask),
                     )
                 )
         return out

@@ -18,6 +18,7 @@ from ..model import Action, Corpus
 from ..rules.outcome import Outcome
 from ..rules.text import significant_words
 from .base import StageContext, ask_all, clip
+from .model_text import model_text
 from .rule_heuristics import judge_rule, one_line_rule
 
 NAME = "rules"
@@ -58,7 +59,7 @@ def valid_rule(rule: str | None, source: str | None = None) -> str | None:
     memory it came from) not grounded in it — a model may rephrase a memory, not invent a rule."""
     if rule is None:
         return None
-    text = " ".join(rule.split())
+    text = model_text(rule)
     if "\n" in rule.strip() or not RULE_MIN <= len(text) <= RULE_MAX:
         return None
     if source is not None and not grounded(text, source):
@@ -102,7 +103,7 @@ class RuleStage:
                 out.actions.append(action)
                 continue
             rule = valid_rule(d.rule, by_key[action.targets[0]].body) if d.standing_rule else None
-            why = " ".join(d.reasoning.split())[:200]
+            why = model_text(d.reasoning, limit=200)
             if rule is None:
                 verdict = "a plain fact, not a standing rule" if not d.standing_rule else "no usable one-line rule grounded in the memory"
                 out.actions.append(action.model_copy(update={"reason": f"{action.reason}; rules judge: {verdict} ({why})", "source": ctx.source(NAME)}))

@@ -31,6 +31,7 @@ from .base import StageContext
 from .consolidation_fields import crux_folder, crux_frontmatter
 from .consolidation_groups import Topic, busy_keys, existing_topics
 from .metadata import greedy_cut, measure_for, original_body
+from .model_text import model_text
 from .single_calls import ask_each, one_line
 from .volume_files import DESCRIPTION_MAX, TITLE_MAX, greedy_titles, volume_outputs
 from .volumes import (
@@ -212,8 +213,8 @@ def _names(c: Candidate, d: SplitDecision, assignment: list[list[int]]) -> list[
     names = []
     for n, indices in enumerate(assignment):
         plan = by_first.get(indices[0])
-        title = one_line(plan.title, TITLE_MAX) if plan else ""
-        description = one_line(plan.description, DESCRIPTION_MAX) if plan else ""
+        title = model_text(plan.title, kind="title", limit=TITLE_MAX) if plan else ""
+        description = model_text(plan.description, limit=DESCRIPTION_MAX) if plan else ""
         names.append((title or fallback[n][0], description or fallback[n][1]))
     return names
 

@@ -55,6 +55,7 @@ from ...apply import ChangeSet
 from ...config import Settings
 from ...journal import ABSENT, Op, sha
 from ...model import Action, Corpus, Finding, Memory
+from ...printable import printable
 from ...report import render_run_report
 from ...rules.refs import KNOWN_EXTENSIONS
 from .reader import INDEX, parse_index
@@ -800,7 +801,7 @@ def dream_report(
         lines += ["", "### Unreadable (left untouched)", ""]
         reasons_by = {t: f.reason for f in corpus.findings if f.kind == "parse_error" for t in f.targets}
         lines += [f"- `{shown(k)}`: {_cell(reasons_by[k])}" for k in unreadable]
-    return "\n".join(lines) + "\n"
+    return "\n".join(printable(line) for line in lines) + "\n"
 
 
 def _kind_of(reason: str) -> str:

@@ -14,6 +14,7 @@ from collections import Counter
 from ...model import Action, Corpus, Memory
 from .rules.common import trackers_by_slug
 from .rules.rule_promotion import rule_promotions
+from ...printable import printable
 from .state import Summary
 
 
@@ -103,4 +104,4 @@ def render_rem_summary(
     lines.append("")
     lines.append("## Corpus Summary")
     lines.extend(corpus_lines(after, type_priority))
-    return "\n".join(lines) + "\n"
+    return "\n".join(printable(line) for line in lines) + "\n"

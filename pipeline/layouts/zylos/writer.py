@@ -51,6 +51,7 @@ from ...config import Settings
 from ...errors import ConfigError
 from ...journal import ABSENT, Op, state
 from ...model import Action, Corpus, Memory
+from ...printable import printable
 from ...report import render_run_report
 from .rules.freshness import OBSOLETE_STATUSES, REVIEW_BANDS, age_days, band, immune
 from ...storage.files import Unreadable
@@ -567,7 +568,7 @@ class _Writer:
             f"- Run {run_id}: report in .memconsolidate/reports/{run_id}.md; "
             f"undo with `memconsolidate undo <store> --run {run_id}`"
         )
-        return lines
+        return [printable(line) for line in lines]  # a file name cannot forge an entry of the log
 
     def log_op(self, stamp: str, run_id: str) -> Op | None:
         path = self.root / CURRENT_SESSION
