@@ -28,6 +28,7 @@ ACTION_HEADINGS = {
     "rotate_session": "Session rotation",
     "trim_budget": "Budget trims",
     "rebuild_index": "Index rebuilds",
+    "absolutize_dates": "Relative dates made absolute",
 }
 FINDING_HEADINGS = {
     "parse_error": "Unreadable files (left untouched)",
@@ -44,6 +45,7 @@ FINDING_HEADINGS = {
     "over_budget": "Over budget",
     "near_budget": "Near budget",
     "freshness": "Freshness",
+    "relative_date": "Relative dates to check",
 }
 
 

@@ -80,3 +80,15 @@ def test_stderr_lines(tmp_path):
     res = run_cli("plan", str(tmp_path / f"nope{FORGED}"))
     assert res.returncode == 2
     assert res.stderr.count("\n") == 1 and ESCAPED in res.stderr and "\x1b" not in res.stderr
+
+
+def test_claude_keep_both_note_inside_a_memory_forges_no_line(tmp_path):
+    store = copy("claude", tmp_path)
+    folder = store / ".claude" / "projects" / "-home-dev-acme-shop" / "memory"
+    (folder / "feedback_pnpm.md").rename(folder / f"feedback_pnpm{FORGED}.md")
+    res = run_cli("apply", str(store), "--now", NOW, "--yes", "--select", "conflict", "--resolve", "keep-both")
+    assert res.returncode == 0, res.stderr
+    noted = (folder / "feedback_npm.md").read_text()
+    assert "\x1b" not in noted and "\r" not in noted
+    assert not any(line.startswith("## Forged") for line in noted.splitlines())
+    assert any(line.startswith("> Note (memconsolidate") and ESCAPED in line for line in noted.splitlines())

@@ -14,7 +14,7 @@ from typing import Any
 from ..config import Settings
 from ..errors import UsageError
 from .baselines import majority, run_pair_baselines
-from .cases import DATASET_STAGES, default_dataset, load_cases
+from .cases import DATASET_STAGES, RULE_STAGES, default_dataset, load_cases
 from .metrics import binary
 from .thresholds import load_thresholds, shortfalls, thresholds_for
 
@@ -40,14 +40,19 @@ def _binary_stage(stage: str, cases: list[dict[str, Any]], client: Any, settings
 def available_stages() -> list[str]:
     from .content import CONTENT_STAGES
 
-    return [s for s in DATASET_STAGES if s in ("reorder", "conflict", "rule") or s in CONTENT_STAGES]
+    return [s for s in DATASET_STAGES if s in ("reorder", "conflict", "rule") or s in CONTENT_STAGES or s in RULE_STAGES]
 
 
 def run_eval(stage: str, dataset: Path | None, settings: Settings, client: Any, thresholds: Path | None = None) -> EvalResult:
     if stage not in DATASET_STAGES:
         raise UsageError(f"unknown eval stage {stage!r} (expected {', '.join(DATASET_STAGES)})")
     cases = load_cases(dataset or default_dataset(stage), stage)
-    if stage in ("reorder", "conflict", "rule"):
+    model = settings.llm.model
+    if stage in RULE_STAGES:
+        from .dates import MODEL, eval_dates
+
+        report, errors, model = eval_dates(cases), [], MODEL
+    elif stage in ("reorder", "conflict", "rule"):
         report, errors = _binary_stage(stage, cases, client, settings)
     else:
         from .content import CONTENT_STAGES
@@ -55,7 +60,6 @@ def run_eval(stage: str, dataset: Path | None, settings: Settings, client: Any, 
         if stage not in CONTENT_STAGES:
             raise UsageError(f"eval for stage {stage!r} is not available yet")
         report, errors = CONTENT_STAGES[stage](cases, client, settings)
-    model = settings.llm.model
     ordered = {"stage": stage, "model": model, "n": report.pop("n"), "metrics": report.pop("metrics")}
     ordered.update(report)
     limits = thresholds_for(load_thresholds(thresholds), model, stage)

@@ -11,7 +11,10 @@ from ..errors import UsageError
 
 EVALS_ENV = "MEMCONSOLIDATE_EVALS"
 # Dataset stage names (the contract) -> the pipeline stage (prompt, schema, recordings) they exercise.
-DATASET_STAGES = {"reorder": "reorder", "conflict": "conflicts", "rule": "rules", "metadata": "metadata", "split": "split"}
+# `dates` exercises the deterministic relative-date rule: no model, no prompt.
+DATASET_STAGES = {"reorder": "reorder", "conflict": "conflicts", "rule": "rules", "metadata": "metadata", "split": "split",
+                  "dates": "dates"}
+RULE_STAGES = ("dates",)
 
 
 def evals_dir() -> Path:

@@ -25,6 +25,7 @@ ACTION_ORDER = [
     "rotate_session",
     "trim_budget",
     "rebuild_index",
+    "absolutize_dates",
 ]
 FINDING_ORDER = [
     "parse_error",
@@ -41,6 +42,7 @@ FINDING_ORDER = [
     "over_budget",
     "near_budget",
     "freshness",
+    "relative_date",
 ]
 
 

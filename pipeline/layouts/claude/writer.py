@@ -531,7 +531,8 @@ def changes(
         except Unreadable:
             out.notes.append(f"{key}: not noted, it no longer parses")
             continue
-        others = sorted(set(d.notes[key]))
+        # printable(): a file name carrying a newline must not forge a line inside the memory.
+        others = sorted({printable(o) for o in d.notes[key]})
         # A note from an earlier run (another date) counts: the same conflict is noted once.
         fresh = [o for o in others if f"conflicts with {o} — kept both." not in text]
         if not fresh:

@@ -12,6 +12,7 @@ import datetime as dt
 from pathlib import PurePosixPath
 
 from ...model import Action
+from ...printable import printable
 from .rules.common import ARCHIVED, target_dir
 from .reader import CRUX_SUFFIX, PLAIN_SUFFIX
 from .render import set_tracker_strength
@@ -148,7 +149,8 @@ def note_line(now: dt.date, other: Live) -> str:
 
 def _mark(other: Live) -> str:
     # The part of the note that does not change from day to day: a note is never added twice.
-    return f'"{other.m.label}" ({other.m.slug}) — kept both.'
+    # printable(): a label or slug carrying a newline must not forge a line inside the memory.
+    return f'"{printable(other.m.label)}" ({printable(other.m.slug)}) — kept both.'
 
 
 def _date_key(live: Live) -> tuple[dt.date, dt.date] | None:

@@ -1,0 +1,150 @@
+"""`absolutize_dates`: relative dates in memory text made absolute against the memory's own date (issue 15).
+
+A pure rule over typed memories, for every layout. The memory's own date is what its metadata says
+it was written: front matter `created` / `modified` / `date` (crux, claude), a bank record's
+`created_at` / `updated_at`, a zylos entry's date or its session log's date, a tier file's
+"Last updated" line. From that:
+
+- one date known (or created and modified agree): an automatic in-place edit (`needs_user` false,
+  pinned memories excepted), one action per memory carrying every replacement, before -> after;
+- created and modified disagree: the phrase may have been written on either day, so a finding
+  (`class` ambiguous_date) with the replacements read against `created` as a suggestion;
+- only a file mtime (its UTC date, so every machine agrees): a finding (`mtime_only`) with the
+  replacements read against it; no date at all: a finding (`no_date`);
+- vague phrases ("recently", "soon"; not the present-tense ones, see QUIET_VAGUE): a finding
+  (`vague`); phrases recognised but deliberately
+  kept ("last week's outage", "this Friday"): a finding (`not_replaced`).
+
+Offsets in a replacement are character offsets into the field it names, as the reader decoded it
+(`body` is the text after the front matter; `twin_body` the uncompressed crux twin's body), so a
+writer applies them with `relative_dates.apply_replacements` and re-encodes, keeping every other
+byte. Not wired into the plan yet (the layouts are moving); the lead wires it.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from ..model import Action, Finding, Memory
+from .outcome import Outcome
+from .relative_dates import DateScan, Mention, Replacement, scan_relative_dates
+from ..layouts.zylos.rules.freshness import mtime_date
+
+ACTION_KIND = "absolutize_dates"
+FINDING_KIND = "relative_date"
+# Vague words about the present ("now", "currently", "today" meaning currently) are in most memories
+# that describe a state (65 "now" in 394 real memories): the scan reports them, the plan does not.
+# The ones that point at an unknown moment ("recently", "soon", "a while ago") are findings.
+QUIET_VAGUE = frozenset({"now", "currently", "nowadays", "these days", "earlier", "today"})
+
+
+@dataclass(frozen=True)
+class OwnDate:
+    when: dt.date | None
+    source: str  # "created", "modified", "created+modified", "ambiguous", "mtime", "none"
+    other: dt.date | None = None  # the modified date, when it disagrees with created
+
+
+def own_date(memory: Memory) -> OwnDate:
+    """The day the memory's text was written, and where that came from."""
+    created, modified = memory.created, memory.modified
+    if created and modified:
+        if created == modified:
+            return OwnDate(created, "created+modified")
+        return OwnDate(created, "ambiguous", modified)
+    if created or modified:
+        return OwnDate(created or modified, "created" if created else "modified")
+    if memory.mtime is not None:
+        try:
+            return OwnDate(mtime_date(memory.mtime), "mtime")
+        except (OverflowError, OSError, ValueError):
+            pass
+    return OwnDate(None, "none")
+
+
+def field_texts(memory: Memory) -> list[tuple[str, str]]:
+    """(field, text) pairs worth scanning: description and body, and a crux memory's uncompressed
+    twin so the two keep saying the same. A zylos reference file is left to its entries."""
+    if memory.extra.get("entries"):
+        # a file read as entries (zylos reference files): each entry is scanned with its own date
+        return []
+    out = [("description", memory.description), ("body", memory.body)]
+    twin = memory.extra.get("twin_body")
+    if isinstance(twin, str):
+        out.append(("twin_body", twin))
+    return [(f, t) for f, t in out if isinstance(t, str) and t]
+
+
+def _edit(field: str, r: Replacement) -> dict[str, Any]:
+    return {"field": field, "start": r.start, "end": r.end, "before": r.phrase, "after": r.replacement}
+
+
+def _mention(field: str, m: Mention) -> dict[str, Any]:
+    return {"field": field, "start": m.start, "end": m.end, "phrase": m.phrase, "why": m.why}
+
+
+def _shown(edits: list[dict[str, Any]]) -> str:
+    return "; ".join(f"“{e['before']}” → “{e['after']}”" for e in edits)
+
+
+def _quoted(mentions: list[dict[str, Any]]) -> str:
+    return ", ".join(f"“{p}”" for p in dict.fromkeys(m["phrase"] for m in mentions))
+
+
+def memory_outcome(memory: Memory) -> Outcome:
+    """The action and findings for one memory."""
+    out = Outcome()
+    fields = field_texts(memory)
+    if not fields:
+        return out
+    date = own_date(memory)
+    scans: list[tuple[str, DateScan]] = [(f, scan_relative_dates(t, date.when)) for f, t in fields]
+    edits = [_edit(f, r) for f, s in scans for r in s.replacements]
+    vague = [_mention(f, v) for f, s in scans for v in s.vague if " ".join(v.phrase.lower().split()) not in QUIET_VAGUE]
+    held = [_mention(f, h) for f, s in scans for h in s.held if h.why != "no date"]
+    undated = [_mention(f, h) for f, s in scans for h in s.held if h.why == "no date"]
+    key = [memory.key]
+    if edits and date.source in ("created", "modified", "created+modified"):
+        pinned = " (pinned: confirm first)" if memory.pinned else ""
+        out.actions.append(Action(
+            kind=ACTION_KIND, targets=key, needs_user=memory.pinned,
+            reason=f"relative dates made absolute against its {date.source} date {date.when}{pinned}: {_shown(edits)}",
+            written=date.when.isoformat() if date.when else None, date_source=date.source, replacements=edits,
+        ))
+    elif edits and date.source == "ambiguous":
+        out.findings.append(Finding(
+            kind=FINDING_KIND, targets=key, class_="ambiguous_date", written=str(date.when), replacements=edits,
+            reason=f"created {date.when} but modified {date.other}: the phrase may date from either; "
+            f"read against created: {_shown(edits)}",
+        ))
+    elif edits:  # mtime only
+        out.findings.append(Finding(
+            kind=FINDING_KIND, targets=key, class_="mtime_only", written=str(date.when), replacements=edits,
+            reason=f"only the file's mtime ({date.when}) dates it; read against it: {_shown(edits)}",
+        ))
+    if undated:
+        out.findings.append(Finding(
+            kind=FINDING_KIND, targets=key, class_="no_date", phrases=undated,
+            reason=f"relative dates with nothing to resolve them against: {_quoted(undated)}",
+        ))
+    if vague:
+        out.findings.append(Finding(
+            kind=FINDING_KIND, targets=key, class_="vague", phrases=vague,
+            reason=f"vague time phrases that will mislead as the memory ages: {_quoted(vague)}",
+        ))
+    if held:
+        out.findings.append(Finding(
+            kind=FINDING_KIND, targets=key, class_="not_replaced", phrases=held,
+            reason=f"relative dates left as written (no safe rewrite): {_quoted(held)}",
+        ))
+    return out
+
+
+def absolutize_dates(memories: Iterable[Memory]) -> Outcome:
+    """One `absolutize_dates` action per memory with automatic edits, and the findings."""
+    out = Outcome()
+    for memory in memories:
+        out.extend(memory_outcome(memory))
+    return out

@@ -1,0 +1,561 @@
+"""Relative time expressions in memory text, resolved against the memory's own date (issue 15).
+
+`scan_relative_dates(text, written)` finds "yesterday", "3 days ago", "last Tuesday", "next week"...
+and returns what each becomes (the contract is notes/dates_spec.md: "yesterday" written 2026-04-01 ->
+"on 2026-03-31"; "last week" -> "the week of 2026-03-23"), the vague phrases it saw ("recently",
+"soon"), and the expressions it recognised but will not rewrite (a possessive "last week's", a
+"this Friday"). `apply_replacements` puts the replacements in and keeps every other character.
+
+A small grammar of our own rather than `dateparser.search_dates`: measured on the unit-test cases
+(scripts/bench_relative_dates.py), dateparser is ~50x slower, reads "we" as Wednesday and "may" as
+May, mis-resolves "the day before yesterday", and returns datetimes where the contract needs the
+phrase's granularity (a week, a month); the skips below (code, quotations, names, habitual and
+conditional use) would be needed on top of it anyway. One precompiled pass, behind a prefilter
+that rejects most texts before anything else runs.
+
+Precision over recall: when a phrase's reading is in doubt (a rule, a condition, an example, a
+name, "today" meaning "currently", an approximate or ranged count) it is left alone.
+"""
+
+from __future__ import annotations
+
+import bisect
+import datetime as dt
+import re
+from dataclasses import dataclass
+from typing import Iterable
+
+# --- results ---------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Replacement:
+    start: int  # character offsets into the scanned text
+    end: int
+    phrase: str  # text[start:end]
+    replacement: str
+
+
+@dataclass(frozen=True)
+class Mention:
+    """A phrase found and deliberately not rewritten."""
+
+    start: int
+    end: int
+    phrase: str
+    why: str  # "vague", "possessive", "ambiguous", "no date", ...
+
+
+@dataclass(frozen=True)
+class DateScan:
+    replacements: tuple[Replacement, ...] = ()
+    vague: tuple[Mention, ...] = ()
+    held: tuple[Mention, ...] = ()
+
+
+EMPTY = DateScan()
+
+# --- the grammar -----------------------------------------------------------------------------------
+
+_WORD_NUMBERS = ["one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+                 "thirteen", "fourteen", "fifteen", "sixteen", "seventeen", "eighteen", "nineteen", "twenty"]
+_NUMBERS = {w: i for i, w in enumerate(_WORD_NUMBERS, start=1)}
+for _i, _unit in enumerate(["one", "two", "three", "four", "five", "six", "seven", "eight", "nine"], start=1):
+    _NUMBERS[f"twenty-{_unit}"] = 20 + _i
+    _NUMBERS[f"twenty {_unit}"] = 20 + _i
+_NUMBERS["thirty"] = 30
+WEEKDAYS = ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday"]
+
+# Whitespace inside a phrase: spaces, or one line break of a hard-wrapped paragraph (never a blank line).
+_S = r"(?:[ \t]+(?:\r?\n[ \t]*)?|\r?\n[ \t]*)"
+_NUM = r"(?:\d{1,3}|" + "|".join(sorted((re.escape(w).replace(r"\ ", _S) for w in _NUMBERS), key=len, reverse=True)) + ")"
+_WD = "|".join(WEEKDAYS)
+_PARTS = "morning|afternoon|evening"
+
+# `\b(?=...)` first: the engine tries the lookbehind and the alternatives only where a phrase can start.
+PHRASE = re.compile(
+    r"\b(?=[tyelinaofs0-9])(?<![\w/\\.\-=@$<{#~+'’])(?:"
+    rf"(?P<dby>the{_S}day{_S}before{_S}yesterday)"
+    rf"|(?P<dat>the{_S}day{_S}after{_S}tomorrow)"
+    rf"|(?P<yt>yesterday|tomorrow)(?:{_S}(?P<ytpart>{_PARTS}|night))?"
+    rf"|(?P<earlier>earlier{_S}|later{_S})?(?P<today>today)"
+    rf"|this{_S}(?P<thispart>{_PARTS})"
+    r"|(?P<tonight>tonight)"
+    rf"|(?P<agon>{_NUM}|an?){_S}(?P<agounit>days?|weeks?|months?){_S}ago"
+    rf"|in{_S}(?P<inn>{_NUM}){_S}days?"
+    rf"|(?P<rel>last|next|this){_S}(?P<what>week|month|year|{_WD})"
+    r")(?P<poss>['’]s(?!\w))?(?![\w/\\\-=@>}'’]|\.\w)",
+    re.IGNORECASE,
+)
+
+VAGUE = re.compile(
+    r"\b(?=[rslatmenc])(?<![\w/\\.\-=@$<{#~'’])(?:recently|soon|lately|a{S}while{S}ago|the{S}other{S}day|"
+    r"(?:a{S}few|several|a{S}couple{S}of|some|many){S}(?:days|weeks|months|years){S}ago|some{S}time{S}ago|"
+    r"earlier(?!{S}(?:today|than)\b)|nowadays|these{S}days|currently|now)(?![\w/\\\-=@>}]|\.\w)".replace("{S}", _S),
+    re.IGNORECASE,
+)
+
+# Cheap test first: most memories contain none of these words. Substring tests on the lowered text
+# are C-speed; a regex runs only behind a substring that also occurs inside common words ("know").
+_STRONG = ("yesterday", "today", "tonight", "tomorrow", " ago", "recently", "soon", "lately", "other day",
+           "earlier", "nowadays", "currently", "these days")
+_NOW = re.compile(r"\bnow\b")
+_RELATIVE_WORD = re.compile(r"\b(?:last|next|this)\s+(?:week|month|year|morning|afternoon|evening|" + _WD + r")")
+_IN_DAYS = re.compile(r"\bin\s+\S+\s+days?\b")
+
+
+def might_have_dates(text: str) -> bool:
+    """False when `text` surely holds no relative or vague time phrase."""
+    low = text.lower()
+    if any(k in low for k in _STRONG):
+        return True
+    if "now" in low and _NOW.search(low):
+        return True
+    if ("last" in low or "next" in low or "this" in low) and _RELATIVE_WORD.search(low):
+        return True
+    return " day" in low and bool(_IN_DAYS.search(low))
+
+
+# --- what the text around a phrase says ------------------------------------------------------------
+
+_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
+# Every alternative is linear: no lazy scan can run past a line or a bounded length.
+_MASKS = re.compile(
+    r"(?:https?|ftp|file)://\S+|www\.\S+"  # URLs
+    r"|(?<![^\s`\"“”(\[])[^\s`\"“”/\\]*[/\\][^\s`\"“”]*"  # paths and tokens with slashes (anchored)
+    r"|\"[^\"\n]*\"|“[^”\n]*”"  # double quotations
+    r"|(?<![\w'’])'(?=\S)[^'\n]{0,400}?(?<=[^\s\\])'(?!\w)"  # single quotations, not apostrophes
+    r"|‘[^’\n]{0,400}’(?!\w)"
+)
+_BACKTICKS = re.compile(r"`+")
+# A line that is a heading, a quotation (blockquote) or a table separator says nothing dated.
+_SKIPPED_LINE = re.compile(r"^[ \t]{0,3}(?:#{1,6}[ \t]|>)")
+
+_SENTENCE_END = re.compile(r"(?<!\be\.g)(?<!\bi\.e)(?<!\betc)(?<!\bvs)[.!?](?=\s)|\n[ \t]*\r?\n|\n(?=[ \t]*(?:[-*+]|\d+[.)])[ \t])")
+_LINE_LEAD = re.compile(r"^\ufeff?[ \t]*(?:(?:[-*+]|\d+[.)])[ \t]+)*(?:\*\*|__|\*|_)?[ \t]*\Z")
+_BULLET = re.compile(r"^\ufeff?[ \t]*(?:[-*+]|\d+[.)])[ \t]")
+_AFTER_STOP = re.compile(r"[.!?:;][ \t]+(?:\*\*|__|\*|_)?\Z")
+
+_HABITUAL = re.compile(
+    r"\b(?:every|each|always|usually|typically|normally|generally|whenever|routinely|regularly|per\s+day)\b"
+    # "runs nightly", "Daily: review ..."; but in "the nightly backup job", "weekly reports" it describes a thing
+    r"|\b(?:daily|nightly|weekly|monthly)\b(?![ \t]+(?!(?:at|on|in|and|or|for|to|from|with|by|until|since|before|after)\b)[a-z])",
+    re.IGNORECASE)
+_CONDITIONAL = re.compile(r"\b(?:if|unless|whenever|in\s+case|suppose|supposing|assuming|provided|otherwise)\b", re.IGNORECASE)
+_CONDITIONAL_LEAD = re.compile(r"^\W*(?:when|once|should|were|had|whether)\b", re.IGNORECASE)  # "Should it fail tomorrow, ..."
+_MODAL = re.compile(r"\b(?:should|must|ought[ \t]+to|ha(?:ve|s)[ \t]+to|needs?[ \t]+to)\b", re.IGNORECASE)
+_BARE_PLURAL_LEAD = re.compile(r"^\W*[A-Za-z][a-z]+s\b(?<!\bis)(?<!\bthis)(?<!\bus)[ \t]+(?:are|expire|must|get|go|need|have|stay|become|run)\b")
+_COUNTED_FROM = re.compile(r"[ \t]+(?:after|from|of|since|once|before)\b", re.IGNORECASE)  # "in 30 days after issue"
+_NEXT_WORD = re.compile(r"[ \t]+([A-Za-z][\w-]*)")
+# What "yesterday's X" can safely become "the <date> X" for: an event that happened on one day.
+_EVENT_NOUN = re.compile(
+    r"(?:outage|incident|deploy|deployment|release|run|standup|stand-up|meeting|build|failure|change|migration|rollout|"
+    r"rollback|review|retro|retrospective|sync|session|call|demo|postmortem|post-mortem|hotfix|patch|upgrade|"
+    r"maintenance|downtime|launch|cutover|handoff|hand-off|discussion|decision|crash|alert|page|merge|push|planning|"
+    r"interview|workshop|kickoff|presentation|spike|error|errors|failures|alerts|deploys|releases|runs|changes|"
+    r"incidents|outages|meetings|builds|fix|fixes)", re.IGNORECASE)
+_EXAMPLE = re.compile(r"\b(?:e\.g\.|i\.e\.|for\s+example|for\s+instance|examples?\s*:|(?:an|as\s+an)\s+example|imagine|"
+                      r"hypothetical(?:ly)?|such\s+as|say,)", re.IGNORECASE)
+_IMPERATIVE = re.compile(
+    r"^\W*(?:check|run|use|review|look|read|make|keep|set|add|remove|avoid|prefer|ensure|verify|confirm|compare|open|grep|"
+    r"search|start|stop|pull|push|merge|rebase|restart|ask|tell|send|post|write|update|create|delete|skip|retry|try|"
+    r"clear|clean|build|test|rerun|re-run|fix|note|record|log|file|do|don['’]t|never|please|remember|schedule|"
+    r"plan|put|move|mark|tag|label|list|include|exclude|treat|assume|report)\b", re.IGNORECASE)
+# Past or future tense: "today" in a present-tense sentence usually means "currently" (vague).
+_DATED_VERB = re.compile(
+    r"\b(?:(?!(?:need|seed|speed|feed|embed|exceed|proceed|succeed|red|bed|shed|breed|bleed|indeed)\b)\w{2,}ed|was|were|did|had|"
+    r"went|broke|ran|took|made|found|got|saw|told|said|wrote|built|left|came|began|sent|spent|lost|paid|led|fell|froze|"
+    r"chose|gave|held|kept|knew|met|rose|sold|taught|threw|won|woke|caught|brought|bought|thought|hit|cut|shut|put|set|"
+    r"will|['’]ll|shall|going\s+to|scheduled|planned|due)\b", re.IGNORECASE)
+
+_DROP_ON = re.compile(
+    r"\b(?:as[ \t]+of|up[ \t]+to|since|until|till|by|before|after|from|on|for|to|through|thru|during)\s+\Z", re.IGNORECASE)
+_BLOCKING_BEFORE = re.compile(
+    r"(?:\b(?:than|of|at|in|into|between|within|about|around|over|under|like|the|a|an|that|this|these|those|every|each|per|"
+    r"same|following|previous|prior|my|our|your|their|his|her|its|roughly|approximately|approx\.?|almost|nearly|some|"
+    r"more[ \t]+than|less[ \t]+than|at[ \t]+least|at[ \t]+most)|~)\s*\Z", re.IGNORECASE)
+_PART_OF_BEFORE = re.compile(r"\b(?:early|late|earlier|later|mid)\s*\Z", re.IGNORECASE)  # "early last week"
+# "Monday next week", "a week from today": a day the contract has no words for, whatever precedes.
+_NEVER_BEFORE = re.compile(r"\b(?:" + _WD + r"|(?:days?|weeks?|months?|years?)[ \t]+from)\s*\Z", re.IGNORECASE)
+_RANGE_BEFORE = re.compile(r"(?:\d|\b(?:" + "|".join(_WORD_NUMBERS) + r"))[ \t]*(?:or|to|-|–|and)\s*\Z", re.IGNORECASE)
+_APPROX_BEFORE = re.compile(
+    r"(?:\b(?:about|around|roughly|approximately|approx\.?|almost|nearly|over|under|some|more[ \t]+than|less[ \t]+than|"
+    r"at[ \t]+least|at[ \t]+most)|~)\s*\Z", re.IGNORECASE)
+_BLOCKING_AFTER = re.compile(r"^(?:[ \t]*(?:or|-|–)[ \t]|[ \t]+of\b|[ \t]+on[ \t]+(?:" + _WD + r")\b|[ \t]*\(?\d{4}-\d{2}-\d{2}|[ \t]*:)", re.IGNORECASE)
+_ABSOLUTE_AFTER = re.compile(
+    r"^[ \t]*[(,][ \t]*(?:on[ \t]+)?(?:\d{4}-\d{2}-\d{2}|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?[ \t]+\d)",
+    re.IGNORECASE)
+_ABSOLUTE_BEFORE = re.compile(r"\d{4}-\d{2}-\d{2}\)?[ \t]*[(,]?[ \t]*\Z")
+_SUBJECT_AFTER = re.compile(r"^[ \t]+(?:is|was|will|has|had|would)\b|^['’]s[ \t]+(?:been|the|a|an|not)\b", re.IGNORECASE)
+_NEXT_WORDS = re.compile(r"^[ \t,]*(\S+)[ \t]+(\S+)")
+
+
+def _masked_spans(text: str) -> list[tuple[int, int]]:
+    """Where nothing may be rewritten: code fences and spans, quotations, URLs, paths, headings."""
+    spans: list[tuple[int, int]] = []
+    pos, fence, fence_start = 0, "", 0
+    for line in text.splitlines(keepends=True):
+        opener = _FENCE.match(line)
+        if fence:
+            if opener and opener.group(1)[0] == fence[0] and len(opener.group(1)) >= len(fence):
+                spans.append((fence_start, pos + len(line)))
+                fence = ""
+        elif opener:
+            fence, fence_start = opener.group(1), pos
+        elif _SKIPPED_LINE.match(line):
+            spans.append((pos, pos + len(line)))
+        pos += len(line)
+    if fence:  # an unclosed fence runs to the end: safer than guessing where it stops
+        spans.append((fence_start, len(text)))
+    spans.extend(_code_spans(text))
+    spans.extend(_comments(text))
+    spans.extend(m.span() for m in _MASKS.finditer(text))
+    return _merged(spans)
+
+
+def _code_spans(text: str) -> list[tuple[int, int]]:
+    """`code` spans: a run of backticks up to the next run of the same length (CommonMark)."""
+    runs = [m.span() for m in _BACKTICKS.finditer(text)]
+    later: dict[int, list[int]] = {}  # run length -> indexes of runs, last first
+    for i in range(len(runs) - 1, -1, -1):
+        later.setdefault(runs[i][1] - runs[i][0], []).append(i)
+    out, i = [], 0
+    while i < len(runs):
+        size = runs[i][1] - runs[i][0]
+        same = later[size]
+        while same and same[-1] <= i:
+            same.pop()
+        if not same:
+            i += 1
+            continue
+        j = same[-1]
+        out.append((runs[i][0], runs[j][1]))
+        i = j + 1
+    return out
+
+
+def _comments(text: str) -> list[tuple[int, int]]:
+    out, pos = [], 0
+    while (start := text.find("<!--", pos)) >= 0:
+        end = text.find("-->", start + 4)
+        end = len(text) if end < 0 else end + 3
+        out.append((start, end))
+        pos = end
+    return out
+
+
+def _merged(spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    out: list[tuple[int, int]] = []
+    for a, b in sorted(spans):
+        if out and a <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], b))
+        else:
+            out.append((a, b))
+    return out
+
+
+def _touching(text: str, matches: list[re.Match], i: int) -> bool:
+    """Two phrases with only spaces between them read as one ("a week ago today"): not ours to split."""
+    here = matches[i]
+    before = i > 0 and not text[matches[i - 1].end():here.start()].strip()
+    after = i + 1 < len(matches) and not text[here.end():matches[i + 1].start()].strip()
+    return bool(before or after)
+
+
+def _inside(spans: list[tuple[int, int]], start: int, end: int) -> bool:
+    """Whether [start, end) overlaps one of `spans` (sorted, not overlapping)."""
+    i = bisect.bisect_left(spans, (end,)) - 1
+    return i >= 0 and spans[i][1] > start
+
+
+_REACH = 400
+
+
+def _sentence(text: str, start: int, end: int) -> tuple[int, int]:
+    """The sentence around text[start:end]: from the last stop before it to the next one after it."""
+    # Bounded on both sides: a text without stops must not make every phrase read all of it.
+    lo = max(0, start - _REACH)
+    for m in _SENTENCE_END.finditer(text, lo, start):
+        lo = m.end()
+    hi = min(len(text), end + _REACH)
+    nxt = _SENTENCE_END.search(text, end, hi)
+    return lo, nxt.start() if nxt else hi
+
+
+def _at_sentence_start(text: str, start: int, loose: bool = False) -> bool:
+    """Whether a sentence starts at `start`. `loose` also counts "Note: Yesterday ..." and any line
+    start (a capital there is no name); strictly, a hard-wrapped line goes on with its sentence."""
+    reach = max(0, start - _REACH)
+    line_start = text.rfind("\n", reach, start) + 1 or reach  # past the reach: not a line start
+    before = text[line_start:start]
+    stop = _AFTER_STOP.search(before)
+    if stop:
+        return loose or stop.group(0)[0] in ".!?"
+    if not _LINE_LEAD.match(before):
+        return False
+    if loose or _BULLET.match(before) or line_start == 0:
+        return True
+    window = max(0, line_start - 1 - _REACH)
+    previous = text[max(window, text.rfind("\n", window, line_start - 1) + 1):line_start].strip()
+    return not previous or previous[-1] in ".!?:" or previous.startswith(("#", "|", ">", "```", "~~~"))
+
+
+def _looks_like_a_name(text: str, end: int) -> bool:
+    """"Today I Learned", "Yesterday Once More": the words after the phrase are title-cased too."""
+    m = _NEXT_WORDS.match(text[end:end + 80])
+    return bool(m and all(w[:1].isupper() for w in m.groups()))
+
+
+# --- resolution ------------------------------------------------------------------------------------
+
+
+def _monday(d: dt.date) -> dt.date:
+    return d - dt.timedelta(days=d.weekday())
+
+
+def _month(d: dt.date, delta: int) -> str:
+    index = d.year * 12 + d.month - 1 + delta
+    return f"{index // 12:04d}-{index % 12 + 1:02d}"
+
+
+def _number(token: str) -> int:
+    token = re.sub(r"\s+", " ", token.lower())
+    if token in ("a", "an"):
+        return 1
+    return int(token) if token.isdigit() else _NUMBERS[token]
+
+
+@dataclass(frozen=True)
+class _Reading:
+    """What a phrase means before it is written out: a day, a week, a month or a year."""
+
+    grain: str  # "day", "week", "month", "year"
+    lead: str  # "on" / "in" / "" - the preposition the replacement starts with
+    value: str
+    part: str = ""  # "morning", "afternoon", "evening" for a day
+
+
+def _read(m: re.Match, d: dt.date) -> _Reading | str:
+    """The reading of one match on day `d`, or why it has none."""
+    g = m.groupdict()
+    day = dt.timedelta(days=1)
+    if g["dby"]:
+        return _Reading("day", "on", (d - 2 * day).isoformat())
+    if g["dat"]:
+        return _Reading("day", "on", (d + 2 * day).isoformat())
+    if g["yt"]:
+        part = (g["ytpart"] or "").lower()
+        if part == "night":
+            return "ambiguous"  # "last night" / "yesterday night": not in the contract
+        when = d - day if g["yt"].lower() == "yesterday" else d + day
+        return _Reading("day", "on", when.isoformat(), part)
+    if g["today"]:
+        if g["earlier"] and g["earlier"].lower().startswith("later"):
+            return "ambiguous"
+        return _Reading("day", "on", d.isoformat())
+    if g["thispart"]:
+        return _Reading("day", "on", d.isoformat(), g["thispart"].lower())
+    if g["tonight"]:
+        return _Reading("day", "on", d.isoformat(), "evening")
+    if g["agon"]:
+        n, unit = _number(g["agon"]), g["agounit"].lower().rstrip("s")
+        if n < 1:
+            return "ambiguous"
+        if unit == "day":
+            return _Reading("day", "on", (d - n * day).isoformat())
+        if unit == "week":
+            return _Reading("week", "", _monday(d - 7 * n * day).isoformat())
+        return _Reading("month", "in", _month(d, -n))
+    if g["inn"]:
+        n = _number(g["inn"])
+        return _Reading("day", "on", (d + n * day).isoformat()) if n >= 1 else "ambiguous"
+    rel, what = g["rel"].lower(), g["what"].lower()
+    step = {"last": -1, "this": 0, "next": 1}[rel]
+    if what == "week":
+        return _Reading("week", "", _monday(d + 7 * step * day).isoformat())
+    if what == "month":
+        return _Reading("month", "in", _month(d, step))
+    if what == "year":
+        return _Reading("year", "in", f"{d.year + step:04d}")
+    if rel == "this":
+        return "ambiguous"  # "this Friday": this week's or the coming one
+    target = WEEKDAYS.index(what)
+    if rel == "last":  # the latest such weekday strictly before d
+        return _Reading("day", "on", (d - ((d.weekday() - target) % 7 or 7) * day).isoformat())
+    return _Reading("day", "on", (d + ((target - d.weekday()) % 7 or 7) * day).isoformat())
+
+
+def _write(r: _Reading, possessive: bool, drop_lead: bool) -> str | None:
+    if possessive:
+        # "yesterday's deploy" -> "the 2026-03-31 deploy"; anything coarser than a day is too clever.
+        return f"the {r.value}" if r.grain == "day" and not r.part else None
+    if r.grain == "week":
+        return f"the week of {r.value}"
+    core = f"the {r.part} of {r.value}" if r.part else r.value
+    return core if drop_lead else f"{r.lead} {core}"
+
+
+# --- judging one match -----------------------------------------------------------------------------
+
+
+def _context_veto(text: str, m: re.Match) -> str | None:
+    """Why the sentence around a match makes it generic, conditional, an example or a name."""
+    start, end = m.span()
+    phrase = m.group(0)
+    lo, hi = _sentence(text, start, end)
+    sentence = text[lo:hi]
+    if phrase.isupper() and len(phrase) > 1:
+        return "name"
+    if any(w[:1].isupper() and w.lower() not in WEEKDAYS for w in phrase.split()[1:]):
+        return "name"  # "Last Week Tonight", "Yesterday Morning Show"
+    first_upper = phrase[:1].isupper()
+    at_start = _at_sentence_start(text, start, loose=True)
+    if first_upper and not at_start:
+        return "name"  # "the Yesterday project"
+    if first_upper and _looks_like_a_name(text, end):
+        return "name"  # "Today I Learned"
+    if _HABITUAL.search(sentence):
+        return "habitual"
+    if _CONDITIONAL.search(sentence) or _CONDITIONAL_LEAD.match(sentence):
+        return "conditional"
+    if _EXAMPLE.search(sentence) or _EXAMPLE.search(text[max(0, lo - 14):lo]):
+        return "example"
+    if (m.group("poss") or m.group("inn")) and (_IMPERATIVE.match(sentence) or _MODAL.search(sentence)):
+        return "generic"  # "check today's logs first", "retry in 3 days": relative to whenever it is done
+    if m.group("inn") and (_BARE_PLURAL_LEAD.match(sentence) or _COUNTED_FROM.match(text, end)):
+        return "generic"  # "Invoices are due in 30 days": a policy, not a date
+    if m.group("poss"):
+        noun = _NEXT_WORD.match(text, end)
+        if not noun or not _EVENT_NOUN.fullmatch(noun.group(1)):
+            return "possessive"  # "today's browsers", "yesterday's." - only an event's day is safe to name
+        return None
+    if m.group("today") and not m.group("earlier"):
+        as_of = not m.group("poss") and _SINCE.search(text[max(0, start - 12):start])
+        if not as_of and not _today_is_an_event(text, start, end, lo, hi, at_start):
+            return "present"  # "ko-only today", "today's browsers": currently
+    return None
+
+
+_SINCE = re.compile(r"\b(?:as[ \t]+of|since|until|till|from|starting)\s+\Z", re.IGNORECASE)
+_CLAUSE_BREAK = re.compile(r"[,;:()\[\]—–|]|\s-\s")
+
+
+def _today_is_an_event(text: str, start: int, end: int, lo: int, hi: int, at_start: bool) -> bool:
+    """"We decided today", "Today we moved": a past or future verb before it in its clause, or after
+    it when it opens the sentence. In "they agree today", "a reversal today beats a ruling defended
+    ..." or "(today hand-authored)" it means "currently"."""
+    clause_lo = lo
+    for b in _CLAUSE_BREAK.finditer(text, lo, start):
+        clause_lo = b.end()
+    if _DATED_VERB.search(text, clause_lo, start):
+        return True
+    return at_start and text[start].isupper() and bool(_DATED_VERB.search(text, end, hi))
+
+
+def _judge(text: str, m: re.Match, written: dt.date | None) -> Replacement | Mention | None:
+    start, end = m.span()
+    phrase = m.group(0)
+    before = text[max(0, start - 40):start]
+    after = text[end:end + 40]
+    if _APPROX_BEFORE.search(before):
+        return Mention(start, end, phrase, "vague")
+    if _RANGE_BEFORE.search(before):
+        return Mention(start, end, phrase, "vague")  # "2 or 3 days ago", "2 to 3 days ago"
+    if m.group("rel") and _PART_OF_BEFORE.search(before):
+        return None  # a part of a week, month or year: no date to name
+    if _NEVER_BEFORE.search(before) or (_BLOCKING_BEFORE.search(before) and not _DROP_ON.search(before)):
+        return None  # "the last week" (a duration), "than yesterday", "a week from today"
+    if _BLOCKING_AFTER.match(after):
+        return None  # "last week of March", "yesterday or the day before", "today: ..."
+    if _ABSOLUTE_AFTER.match(after) or _ABSOLUTE_BEFORE.search(before):
+        return None  # already dated: "yesterday (2026-03-31)"
+    core_end = m.start("poss") if m.group("poss") else end
+    if _SUBJECT_AFTER.match(text[core_end:core_end + 40]):
+        return Mention(start, end, phrase, "ambiguous")  # "tomorrow is the freeze", "today's the day"
+    if m.group("poss") and not (m.group("yt") or m.group("today")):
+        # Only "yesterday's", "today's", "tomorrow's" become "the <date>"; "last week's outage",
+        # "next Monday's release train" are too clever (or a standing schedule).
+        return Mention(start, end, phrase, "possessive")
+    base = written or dt.date(2000, 1, 3)  # a stand-in: only to check the phrase has a reading
+    try:
+        reading = _read(m, base)
+    except (OverflowError, ValueError):
+        return None
+    if isinstance(reading, str):
+        return Mention(start, end, phrase, reading)
+    veto = _context_veto(text, m)
+    if veto == "present":
+        return Mention(start, end, phrase, "vague")
+    if veto == "possessive":
+        return Mention(start, end, phrase, "possessive")
+    if veto:
+        return None
+    if written is None:
+        return Mention(start, end, phrase, "no date")
+    return _replacement(text, m, reading)
+
+
+def _replacement(text: str, m: re.Match, reading: _Reading) -> Replacement | Mention:
+    start, end = m.span()
+    phrase = m.group(0)
+    drop = bool(_DROP_ON.search(text[max(0, start - 12):start]))
+    out = _write(reading, bool(m.group("poss")), drop)
+    if out is None:
+        return Mention(start, end, phrase, "possessive")
+    if phrase[:1].isupper() or _at_sentence_start(text, start):
+        out = out[:1].upper() + out[1:]
+    return Replacement(start, end, phrase, out)
+
+
+# --- the public functions --------------------------------------------------------------------------
+
+
+def scan_relative_dates(text: str, written: dt.date | None) -> DateScan:
+    """The relative dates in `text`, resolved against `written` (the memory's own date).
+
+    With `written` None the phrases are still found; those that would have been rewritten are
+    `held` with why "no date".
+    """
+    if not text or not might_have_dates(text):
+        return EMPTY
+    found = list(PHRASE.finditer(text))
+    vague_found = list(VAGUE.finditer(text))
+    if not found and not vague_found:
+        return EMPTY
+    masks = _masked_spans(text)
+    replacements: list[Replacement] = []
+    held: list[Mention] = []
+    taken: list[tuple[int, int]] = []
+    matches = [m for m in found if not _inside(masks, *m.span())]
+    for i, m in enumerate(matches):
+        taken.append(m.span())
+        if _touching(text, matches, i):
+            held.append(Mention(m.start(), m.end(), m.group(0), "ambiguous"))  # "a week ago today"
+            continue
+        verdict = _judge(text, m, written)
+        if isinstance(verdict, Replacement):
+            replacements.append(verdict)
+        elif verdict is not None:
+            held.append(verdict)
+    vague = [Mention(h.start, h.end, h.phrase, "vague") for h in held if h.why == "vague"]
+    held = [h for h in held if h.why != "vague"]
+    for m in vague_found:
+        if not _inside(masks, *m.span()) and not _inside(taken, *m.span()):
+            vague.append(Mention(m.start(), m.end(), m.group(0), "vague"))
+    vague.sort(key=lambda v: v.start)
+    return DateScan(tuple(replacements), tuple(vague), tuple(held))
+
+
+def apply_replacements(text: str, replacements: Iterable[Replacement]) -> str:
+    """`text` with each replacement's span rewritten; every other character (CRLF, BOM, trailing
+    whitespace) is kept. Refuses spans that overlap or no longer hold their phrase."""
+    out: list[str] = []
+    pos = 0
+    for r in sorted(replacements, key=lambda r: r.start):
+        if r.start < pos or text[r.start:r.end] != r.phrase:
+            raise ValueError(f"replacement {r.phrase!r} at {r.start} does not match the text")
+        out.append(text[pos:r.start])
+        out.append(r.replacement)
+        pos = r.end
+    out.append(text[pos:])
+    return "".join(out)
