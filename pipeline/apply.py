@@ -5,8 +5,6 @@ an archive or get `superseded_by`.
 
 from __future__ import annotations
 
-import importlib
-import inspect
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
@@ -14,6 +12,7 @@ from typing import Literal
 from .config import Settings
 from .errors import UsageError
 from .journal import Op, RunRecord, execute, new_run_id
+from .layouts.registry import layout_of
 from .model import Action, Corpus, Plan
 
 Resolution = Literal["newer", "keep-both"]
@@ -69,18 +68,11 @@ def select_actions(plan: Plan, select: list[str] | None, resolve: Resolution | N
     return chosen
 
 
-def writer(layout: str):
-    return importlib.import_module(f"pipeline.stores.{layout}_write")
-
-
 def apply_plan(
     root: Path, corpus: Corpus, plan: Plan, settings: Settings, actions: list[Action], resolve: Resolution | None
 ) -> ApplyResult:
     run_id = new_run_id()
-    mod = writer(corpus.layout)
-    # Writers that report on the plan's findings (claude's "Flagged for Review") take them too.
-    extra = {"findings": plan.findings} if "findings" in inspect.signature(mod.changes).parameters else {}
-    changes: ChangeSet = mod.changes(corpus, actions, settings, run_id, resolve, **extra)
+    changes: ChangeSet = layout_of(corpus).changes(corpus, actions, settings, run_id, resolve, plan.findings)
     if not changes.ops:
         return ApplyResult(run_id=run_id, record=None, changes=changes)
     info = {

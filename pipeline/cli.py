@@ -16,6 +16,7 @@ import typer
 
 from .config import build_settings, load_user_config
 from .errors import RunFailed, UsageError, os_reason
+from .layouts.registry import names as layout_names
 from .printable import printable
 
 app = typer.Typer(
@@ -33,7 +34,7 @@ def _root() -> None:
 
 
 PathArg = Annotated[str, typer.Argument(help="The memory store (folder).", show_default=False)]
-LayoutOpt = Annotated[str, typer.Option("--layout", help="auto|crux|claude|zylos|bank")]
+LayoutOpt = Annotated[str, typer.Option("--layout", help="|".join(["auto", *layout_names()]))]
 ModelOpt = Annotated[
     Optional[str],
     typer.Option("--model", help="none | stub | mock | any litellm model string (default: stub, or MEMCONSOLIDATE_MODEL)"),

@@ -15,7 +15,8 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic_core import PydanticCustomError
 
 from .errors import ConfigError
 
@@ -139,7 +140,7 @@ class ScheduleConfig(BaseModel):
 
 class Settings(BaseModel):
     now: dt.date = Field(default_factory=dt.date.today)
-    layout: Literal["auto", "crux", "claude", "zylos", "bank"] = "auto"
+    layout: str = "auto"  # "auto" or a registered layout's name
     repo: str | None = None
     crux: CruxConfig = Field(default_factory=CruxConfig)
     claude: ClaudeConfig = Field(default_factory=ClaudeConfig)
@@ -149,6 +150,19 @@ class Settings(BaseModel):
     schedule: ScheduleConfig = Field(default_factory=ScheduleConfig)
     # Size above which a memory file is not read (reported as parse_error instead).
     max_file_bytes: int = 4 * 1024 * 1024
+
+    @field_validator("layout", mode="before")
+    @classmethod
+    def _registered_layout(cls, value: Any) -> Any:
+        # Imported here: the registry sits above config (its layouts read Settings). The error reads
+        # as pydantic's own for a Literal, so a wrong --layout is reported as it always was.
+        from .layouts.registry import names
+
+        allowed = ["auto", *names()]
+        if value not in allowed:
+            expected = ", ".join(repr(n) for n in allowed[:-1]) + f" or {allowed[-1]!r}"
+            raise PydanticCustomError("literal_error", "Input should be {expected}", {"expected": expected})
+        return value
 
 
 def load_user_config(path: str | Path | None) -> dict[str, Any]:

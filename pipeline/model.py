@@ -7,11 +7,12 @@ A store adapter turns files into a `Corpus`; rules and stages turn a `Corpus` in
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-Layout = Literal["crux", "claude", "zylos", "bank"]
+# A layout's name: one of the registry's (`pipeline.layouts.registry`), built-in or third-party.
+LayoutName = str
 PLAN_SCHEMA = "memconsolidate.plan/1"
 
 
@@ -21,7 +22,7 @@ class Memory(BaseModel):
     model_config = ConfigDict(frozen=False)
 
     key: str  # POSIX path relative to the store root, or "<bank>/<id>" for banks
-    layout: Layout
+    layout: LayoutName
     # What the memory says. `body` is the text the rules compare; for files it is the bytes after
     # the front matter, decoded, untouched.
     title: str = ""
@@ -135,7 +136,7 @@ class Stats(BaseModel):
 class Corpus(BaseModel):
     """Everything a store adapter read, ready for the rules. Reading never writes."""
 
-    layout: Layout
+    layout: LayoutName
     root: str  # absolute path
     memories: list[Memory] = Field(default_factory=list)
     trackers: list[Tracker] = Field(default_factory=list)
@@ -153,7 +154,7 @@ class Corpus(BaseModel):
 
 class Plan(BaseModel):
     schema_: str = Field(default=PLAN_SCHEMA, alias="schema")
-    layout: Layout
+    layout: LayoutName
     root: str
     now: dt.date
     model: str

@@ -7,7 +7,7 @@ from typing import Callable
 from .config import Settings
 from .model import Action, Corpus, Plan, StageError, Stats
 from .rules import run_rules
-from .rules.bank_cap import cap_supersedes
+from .layouts.registry import layout_of
 from .rules.outcome import Outcome, action_sort_key, finding_sort_key
 
 # Actions that move or retire a memory, strongest claim first. A memory claimed by one of them is
@@ -71,10 +71,7 @@ def build_plan(corpus: Corpus, settings: Settings, run_stages: StageRunner | Non
     if run_stages is not None:
         staged, errors, stats = run_stages(corpus, settings, outcome)
         outcome = staged
-    if corpus.layout == "bank":
-        # iii's safety cap counts every supersede, whichever pass proposed it.
-        capped = cap_supersedes(outcome.actions, settings.bank.max_supersedes_per_run)
-        outcome = Outcome(capped.actions, outcome.findings + capped.findings)
+    outcome = layout_of(corpus).guard(outcome, settings)
     return Plan(
         layout=corpus.layout,
         root=corpus.root,

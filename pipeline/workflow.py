@@ -20,7 +20,7 @@ from .journal import committed_runs, recover, unfinished_runs, write_atomic
 from .lock import STATE_DIR, run_in_progress, state_dir, store_lock
 from .model import Corpus, Plan
 from .plan import build_plan
-from .stores import open_store, resolve_root
+from .layouts.registry import get, open_store, resolve_root
 
 Say = Callable[[str], None]
 
@@ -150,7 +150,7 @@ def run_store(
             state = {
                 "last_success": wall.isoformat(timespec="seconds"),
                 "run_id": result.run_id if result else None,
-                "report": _report_path(result),
+                "report": _report_path(corpus.layout, result),
                 "actions_applied": len(result.changes.applied) if result else 0,
             }
             try:
@@ -163,12 +163,10 @@ def run_store(
         return RunOutcome(ran=True, reason="ran", plan=plan, result=result, recorded=complete)
 
 
-def _report_path(result: ApplyResult | None) -> str | None:
+def _report_path(layout: str, result: ApplyResult | None) -> str | None:
     if not result or not result.record:
         return None
-    touched = sorted(p for p in result.record.touched if p.endswith(".md"))
-    reports = [p for p in touched if p.startswith(".memconsolidate/reports/")] or [p for p in touched if "/rem-" in p]
-    return reports[0] if reports else None
+    return get(layout).run_report(sorted(p for p in result.record.touched if p.endswith(".md")))
 
 
 # --- status -----------------------------------------------------------------------------------

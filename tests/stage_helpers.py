@@ -7,7 +7,7 @@ from pathlib import Path
 from pipeline.config import Settings, build_settings
 from pipeline.plan import build_plan
 from pipeline.stages import stage_runner
-from pipeline.stores import open_store
+from pipeline.layouts.registry import open_store
 
 from helpers import NOW
 

@@ -23,8 +23,8 @@ from helpers import FIXTURES, NOW, REPO, files, kill_apply_then_recover, plan_js
 from pipeline.config import Settings
 from pipeline.journal import execute
 from pipeline.model import Action, Finding
-from pipeline.stores import claude, claude_write
-from pipeline.stores.claude_write import first_prose, raw_scalar
+from pipeline.layouts.claude import reader as claude, writer as claude_write
+from pipeline.layouts.claude.writer import first_prose, raw_scalar
 
 EXPECTED = REPO / "tests" / "data" / "expected" / "claude"
 REAL = REPO / "tests" / "data" / "real" / "orchestkit"

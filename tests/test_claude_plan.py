@@ -93,7 +93,7 @@ def test_fixture_findings_exact():
 
 def test_fixture_types_and_quirks_load():
     from pipeline.config import Settings
-    from pipeline.stores import open_store
+    from pipeline.layouts.registry import open_store
 
     corpus, _ = open_store(FIXTURES / "claude", Settings())
     by = {m.key: m for m in corpus.memories}

@@ -8,7 +8,8 @@ import pytest
 from helpers import plan_json, run_cli
 
 from pipeline.config import Settings
-from pipeline.stores import claude, detect_layout
+from pipeline.layouts.claude import reader as claude
+from pipeline.layouts.registry import detect_layout
 
 
 def write(path: Path, text: str | bytes) -> Path:

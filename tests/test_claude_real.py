@@ -7,8 +7,8 @@ from pathlib import Path
 from helpers import NOW, REPO, plan_json, run_cli
 
 from pipeline.config import Settings
-from pipeline.stores import open_store
-from pipeline.stores.files import split_frontmatter
+from pipeline.layouts.registry import open_store
+from pipeline.storage.files import split_frontmatter
 
 REAL = REPO / "tests" / "data" / "real" / "orchestkit"
 QR = ".claude/agent-memory/ork-code-quality-reviewer/"

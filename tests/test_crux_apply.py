@@ -24,9 +24,9 @@ from helpers import FIXTURES, NOW, REPO, files, kill_apply_then_recover, plan_js
 from pipeline.config import Settings
 from pipeline.journal import Op, execute
 from pipeline.model import Action
-from pipeline.stores import crux, crux_write
-from pipeline.stores.crux_render import render_frontmatter, set_tracker_strength
-from pipeline.stores.files import split_frontmatter
+from pipeline.layouts.crux import reader as crux, writer as crux_write
+from pipeline.layouts.crux.render import render_frontmatter, set_tracker_strength
+from pipeline.storage.files import split_frontmatter
 
 EXPECTED = REPO / "tests" / "data" / "expected" / "crux"
 REAL = REPO / "tests" / "data" / "real" / "crux"

@@ -7,8 +7,8 @@ import pytest
 from helpers import FIXTURES, run_cli
 from pipeline.config import CruxConfig, Settings
 from pipeline.errors import ConfigError, UsageError
-from pipeline.stores import crux as adapter
-from pipeline.stores.crux import parse_config, read_flags, resolve_placeholders
+from pipeline.layouts.crux import reader as adapter
+from pipeline.layouts.crux.reader import parse_config, read_flags, resolve_placeholders
 
 
 def parse(data: dict) -> adapter.StoreConfig:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from helpers import FIXTURES, REPO, kinds, plan_json, run_cli
 from pipeline.config import Settings
-from pipeline.stores import crux as adapter
+from pipeline.layouts.crux import reader as adapter
 
 FIXTURE = FIXTURES / "crux"
 REAL = REPO / "tests" / "data" / "real" / "crux"

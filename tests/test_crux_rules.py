@@ -6,12 +6,12 @@ import pytest
 
 from pipeline.config import CruxConfig, Settings, TypeTransition
 from pipeline.model import Corpus, Memory, Tracker
-from pipeline.rules import crux as crux_rules
-from pipeline.rules.crux_archive import archivals
-from pipeline.rules.crux_consistency import missing_trackers, orphan_trackers, stale_sources, strength_sync, unit_name
-from pipeline.rules.crux_demote import demotions
-from pipeline.rules.crux_promote import promotions
-from pipeline.rules.crux_rule_promotion import rule_promotions
+from pipeline.layouts.crux import rules as crux_rules
+from pipeline.layouts.crux.rules.archive import archivals
+from pipeline.layouts.crux.rules.consistency import missing_trackers, orphan_trackers, stale_sources, strength_sync, unit_name
+from pipeline.layouts.crux.rules.demote import demotions
+from pipeline.layouts.crux.rules.promote import promotions
+from pipeline.layouts.crux.rules.rule_promotion import rule_promotions
 
 NOW = dt.date(2026, 11, 29)
 CFG = CruxConfig()

@@ -5,7 +5,7 @@ import os
 from pathlib import Path
 
 from pipeline.config import Settings
-from pipeline.stores import crux as adapter
+from pipeline.layouts.crux import reader as adapter
 
 CONFIG = {
     "flags": [{"enableMemories": "true"}],

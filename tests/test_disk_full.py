@@ -19,12 +19,12 @@ from typer.testing import CliRunner
 from helpers import FIXTURES, NOW, files
 
 from pipeline import journal
-from pipeline.apply import select_actions, writer
+from pipeline.apply import select_actions
 from pipeline.config import Settings
 from pipeline.errors import RunFailed
 from pipeline.journal import execute, recover, unfinished_runs
 from pipeline.plan import build_plan
-from pipeline.stores import open_store
+from pipeline.layouts.registry import layout_of, open_store
 
 S = Settings.model_validate({"now": NOW, "llm": {"model": "none"}})
 RUN = "run-df"
@@ -38,7 +38,7 @@ def store_of(layout: str, where: Path) -> Path:
 def ops_of(root: Path):
     corpus, settings = open_store(root, S)
     actions = select_actions(build_plan(corpus, settings), None, None)
-    return writer(corpus.layout).changes(corpus, actions, settings, RUN, None).ops
+    return layout_of(corpus).changes(corpus, actions, settings, RUN, None, []).ops
 
 
 class Full:

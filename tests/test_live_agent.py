@@ -14,12 +14,12 @@ import pytest
 from helpers import FIXTURES, NOW, files, run_cli, snapshot
 
 from pipeline import journal
-from pipeline.apply import select_actions, writer
+from pipeline.apply import select_actions
 from pipeline.config import Settings
 from pipeline.errors import RunFailed
 from pipeline.journal import execute, recover, undo
 from pipeline.plan import build_plan
-from pipeline.stores import open_store
+from pipeline.layouts.registry import layout_of, open_store
 
 S = Settings.model_validate({"now": NOW, "llm": {"model": "none"}})
 BLOG = "blog/memories.jsonl"
@@ -53,7 +53,7 @@ def store_of(layout: str, tmp_path: Path) -> Path:
 def changes(root: Path, keep=lambda a: True):
     corpus, settings = open_store(root, S)
     actions = [a for a in select_actions(build_plan(corpus, settings), None, None) if keep(a)]
-    return writer(corpus.layout).changes(corpus, actions, settings, "run-live", None)
+    return layout_of(corpus).changes(corpus, actions, settings, "run-live", None, [])
 
 
 def agent_after_each_op(monkeypatch, agent: Agent, start_after: str) -> None:

@@ -21,7 +21,8 @@ NETWORK_TROUBLE = ("Could not find a version", "NewConnectionError", "Failed to 
 def test_pyproject_maps_the_prompts_folder_into_the_package():
     data = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
     setuptools = data["tool"]["setuptools"]
-    assert "pipeline.prompts" in setuptools["packages"]
+    assert "packages" not in setuptools  # found by setup.py, never listed by hand
+    assert '"pipeline.prompts"' in (REPO / "setup.py").read_text(encoding="utf-8")
     assert setuptools["package-dir"]["pipeline.prompts"] == "prompts"
     assert "*.md" in setuptools["package-data"]["pipeline.prompts"]
 
@@ -36,7 +37,7 @@ def test_the_source_tree_prompts_are_found_in_an_editable_install():
 def test_wheel_contains_the_prompts_and_the_installed_package_loads_them(tmp_path):
     src = tmp_path / "src"
     src.mkdir()
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "setup.py", "README.md"):
         shutil.copy2(REPO / name, src / name)
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     shutil.copytree(REPO / "pipeline", src / "pipeline", ignore=ignore)
@@ -54,6 +55,9 @@ def test_wheel_contains_the_prompts_and_the_installed_package_loads_them(tmp_pat
     names = set(zipfile.ZipFile(wheel).namelist())
     expected = {f"pipeline/prompts/{p.name}" for p in (src / "prompts").glob("*.md")}
     assert "pipeline/prompts/wheelprobe.md" in expected and expected <= names
+    # Every subpackage of the source tree is in the wheel: none was forgotten in a hand-written list.
+    packages = {p.relative_to(src).as_posix() for p in (src / "pipeline").rglob("__init__.py")}
+    assert len(packages) > 10 and packages <= names, sorted(packages - names)
 
     site = tmp_path / "site"
     install = subprocess.run(

@@ -18,8 +18,8 @@ from helpers import FIXTURES, NOW, copy_store, run_cli, snapshot
 from test_claude_consolidate import A, B  # two memories of one group: the metadata stage merges them
 from pipeline.config import LLMConfig
 from pipeline.llm import make_client
-from pipeline.stores.claude import parse_index
-from pipeline.stores.files import split_frontmatter
+from pipeline.layouts.claude.reader import parse_index
+from pipeline.storage.files import split_frontmatter
 
 KEY = "sk-lying-SECRET-key-4242"
 ENV_TOKEN = "ghp_EnvTokenValue9876543"  # a credential litellm could use, present in the environment

@@ -450,7 +450,7 @@ def test_a_zylos_reference_file_is_left_to_its_entries():
 
 def test_each_layouts_reader_gives_the_rule_its_own_date(tmp_path):
     from pipeline.config import build_settings
-    from pipeline.stores import open_store
+    from pipeline.layouts.registry import open_store
 
     claude = tmp_path / "claude"
     claude.mkdir()

@@ -24,7 +24,9 @@ from pipeline.errors import RunFailed
 from pipeline.journal import Op, execute, recover, undo
 from pipeline.model import Action
 from pipeline.plan import build_plan
-from pipeline.stores import bank_write, claude, claude_write, open_store
+from pipeline.layouts.bank import writer as bank_write
+from pipeline.layouts.claude import reader as claude, writer as claude_write
+from pipeline.layouts.registry import open_store
 
 S = Settings.model_validate({"now": NOW, "llm": {"model": "none"}})
 BLOG = "blog/memories.jsonl"
@@ -395,12 +397,12 @@ def test_a_symlinked_state_folder_is_refused(tmp_path):
 @pytest.mark.parametrize("layout,path", [("zylos", "reference/preferences.md"), ("crux", ".crux/memory-index.yml")])
 def test_crux_and_zylos_writes_refuse_a_file_changed_since_it_was_read(layout, path, tmp_path):
     """The writer read the file; an agent then appended to it; the run must not overwrite that."""
-    from pipeline.apply import select_actions, writer
+    from pipeline.apply import select_actions
     from pipeline.config import build_settings
     from pipeline.errors import RunFailed
     from pipeline.journal import execute
     from pipeline.plan import build_plan
-    from pipeline.stores import open_store
+    from pipeline.layouts.registry import get, open_store
 
     from helpers import FIXTURES, copy_store
 
@@ -408,7 +410,7 @@ def test_crux_and_zylos_writes_refuse_a_file_changed_since_it_was_read(layout, p
     settings = build_settings({}, {"now": NOW, "llm.model": "none"})
     corpus, settings = open_store(store, settings)
     plan = build_plan(corpus, settings)
-    changes = writer(layout).changes(corpus, select_actions(plan, None, None), settings, "run-1", None)
+    changes = get(layout).changes(corpus, select_actions(plan, None, None), settings, "run-1", None, plan.findings)
     assert any(op.path == path for op in changes.ops), [op.path for op in changes.ops]
     with open(store / path, "a", encoding="utf-8") as fh:
         fh.write("\nwritten by the agent meanwhile\n")

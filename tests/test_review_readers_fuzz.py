@@ -25,8 +25,8 @@ from pipeline.config import LLMConfig, Settings
 from pipeline.errors import ConfigError
 from pipeline.plan import build_plan
 from pipeline.report import render
-from pipeline.stores import open_store
-from pipeline.stores.zylos import HEADING
+from pipeline.layouts.registry import open_store
+from pipeline.layouts.zylos.reader import HEADING
 
 NOW_DATE = dt.date.fromisoformat(NOW)
 FUZZ = settings(

@@ -14,8 +14,8 @@ from helpers import FIXTURES, NOW, files
 from pipeline.config import Settings
 from pipeline.journal import execute
 from pipeline.model import Action
-from pipeline.stores import crux, crux_write
-from pipeline.stores.frontmatter_edit import set_keys
+from pipeline.layouts.crux import reader as crux, writer as crux_write
+from pipeline.text.frontmatter_edit import set_keys
 
 L = "memories/learning/"
 T = ".crux/reference-tracking/"

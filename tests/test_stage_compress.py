@@ -15,8 +15,8 @@ from helpers import FIXTURES, copy_store
 from openai_server import fake_openai, tool_reply  # noqa: F401 - fixture
 from pipeline.llm import RetryPolicy, make_client
 from pipeline.stages.crux_notation import stub_twin, twin_problems
-from pipeline.stores.crux import body_size
-from pipeline.stores.files import split_frontmatter
+from pipeline.layouts.crux.reader import body_size
+from pipeline.storage.files import split_frontmatter
 
 NOW = dt.date(2026, 11, 29)
 FAST = RetryPolicy(base_wait_s=0.01, max_wait_s=0.05, retry_after_cap_s=0.5)

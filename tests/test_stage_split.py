@@ -23,7 +23,7 @@ from pipeline.stages.volumes import (
     subject_split,
     text_volume_size,
 )
-from pipeline.stores.crux import body_size
+from pipeline.layouts.crux.reader import body_size
 
 NOW = dt.date(2026, 11, 29)
 FAST = RetryPolicy(base_wait_s=0.01, max_wait_s=0.05, retry_after_cap_s=0.5)

@@ -10,7 +10,7 @@ from helpers import FIXTURES, NOW, plan_json
 from pipeline.config import Settings
 from pipeline.rules import repo_index, run_rules
 from pipeline.rules.repo_index import ScanCaps, scan_repos
-from pipeline.stores import open_store
+from pipeline.layouts.registry import open_store
 
 
 def write(path: Path, text: str | bytes) -> Path:

@@ -2,10 +2,10 @@ import datetime as dt
 
 from hypothesis import given, strategies as st
 
-from pipeline.stores.crux_trackers import distribute, merge_trackers
-from pipeline.stores.files import split_frontmatter
-from pipeline.stores.frontmatter_edit import set_keys
-from pipeline.stores.memory_index import IndexItem, parse_entries, rebuild
+from pipeline.layouts.crux.trackers import distribute, merge_trackers
+from pipeline.storage.files import split_frontmatter
+from pipeline.text.frontmatter_edit import set_keys
+from pipeline.layouts.claude.memory_index import IndexItem, parse_entries, rebuild
 from pipeline.model import Tracker
 
 DOC = """---

@@ -129,7 +129,8 @@ def test_crux_moved_memories_keep_what_an_agent_appended_before_the_journal_copi
 def test_crux_moves_and_their_front_matter_edit_carry_the_state_they_were_built_on(tmp_path):
     from pipeline.apply import select_actions
     from pipeline.plan import build_plan
-    from pipeline.stores import crux_write, open_store
+    from pipeline.layouts.crux import writer as crux_write
+    from pipeline.layouts.registry import open_store
 
     root = store(tmp_path, "crux")
     corpus, settings = open_store(root, S)

@@ -24,7 +24,7 @@ from pipeline.config import Settings
 from pipeline.errors import ConfigError
 from pipeline.journal import execute
 from pipeline.model import Action
-from pipeline.stores import zylos, zylos_write
+from pipeline.layouts.zylos import reader as zylos, writer as zylos_write
 
 EXPECTED = REPO / "tests" / "data" / "expected" / "zylos"
 CLOCK = "2026-11-29T09:30:00+00:00"

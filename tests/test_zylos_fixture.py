@@ -35,7 +35,7 @@ import pytest
 from helpers import FIXTURES, NOW, kinds, plan_json, run_cli
 
 from pipeline.config import Settings
-from pipeline.stores import zylos
+from pipeline.layouts.zylos import reader as zylos
 
 TODAY = dt.date.fromisoformat(NOW)
 DEFAULT_AGE = 1

@@ -10,10 +10,10 @@ from helpers import NOW
 
 from pipeline.config import Settings
 from pipeline.model import Corpus, Memory
-from pipeline.rules.zylos import rules
-from pipeline.rules.zylos_budgets import budgets
-from pipeline.rules.zylos_freshness import age_days, band, freshness
-from pipeline.rules.zylos_sessions import sessions
+from pipeline.layouts.zylos.rules import rules
+from pipeline.layouts.zylos.rules.budgets import budgets
+from pipeline.layouts.zylos.rules.freshness import age_days, band, freshness
+from pipeline.layouts.zylos.rules.sessions import sessions
 
 TODAY = dt.date.fromisoformat(NOW)
 S = Settings(now=TODAY)

@@ -12,8 +12,8 @@ from helpers import NOW, REPO, run_cli
 from hypothesis import given, strategies as st
 
 from pipeline.config import Settings
-from pipeline.stores import zylos
-from pipeline.stores.zylos import entry_memories, parse_entries, parse_importance, parse_status
+from pipeline.layouts.zylos import reader as zylos
+from pipeline.layouts.zylos.reader import entry_memories, parse_entries, parse_importance, parse_status
 
 REAL = REPO / "tests" / "data" / "real" / "zylos"
 

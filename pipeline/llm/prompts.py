@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from importlib.resources.abc import Traversable
 from pathlib import Path
 
-from ..stores.files import Unreadable, split_frontmatter
+from ..storage.files import Unreadable, split_frontmatter
 from .canonical import sha256_hex
 from .errors import StageCallError
 

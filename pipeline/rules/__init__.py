@@ -1,33 +1,28 @@
 """The deterministic pass: pure functions from a `Corpus` to actions and findings.
 
-Each rule lives in its own module, named for what it does; this module only decides which rules
-apply to which layout.
+Each rule lives in its own module, named for what it does. The rules every layout shares live here;
+a layout's own rules live in its package (`pipeline/layouts/<name>/`) and run through its `rules`.
 """
 
 from __future__ import annotations
 
 from ..config import Settings
 from ..model import Corpus
-from . import claude, crux, zylos
+from ..layouts.registry import layout_of
 from .duplicates import merge_duplicates, report_reorders
 from .index_drift import index_drift
 from .outcome import Outcome
-from .rule_candidates import bank_rule_candidates
 from .staleness import staleness
-
-LAYOUT_RULES = {"crux": crux.rules, "claude": claude.rules, "zylos": zylos.rules}
 
 
 def run_rules(corpus: Corpus, settings: Settings) -> Outcome:
+    layout = layout_of(corpus)
     out = Outcome()
     out.findings.extend(corpus.findings)
     out.extend(merge_duplicates(corpus.memories))
-    if corpus.layout == "bank":
-        out.extend(bank_rule_candidates(corpus, settings.bank.promote_corroboration_threshold))
     out.extend(report_reorders(corpus.memories))
-    if corpus.layout in LAYOUT_RULES:
-        out.extend(LAYOUT_RULES[corpus.layout](corpus, settings))
-    if corpus.layout == "claude" or settings.repo:
+    out.extend(layout.rules(corpus, settings))
+    if layout.staleness_without_repo or settings.repo:
         out.extend(staleness(corpus, settings))
     out.extend(index_drift(corpus))
     return out

@@ -30,7 +30,7 @@ from typing import Any, Iterable
 from ..model import Action, Finding, Memory
 from .outcome import Outcome
 from .relative_dates import DateScan, Mention, Replacement, scan_relative_dates
-from .zylos_freshness import mtime_date
+from ..layouts.zylos.rules.freshness import mtime_date
 
 ACTION_KIND = "absolutize_dates"
 FINDING_KIND = "relative_date"
@@ -67,8 +67,9 @@ def own_date(memory: Memory) -> OwnDate:
 def field_texts(memory: Memory) -> list[tuple[str, str]]:
     """(field, text) pairs worth scanning: description and body, and a crux memory's uncompressed
     twin so the two keep saying the same. A zylos reference file is left to its entries."""
-    if memory.layout == "zylos" and memory.extra.get("entries"):
-        return []  # a reference file: its entries are scanned one by one, each with its own date
+    if memory.extra.get("entries"):
+        # a file read as entries (zylos reference files): each entry is scanned with its own date
+        return []
     out = [("description", memory.description), ("body", memory.body)]
     twin = memory.extra.get("twin_body")
     if isinstance(twin, str):

@@ -30,6 +30,7 @@ from typing import Any
 
 from ..config import Settings
 from ..model import Action, Corpus, Finding, Memory
+from ..layouts.registry import get as get_layout
 from .consult_gate import consult_match, consulted_terms
 from .outcome import Outcome
 from .prune_guards import guard_reason
@@ -94,7 +95,7 @@ def classify(refs: Refs, index: RepoIndex | None) -> Assessment:
 
 
 def assess(m: Memory, index: RepoIndex | None, layout: str) -> Assessment:
-    if layout == "claude" and not m.has_frontmatter:
+    if not m.has_frontmatter and get_layout(layout).evergreen_without_frontmatter:
         return Assessment(EVERGREEN, "no front matter: treated as EVERGREEN (refs cannot be tied to metadata)")
     return classify(memory_refs(m), index)
 

@@ -14,7 +14,8 @@ from pathlib import Path
 
 from ..config import Settings
 from ..model import Corpus, Finding, Memory
-from ..stores.files import Unreadable, parse_error, read_text
+from ..layouts.registry import layout_of
+from ..storage.files import Unreadable, parse_error, read_text
 from .consult_gate import ConsultEntry, parse_consult_log
 from .repo_index import RepoIndex, scan_repos
 
@@ -65,11 +66,8 @@ def memory_text_paths(corpus: Corpus, repos: list[str]) -> list[Path]:
     if folders:
         return folders
     paths = [] if any(Path(r).resolve() == root.resolve() for r in repos) else [root]
-    for m in corpus.memories:
-        if corpus.layout == "bank":
-            paths.append(root / m.group / "memories.jsonl")
-        else:
-            paths.append(root / m.key.split("#", 1)[0])
+    layout = layout_of(corpus)
+    paths.extend(root / layout.memory_file(m) for m in corpus.memories)
     return sorted(set(paths))
 
 

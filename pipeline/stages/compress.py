@@ -23,10 +23,11 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ..config import Settings
+from ..layouts.registry import layout_of
 from ..llm import Handles, register_stub
 from ..model import Action, Corpus, Finding
 from ..rules.outcome import Outcome
-from ..stores.crux import body_size
+from ..layouts.crux.reader import body_size
 from .base import StageContext
 from .consolidation_fields import plain, short_hash
 from .consolidation_groups import busy_keys
@@ -128,7 +129,7 @@ class CompressStage:
     name = NAME
 
     def applies(self, corpus: Corpus, settings: Settings) -> bool:
-        return corpus.layout == "crux" and settings.crux.enableMemoryCompression
+        return NAME in layout_of(corpus).stages(settings)
 
     def run(self, ctx: StageContext, outcome: Outcome) -> Outcome:
         settings = ctx.settings

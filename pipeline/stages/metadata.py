@@ -23,11 +23,12 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ..config import Settings
+from ..layouts.registry import layout_of
 from ..llm import Handles, register_stub
 from ..model import Action, Corpus, Finding, Memory
 from ..rules.outcome import Outcome
 from ..rules.text import significant_words
-from ..stores.crux import body_size
+from ..layouts.crux.reader import body_size
 from .base import StageContext
 from .conflict_heuristics import judge_conflict
 from .consolidation_fields import crux_folder, crux_frontmatter, slug_words, unique_slug, volume_hash
@@ -165,9 +166,10 @@ def group_key(g: Group) -> str:
 
 
 def find_groups(corpus: Corpus, outcome: Outcome) -> list[Group]:
-    if corpus.layout == "crux":
+    style = layout_of(corpus).consolidation_style
+    if style == "crux":
         return crux_groups(corpus, outcome)
-    if corpus.layout == "claude":
+    if style == "claude":
         return claude_groups(corpus, outcome)
     return []
 
@@ -314,9 +316,7 @@ class MetadataStage:
     name = NAME
 
     def applies(self, corpus: Corpus, settings: Settings) -> bool:
-        if corpus.layout == "crux":
-            return settings.crux.enableMemoryConsolidation
-        return corpus.layout == "claude"
+        return NAME in layout_of(corpus).stages(settings)
 
     def run(self, ctx: StageContext, outcome: Outcome) -> Outcome:
         groups = find_groups(ctx.corpus, outcome)
@@ -346,7 +346,7 @@ class MetadataStage:
             if problems:
                 body = deterministic_merge(title, texts)
                 reason += f"; the proposed merged body {problems[0]}: deterministic merge used"
-            make = _crux_action if ctx.corpus.layout == "crux" else _claude_action
+            make = _crux_action if layout_of(ctx.corpus).consolidation_style == "crux" else _claude_action
             out.actions.append(make(ctx, g, members, title, description, body, reason, bool(problems), namer))
         if dropped:
             out.findings.append(Finding(kind="capped", targets=[], source=ctx.source(NAME),

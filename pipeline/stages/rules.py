@@ -12,6 +12,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from ..config import Settings
+from ..layouts.registry import layout_of
 from ..llm import Handles, register_stub
 from ..model import Action, Corpus
 from ..rules.outcome import Outcome
@@ -79,14 +80,15 @@ class RuleStage:
     name = NAME
 
     def applies(self, corpus: Corpus, settings: Settings) -> bool:
-        return corpus.layout in ("crux", "bank")
+        return NAME in layout_of(corpus).stages(settings)
 
     def run(self, ctx: StageContext, outcome: Outcome) -> Outcome:
         by_key = ctx.corpus.by_key()
         candidates = [a for a in outcome.actions if a.kind == "promote_rule" and a.source == "deterministic" and a.targets[0] in by_key]
-        if ctx.corpus.layout == "bank":
+        cap = layout_of(ctx.corpus).rule_candidate_cap(ctx.settings)
+        if cap is not None:
             candidates.sort(key=lambda a: (-by_key[a.targets[0]].corroboration, a.targets[0]))
-            candidates = candidates[: ctx.settings.bank.rule_candidates_max]
+            candidates = candidates[:cap]
         if not candidates:
             return outcome
         def make_payload(handles: Handles, chunk: list[Action]) -> RuleInput:
@@ -106,7 +108,7 @@ class RuleStage:
                 verdict = "a plain fact, not a standing rule" if not d.standing_rule else "no usable one-line rule grounded in the memory"
                 out.actions.append(action.model_copy(update={"reason": f"{action.reason}; rules judge: {verdict} ({why})", "source": ctx.source(NAME)}))
                 continue
-            automatic = ctx.corpus.layout == "bank"
+            automatic = layout_of(ctx.corpus).automatic_rule_promotion
             out.actions.append(
                 Action(
                     kind="promote_rule",

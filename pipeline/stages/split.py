@@ -23,6 +23,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from ..config import Settings
+from ..layouts.registry import layout_of
 from ..llm import Handles, register_stub
 from ..model import Action, Corpus, Finding
 from ..rules.outcome import Outcome
@@ -222,7 +223,7 @@ class SplitStage:
     name = NAME
 
     def applies(self, corpus: Corpus, settings: Settings) -> bool:
-        return corpus.layout == "crux" and settings.crux.enableMemoryConsolidation
+        return NAME in layout_of(corpus).stages(settings)
 
     def run(self, ctx: StageContext, outcome: Outcome) -> Outcome:
         settings = ctx.settings

@@ -1,0 +1,34 @@
+"""The `claude` layout (Claude Code auto-memory folders): reader, writer and its own rules."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from ...config import ClaudeConfig, Settings
+from ...model import Action, Corpus, Finding
+from ..base import ModuleLayout
+from . import reader, rules, writer
+
+if TYPE_CHECKING:
+    from ...apply import ChangeSet
+
+
+class ClaudeLayout(ModuleLayout):
+    name = "claude"
+    markers = reader.INDEX
+    catch_all = True  # crux and zylos stores, and others, may hold a MEMORY.md too
+    config_model = ClaudeConfig
+    consolidation_style = "claude"
+    staleness_without_repo = True  # each folder is checked against the repository holding its .claude/
+    evergreen_without_frontmatter = True
+
+    def stages(self, settings: Settings) -> frozenset[str]:
+        return frozenset({"metadata"})
+
+    def changes(self, corpus: Corpus, actions: list[Action], settings: Settings, run_id: str, resolve: str | None,
+                findings: list[Finding]) -> ChangeSet:
+        # The report's "Flagged for Review" lists the plan's findings.
+        return writer.changes(corpus, actions, settings, run_id, resolve, findings=findings)
+
+
+LAYOUT = ClaudeLayout(reader, writer, rules.rules)

@@ -1,0 +1,35 @@
+"""The claude layout's own rules; staleness and index drift are shared with other layouts.
+
+MEMORY.md is loaded into every session and silently degrades past its read limit (~24 KB), so dream
+keeps it within 17 KB (seed 001, "Rebuild MEMORY.md"). An index over that target is reported here;
+the rebuild that trims hooks at word boundaries belongs to apply.
+"""
+
+from __future__ import annotations
+
+from ...config import Settings
+from ...model import Action, Corpus, Finding
+from ...rules.outcome import Outcome
+
+
+def index_budget(corpus: Corpus, budget: int) -> Outcome:
+    out = Outcome()
+    for index, size in sorted(corpus.extra.get("index_bytes", {}).items()):
+        if size > budget:
+            out.findings.append(
+                Finding(
+                    kind="over_budget",
+                    targets=[index],
+                    reason=f"{size} bytes, over the {budget}-byte MEMORY.md target: a rebuild trims hooks, never entries",
+                    size=size,
+                    budget=budget,
+                )
+            )
+            out.actions.append(
+                Action(kind="trim_budget", targets=[index], reason=f"MEMORY.md is {size} bytes: trim hooks at word boundaries to fit {budget}")
+            )
+    return out
+
+
+def rules(corpus: Corpus, settings: Settings) -> Outcome:
+    return index_budget(corpus, settings.claude.index_budget_bytes)

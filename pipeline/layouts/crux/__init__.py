@@ -1,0 +1,28 @@
+"""The `crux` layout (CRUX memories): reader, writer and its own rules."""
+
+from __future__ import annotations
+
+from ...config import CruxConfig, Settings
+from ..base import REPORTS_DIR, ModuleLayout
+from . import reader, rules, writer
+
+
+class CruxLayout(ModuleLayout):
+    name = "crux"
+    markers = reader.CONFIG_FILE
+    config_model = CruxConfig
+    consolidation_style = "crux"
+
+    def stages(self, settings: Settings) -> frozenset[str]:
+        crux = settings.crux
+        # metadata consolidates and split splits only where the store enables consolidation.
+        return frozenset({"rules"} | ({"metadata", "split"} if crux.enableMemoryConsolidation else set())
+                         | ({"compress"} if crux.enableMemoryCompression else set()))
+
+    def run_report(self, touched: list[str]) -> str | None:
+        # The REM summary in the archive folder is crux's run report.
+        reports = [p for p in touched if p.startswith(REPORTS_DIR)] or [p for p in touched if "/rem-" in p]
+        return reports[0] if reports else None
+
+
+LAYOUT = CruxLayout(reader, writer, rules.rules)

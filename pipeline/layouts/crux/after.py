@@ -1,0 +1,98 @@
+"""The crux store as it will be after the run, read by the crux reader itself.
+
+The REM summary's corpus figures and the rebuilt index must describe exactly what the next `plan`
+will read. Rather than predicting the reader, the memory and tracker files as they will be (the
+overlay over the disk, each read within the readers' limits) are handed to the same reader as bytes
+in memory: nothing is copied anywhere, inside the store or out. Files the reader could not read stay
+unreadable (a stand-in that the reader rejects takes their place), so nothing from, say, a symlink
+pointing outside the store leaks into the index — and such a file is never read at all.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from ...config import Settings
+from ...model import Corpus, Memory
+from .reader import CRUX_SUFFIX, PLAIN_SUFFIX, TRACKER_SUFFIX, load_memories, load_trackers, memory_files, place_of, under
+from .overlay import Overlay
+from ...storage.files import Unreadable, as_int, as_tags, rel, walk_files
+
+UNREADABLE_STAND_IN = b"\x00"
+
+
+def after_corpus(root: Path, ov: Overlay, settings: Settings, unreadable: set[str]) -> tuple[Corpus, list[str]]:
+    """The corpus after the run, and the primary memory files the index must list."""
+    crux = settings.crux
+    originals = [rel(root, p) for p in memory_files(root, crux)]
+    originals += [rel(root, p) for p in walk_files(root, root / crux.trackingDir, (TRACKER_SUFFIX,))]
+    final: dict[str, bytes] = {}
+    for path in ov.final_paths(originals):
+        is_memory = path.endswith((PLAIN_SUFFIX, CRUX_SUFFIX)) and (
+            under(path, crux.storage.memoriesDir) or under(path, crux.storage.agentMemoriesDir)
+        )
+        if not (is_memory or (path.endswith(TRACKER_SUFFIX) and under(path, crux.trackingDir))):
+            continue
+        try:
+            data = UNREADABLE_STAND_IN if path in unreadable else ov.read(path)
+        except Unreadable:  # unreadable since the plan read it (grown past the cap, say)
+            data = UNREADABLE_STAND_IN
+        if data is not None:
+            final[path] = data
+    corpus = Corpus(layout="crux", root=str(root))
+    primaries = load_memories(root, settings, corpus, files=final)
+    load_trackers(root, settings, corpus, files=final)
+    corpus.findings = [f for f in corpus.findings if f.kind == "parse_error"]
+    return corpus, primaries
+
+
+def old_entries(index_text: str | None) -> dict[str, dict[str, Any]]:
+    """The previous index's entries by file, for files the reader cannot read."""
+    try:
+        data = yaml.safe_load(index_text) if index_text else None
+    except yaml.YAMLError:
+        return {}
+    entries = data.get("memories") if isinstance(data, dict) else None
+    out: dict[str, dict[str, Any]] = {}
+    for e in entries if isinstance(entries, list) else []:
+        if isinstance(e, dict) and isinstance(e.get("file"), str):
+            out.setdefault(e["file"].strip(), e)
+    return out
+
+
+def _stand_in(key: str, entry: dict[str, Any] | None, settings: Settings) -> Memory:
+    """An index entry for an unreadable file: its previous entry as it was, else its path."""
+    e = entry or {}
+    text = lambda k: str(e[k]).strip() if isinstance(e.get(k), (str, int, float)) else ""  # noqa: E731
+    return Memory(
+        key=key,
+        layout="crux",
+        id=e["id"] if isinstance(e.get("id"), str) else None,
+        title=text("title"),
+        description=text("description"),
+        type=text("type") or place_of(key, settings.crux).folder_type,
+        strength=as_int(e.get("strength")),
+        tags=as_tags(e.get("tags")),
+    )
+
+
+def index_memories(after: Corpus, primaries: list[str], previous: dict[str, dict[str, Any]], settings: Settings) -> list[Memory]:
+    """One memory per primary file, as the index drift rule counts them.
+
+    An unreadable file is still a file of the store: it keeps its previous entry (with the
+    references of its tracker), or one made from its path.
+    """
+    by_key = after.by_key()
+    by_twin = {m.extra["twin"]: m for m in after.memories if m.extra.get("twin")}
+    out = []
+    for key in primaries:
+        if key in by_key:
+            out.append(by_key[key])
+        elif key in by_twin:
+            out.append(by_twin[key].model_copy(update={"key": key}))
+        else:
+            out.append(_stand_in(key, previous.get(key), settings))
+    return out

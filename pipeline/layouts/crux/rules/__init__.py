@@ -1,0 +1,67 @@
+"""The crux layout's rule set (CRUX REM sleep steps 2, 4, 5, 6, 9, 10, 11).
+
+Each step is its own module; this one calls them and settles overlaps, one move per memory:
+archive beats demote beats promote. A memory that is strong enough to promote but unreferenced past
+the demote threshold is demoted (or archived), not promoted: its strength was earned before it went
+unused, and the staleness is the newer evidence. The skipped promotion is named in the reason.
+A goal that is archived gets no separate `goal_review`.
+"""
+
+from __future__ import annotations
+
+from ....config import Settings
+from ....model import Action, Corpus
+from .archive import archivals
+from .common import existing_files, trackers_by_slug
+from .consistency import missing_trackers, orphan_trackers, stale_sources, strength_sync
+from .demote import demotions
+from .promote import promotions
+from .rule_promotion import rule_promotions
+from ....rules.outcome import Outcome
+
+MOVE_PRECEDENCE = ("archive", "demote", "promote")
+
+
+def settle_moves(moves: list[Action]) -> list[Action]:
+    """Keep the strongest move per memory; note a promotion it overrides."""
+    best: dict[str, Action] = {}
+    promoted: dict[str, Action] = {}
+    for a in moves:
+        key = a.targets[0]
+        if a.kind == "promote":
+            promoted[key] = a
+        held = best.get(key)
+        if held is None or MOVE_PRECEDENCE.index(a.kind) < MOVE_PRECEDENCE.index(held.kind):
+            best[key] = a
+    kept = []
+    for key in sorted(best):
+        a = best[key]
+        p = promoted.get(key)
+        if p is not None and a is not p:
+            note = f"; not promoted to {p.to_type} ({p.reason}) because it is unreferenced"
+            a = a.model_copy(update={"reason": a.reason + note})
+        kept.append(a)
+    return kept
+
+
+def rules(corpus: Corpus, settings: Settings) -> Outcome:
+    crux, now = settings.crux, settings.now
+    store = corpus.extra.get("crux", {})
+    trackers = trackers_by_slug(corpus)
+    existing = existing_files(corpus)
+    memories = sorted(corpus.memories, key=lambda m: m.key)
+
+    promote = promotions(memories, crux, existing)
+    demote = demotions(memories, trackers, crux, now, existing)
+    archive = archivals(memories, trackers, crux, now, existing)
+    out = Outcome(findings=promote.findings + demote.findings)
+    out.actions.extend(settle_moves(archive.actions + demote.actions + promote.actions))
+    archived = {a.targets[0] for a in out.actions if a.kind == "archive"}
+    out.findings = [f for f in out.findings if not (f.kind == "goal_review" and f.targets[0] in archived)]
+
+    out.extend(orphan_trackers(corpus.trackers, store.get("memory_files") or [m.key for m in memories]))
+    out.extend(strength_sync(memories, trackers))
+    out.extend(missing_trackers(memories, trackers, crux.trackingDir))
+    out.extend(stale_sources(memories, store))
+    out.extend(rule_promotions(memories, trackers, crux.promotionToRuleThreshold))
+    return out

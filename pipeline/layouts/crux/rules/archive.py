@@ -1,0 +1,37 @@
+"""CRUX step 6, archive: unreferenced for more than `archiveAfterDaysUnreferenced` days (any type),
+and ideas unreferenced for more than `demoteAfterDaysUnreferenced` (step 5: an idea has nothing
+below it, so it is archived instead of demoted). Already archived memories are left alone.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from ....config import CruxConfig
+from ....model import Memory, Tracker
+from .common import ARCHIVED, is_archived, move_action, staleness
+from ....rules.outcome import Outcome
+
+IDEA = "idea"
+
+
+def archivals(
+    memories: list[Memory], trackers: dict[str, Tracker], crux: CruxConfig, now: dt.date, existing: set[str]
+) -> Outcome:
+    out = Outcome()
+    for m in memories:
+        if is_archived(m):
+            continue
+        stale = staleness(m, trackers.get(m.slug), now)
+        if stale is None:
+            continue
+        if stale.days > crux.archiveAfterDaysUnreferenced:
+            limit = crux.archiveAfterDaysUnreferenced
+            because = f"unreferenced for {stale.days} days, threshold: {limit}; {stale.basis}"
+        elif m.type == IDEA and stale.days > crux.demoteAfterDaysUnreferenced:
+            limit = crux.demoteAfterDaysUnreferenced
+            because = f"unreferenced for {stale.days} days, threshold: {limit}; {stale.basis}; an idea is archived, not demoted"
+        else:
+            continue
+        out.actions.append(move_action("archive", m, ARCHIVED, because, crux, existing))
+    return out

@@ -1,0 +1,104 @@
+"""CRUX step 2, consistency: orphaned trackers, strength out of sync, strong memories without a
+tracker, sources whose unit of work is gone. One pure function per check.
+"""
+
+from __future__ import annotations
+
+from pathlib import PurePosixPath
+
+from ....model import Action, Finding, Memory, Tracker
+from ....rules.outcome import Outcome
+
+# Sources that name no unit of work: nothing on disk to look for.
+NOT_A_UNIT = frozenset({"adhoc", "ad-hoc", "manual", "remember", "meditate", "user", "session", "chat",
+                        "conversation", "unknown", "none", "n/a"})
+
+
+def _slug(key: str) -> str:
+    name = PurePosixPath(key).name
+    for suffix in (".memory.crux.md", ".memory.md"):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
+def orphan_trackers(trackers: list[Tracker], memory_files: list[str]) -> Outcome:
+    """A tracker whose slug matches no memory file on disk (readable or not) is orphaned (step 11)."""
+    slugs = {_slug(k) for k in memory_files}
+    out = Outcome()
+    for t in trackers:
+        if t.slug not in slugs:
+            out.actions.append(
+                Action(kind="remove_orphan_tracker", targets=[t.key], reason=f"no memory file with slug {t.slug!r}")
+            )
+    return out
+
+
+def strength_sync(memories: list[Memory], trackers: dict[str, Tracker]) -> Outcome:
+    """Tracker strength ≠ front-matter strength: the front matter is authoritative (step 9)."""
+    out = Outcome()
+    for m in memories:
+        t = trackers.get(m.slug)
+        if t is None or m.strength is None or t.strength == m.strength:
+            continue
+        had = "no strength" if t.strength is None else f"strength {t.strength}"
+        out.actions.append(
+            Action(
+                kind="sync_strength",
+                targets=[m.key, t.key],
+                reason=f"tracker {had} ≠ front matter strength {m.strength}; the front matter is authoritative: tracker set to {m.strength}",
+                strength=m.strength,
+                tracker_strength=t.strength,
+            )
+        )
+    return out
+
+
+def missing_trackers(memories: list[Memory], trackers: dict[str, Tracker], tracking_dir: str) -> Outcome:
+    """`strength > 1` without a tracker may be a tracking gap (advisory)."""
+    out = Outcome()
+    for m in memories:
+        if m.strength is not None and m.strength > 1 and m.slug not in trackers:
+            out.findings.append(
+                Finding(
+                    kind="missing_tracker",
+                    targets=[m.key],
+                    reason=f"strength {m.strength} > 1 but no tracker {tracking_dir}/{m.slug}.refs.yml: a tracking gap",
+                )
+            )
+    return out
+
+
+def unit_name(source: str, unit_of_work: str) -> str | None:
+    """The unit-of-work folder a `source` names (`spec:20260425-x` → `20260425-x`), or None if it names none."""
+    s = source.strip()
+    prefix = f"{unit_of_work}:"
+    if s.lower().startswith(prefix.lower()):
+        s = s[len(prefix):].strip()
+    if not s or s.lower() in NOT_A_UNIT or s.startswith(".") or any(c in s for c in ":/\\ \t"):
+        return None
+    return s
+
+
+def stale_sources(memories: list[Memory], crux_store: dict) -> Outcome:
+    """A source whose unit of work is in neither the work dir nor the archive (advisory, never deletes).
+
+    Without a work dir at all the sources cannot be checked, so nothing is reported.
+    """
+    out = Outcome()
+    if not crux_store.get("work_dir_exists"):
+        return out
+    present = set(crux_store.get("units", []))
+    work_dir, archive_dir = crux_store.get("work_dir", "specs"), crux_store.get("archive_dir", "")
+    for m in memories:
+        unit = unit_name(m.source, crux_store.get("unit_of_work", "spec")) if m.source else None
+        if unit is None or unit in present:
+            continue
+        out.findings.append(
+            Finding(
+                kind="stale_source",
+                targets=[m.key],
+                reason=f"source {m.source!r}: no {work_dir}/{unit} (nor {archive_dir}/{unit}); advisory only",
+            )
+        )
+    return out

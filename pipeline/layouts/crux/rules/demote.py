@@ -1,0 +1,41 @@
+"""CRUX step 5, demote: unreferenced for more than `demoteAfterDaysUnreferenced` days.
+
+core → learning, learning → idea, redflag → learning. Goals are never demoted: they get a
+`goal_review` finding instead. Ideas are archived rather than demoted (see `crux_archive`). Days count
+from the tracker's `last_referenced`, else from front-matter `created`; "more than" is strict, so a
+memory exactly at the threshold stays.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+
+from ....config import CruxConfig
+from ....model import Finding, Memory, Tracker
+from .common import is_archived, move_action, staleness
+from ....rules.outcome import Outcome
+
+DEMOTE_TO = {"core": "learning", "learning": "idea", "redflag": "learning"}
+NEVER_DEMOTED = "goal"
+
+
+def demotions(
+    memories: list[Memory], trackers: dict[str, Tracker], crux: CruxConfig, now: dt.date, existing: set[str]
+) -> Outcome:
+    out = Outcome()
+    limit = crux.demoteAfterDaysUnreferenced
+    for m in memories:
+        if is_archived(m) or (m.type not in DEMOTE_TO and m.type != NEVER_DEMOTED):
+            continue
+        stale = staleness(m, trackers.get(m.slug), now)
+        if stale is None or stale.days <= limit:
+            continue
+        because = f"unreferenced for {stale.days} days, threshold: {limit}; {stale.basis}"
+        if m.type == NEVER_DEMOTED:
+            out.findings.append(
+                Finding(kind="goal_review", targets=[m.key], reason=f"{because}: goals are never demoted, review it by hand")
+            )
+            continue
+        new_type = DEMOTE_TO[m.type]
+        out.actions.append(move_action("demote", m, new_type, because, crux, existing))
+    return out

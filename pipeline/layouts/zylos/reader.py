@@ -1,0 +1,383 @@
+"""`zylos` layout (zylos-memory): tiered plain markdown, no front matter.
+
+    identity.md, state.md, references.md      core tiers, always loaded by the agent (16 KiB budget)
+    users/<id>/profile.md                     per-user profile
+    reference/{decisions,projects,preferences,ideas}.md (and any other reference/*.md)
+                                              `### Title` entries with `- **Field:** value` lines
+    sessions/current.md, sessions/YYYY-MM-DD.md   session logs
+    archive/                                  cold storage: counted, never loaded as memories
+
+Every tier file is one Memory (key = its path, `type` = its tier, never compared as a duplicate).
+Every entry of a reference file is one more Memory, keyed `reference/<file>.md#<slug>`, whose `body`
+is the entry's statement: the Decision field, else the Description field, else the title (a
+preference says everything in its title). Dates, status and importance lines are left out of the
+body on purpose: they differ between two entries that say the same thing, and duplicate,
+reorder and contradiction detection must compare what an entry says, not its bookkeeping.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ...config import Settings
+from ...model import Corpus, Memory
+from ...rules.text import slugify
+from ...storage.files import Unreadable, as_date, mtime_of, parse_error, read_text_sha, rel, walk_files
+
+LAYOUT = "zylos"
+GROUP = "zylos"
+CORE_FILES = ("identity.md", "state.md", "references.md")
+REFERENCE_DIR = "reference"
+SESSIONS_DIR = "sessions"
+USERS_DIR = "users"
+ARCHIVE_DIR = "archive"
+CURRENT_SESSION = "sessions/current.md"
+
+# The four reference files the seed names, with the singular kind their entries have. Any other
+# reference/*.md file keeps its stem as both tier and kind.
+REFERENCE_KINDS = {"decisions": "decision", "projects": "project", "preferences": "preference", "ideas": "idea"}
+# Fields that carry an entry's statement, in the order they are preferred for `body`.
+STATEMENT_FIELDS = ("decision", "description")
+CREATED_FIELDS = ("date", "started", "date observed")
+MODIFIED_FIELDS = ("updated",)
+
+# rotate-session.js: `^# Session Log:\s*(\d{4}-\d{2}-\d{2})\s*$`, anywhere in the file.
+SESSION_HEADER = re.compile(r"^# Session Log:\s*(\d{4}-\d{2}-\d{2})\s*$", re.MULTILINE)
+# consolidate.js: `YYYY-MM-DD.md`, and `YYYY-MM-DD-N.md` when a rotation found the name taken.
+SESSION_FILE = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:-\d+)?\.md$")
+LAST_UPDATED = re.compile(r"^Last updated:\s*(\d{4}-\d{2}-\d{2})", re.MULTILINE)
+# ATX heading; a closing run of `#` counts only after a space, so "### Use C#" keeps its `#`.
+# The title takes a run of blanks only when more than a closing run follows it (possessive, so a long
+# run of blanks is scanned a bounded number of times: a lazy `(.*?)` here was quadratic in it).
+HEADING = re.compile(r"^(#{1,6})[ \t]+((?:[^ \t\n]|[ \t]++(?!#*+[ \t]*+$))*+)(?:[ \t]+#+)?[ \t]*$")
+FENCE = re.compile(r"^[ \t]*(```|~~~)")
+# `- **Field:** value`, and the `- **Field**: value` variant hand edits produce.
+FIELD = re.compile(r"^[ \t]*[-*+][ \t]+\*\*(?P<name>[^*]+?)\*\*[ \t]*:?[ \t]*(?P<value>.*)$")
+LEADING_INT = re.compile(r"^\s*(\d+)")
+
+
+def detect(root: Path) -> bool:
+    return (root / "identity.md").is_file() and (root / "state.md").is_file()
+
+
+def configure(root: Path, settings: Settings) -> Settings:
+    # A zylos store has no consolidation config of its own: its numbers are the seed's, in Settings.
+    return settings
+
+
+# --------------------------------------------------------------------------------------------
+# Entries of reference/*.md
+
+
+@dataclass
+class Entry:
+    title: str
+    section: str | None
+    line_start: int  # 1-based line of the `### Title` heading
+    line_end: int  # 1-based last non-blank line of the entry
+    fields: dict[str, str] = field(default_factory=dict)  # lowercased field name -> value
+    notes: list[str] = field(default_factory=list)  # lines that are not fields
+    text: str = ""  # the block without its heading, as written
+
+
+def _strip_md(value: str) -> str:
+    return value.strip().strip("*_`").strip()
+
+
+def parse_entries(text: str) -> list[Entry]:
+    """The `### Title` blocks of a reference file, with their fields, section and line span.
+
+    A block runs until the next heading of level 1-3 (or the end of the file); `##` headings set the
+    section (`## Active`, `## Completed`, ...). Headings inside fenced code blocks do not count. A
+    line that follows a field and is neither a field nor blank continues that field's value.
+    """
+    lines = text.splitlines()
+    entries: list[Entry] = []
+    section: str | None = None
+    current: Entry | None = None
+    body_lines: list[str] = []
+    # Field values as parts, joined once at the end of the entry: growing one string per line was
+    # quadratic in a field with many continuation lines.
+    parts: dict[str, list[str]] = {}
+    last_field: str | None = None
+    in_fence = False
+
+    def close(end_index: int) -> None:
+        nonlocal current
+        if current is None:
+            return
+        current.fields = {k: " ".join(p for p in v if p) for k, v in parts.items()}
+        last = end_index
+        while last > current.line_start - 1 and not lines[last - 1].strip():
+            last -= 1
+        current.line_end = max(last, current.line_start)
+        block = body_lines[: current.line_end - current.line_start]
+        current.text = "\n".join(block).strip("\n")
+        entries.append(current)
+        current = None
+
+    for index, line in enumerate(lines, start=1):
+        if FENCE.match(line):
+            in_fence = not in_fence
+        heading = None if in_fence else HEADING.match(line)
+        if heading and len(heading.group(1)) <= 3:
+            close(index - 1)
+            level, title = len(heading.group(1)), heading.group(2).strip()
+            if level == 3:
+                current = Entry(title=title, section=section, line_start=index, line_end=index)
+                body_lines = []
+                parts = {}
+                last_field = None
+            elif level == 2:
+                section = title
+            else:
+                section = None
+            continue
+        if current is None:
+            continue
+        body_lines.append(line)
+        match = None if in_fence else FIELD.match(line)
+        if match:
+            name = _strip_md(match.group("name")).rstrip(":").strip()
+            key = name.casefold()
+            value = match.group("value").strip()
+            # A field written twice reads as one value, in the order written.
+            parts.setdefault(key, []).append(value)
+            last_field = key
+        elif line.strip():
+            if last_field is not None and line[:1] in (" ", "\t"):
+                parts[last_field].append(line.strip())
+            else:
+                current.notes.append(line.strip())
+                last_field = None
+        else:
+            last_field = None
+    close(len(lines))
+    return entries
+
+
+def parse_importance(value: str | None) -> int | None:
+    if value is None:
+        return None
+    match = LEADING_INT.match(value)
+    return int(match.group(1)) if match else None
+
+
+def parse_status(value: str | None) -> str | None:
+    """The status word: `superseded (by the ESM decision)` -> `superseded`."""
+    if value is None:
+        return None
+    match = re.match(r"[\s*_`]*([A-Za-z][A-Za-z-]*)", value)
+    return match.group(1).casefold() if match else None
+
+
+def _first_date(fields: dict[str, str], names: tuple[str, ...]) -> dt.date | None:
+    for name in names:
+        if name in fields:
+            found = as_date(fields[name])
+            if found is not None:
+                return found
+    return None
+
+
+def entry_statement(entry: Entry) -> str:
+    for name in STATEMENT_FIELDS:
+        value = entry.fields.get(name, "").strip()
+        if value:
+            return value
+    return entry.title
+
+
+def entry_memories(file_key: str, kind: str, text: str, mtime: float | None) -> list[Memory]:
+    out: list[Memory] = []
+    used: set[str] = set()
+    last_n: dict[str, int] = {}
+    for entry in parse_entries(text):
+        # Repeated titles get -2, -3, ...; a suffix never reuses a slug another title already has.
+        base = slugify(entry.title)
+        n = last_n.get(base, 1)  # every suffix below the last one taken is still taken: not quadratic
+        slug = base if n == 1 else f"{base}-{n}"
+        while slug in used:
+            n += 1
+            slug = f"{base}-{n}"
+        used.add(slug)
+        last_n[base] = n
+        status_text = entry.fields.get("status")
+        out.append(
+            Memory(
+                key=f"{file_key}#{slug}",
+                layout="zylos",
+                title=entry.title,
+                body=entry_statement(entry),
+                type=kind,
+                created=_first_date(entry.fields, CREATED_FIELDS),
+                modified=_first_date(entry.fields, MODIFIED_FIELDS),
+                mtime=mtime,
+                source=entry.fields.get("source") or entry.fields.get("decided by") or None,
+                group=GROUP,
+                extra={
+                    "entry": True,
+                    "file": file_key,
+                    "section": entry.section,
+                    "importance": parse_importance(entry.fields.get("importance")),
+                    "status": parse_status(status_text),
+                    "status_text": status_text,
+                    "entry_type": entry.fields.get("type"),
+                    "fields": dict(entry.fields),
+                    "notes": list(entry.notes),
+                    "line_start": entry.line_start,
+                    "line_end": entry.line_end,
+                    "text": entry.text,
+                },
+            )
+        )
+    return out
+
+
+# --------------------------------------------------------------------------------------------
+# Tier files
+
+
+def _title(text: str) -> str:
+    for line in text.splitlines():
+        match = HEADING.match(line)
+        if match and len(match.group(1)) == 1:
+            return match.group(2).strip()
+    return ""
+
+
+def _tier_memory(root: Path, path: Path, tier: str, kind: str, read: tuple[str, dict[str, str]], extra: dict[str, Any]) -> Memory:
+    text, read_shas = read
+    updated = LAST_UPDATED.search(text)
+    size = _byte_size(path, text)
+    return Memory(
+        key=rel(root, path),
+        layout="zylos",
+        title=_title(text),
+        body=text,
+        type=kind,
+        modified=as_date(updated.group(1)) if updated else None,
+        mtime=mtime_of(path),
+        group=GROUP,
+        extra={"compare": False, "tier": tier, "size": size, **extra},
+        read_shas=read_shas,
+    )
+
+
+def _read(root: Path, path: Path, settings: Settings, corpus: Corpus) -> tuple[str, dict[str, str]] | None:
+    """The file's text and its read hash ({key: sha256 of the bytes}), or None (reported)."""
+    try:
+        text, digest = read_text_sha(root, path, settings.max_file_bytes)
+    except Unreadable as exc:
+        corpus.findings.append(parse_error(rel(root, path), str(exc)))
+        return None
+    return text, {rel(root, path): digest}
+
+
+def _byte_size(path: Path, text: str) -> int:
+    # Budgets are on bytes on disk, as consolidate.js measures them (a BOM counts).
+    try:
+        return path.stat().st_size
+    except OSError:
+        return len(text.encode("utf-8"))
+
+
+def _md_files(folder: Path) -> list[Path]:
+    try:
+        return sorted(p for p in folder.iterdir() if p.name.endswith(".md") and not p.name.startswith("."))
+    except OSError:
+        return []
+
+
+def _load_core(root: Path, settings: Settings, corpus: Corpus) -> None:
+    for name in CORE_FILES:
+        path = root / name
+        if not path.exists() and not path.is_symlink():
+            corpus.extra.setdefault("missing", []).append(name)
+            continue
+        read = _read(root, path, settings, corpus)
+        if read is not None:
+            corpus.memories.append(_tier_memory(root, path, "core", name[:-3], read, {}))
+
+
+def _load_profiles(root: Path, settings: Settings, corpus: Corpus) -> None:
+    users = root / USERS_DIR
+    if not users.is_dir():
+        return
+    for user in sorted(p for p in users.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        path = user / "profile.md"
+        if not path.is_file():
+            continue
+        read = _read(root, path, settings, corpus)
+        if read is not None:
+            corpus.memories.append(_tier_memory(root, path, "profile", "profile", read, {"user": user.name}))
+
+
+def _load_references(root: Path, settings: Settings, corpus: Corpus) -> None:
+    for path in _md_files(root / REFERENCE_DIR):
+        if not path.is_file():
+            continue
+        read = _read(root, path, settings, corpus)
+        if read is None:
+            continue
+        text, read_shas = read
+        stem = path.name[:-3]
+        kind = REFERENCE_KINDS.get(stem, stem)
+        key = rel(root, path)
+        entries = entry_memories(key, kind, text, mtime_of(path))
+        for entry in entries:
+            entry.read_shas = dict(read_shas)  # an entry is judged with the file it lives in
+        corpus.memories.append(
+            _tier_memory(root, path, "reference", stem, read, {"kind": kind, "entries": [m.key for m in entries]})
+        )
+        corpus.memories.extend(entries)
+
+
+def _load_sessions(root: Path, settings: Settings, corpus: Corpus) -> None:
+    files = [p for p in _md_files(root / SESSIONS_DIR) if p.is_file() or p.is_symlink()]
+    # Every session file name, readable or not: a rotation must not pick a name already taken.
+    corpus.extra["session_files"] = [rel(root, p) for p in files]
+    for path in files:
+        read = _read(root, path, settings, corpus)
+        if read is None:
+            continue
+        text = read[0]
+        extra: dict[str, Any] = {}
+        created: dt.date | None = None
+        if rel(root, path) == CURRENT_SESSION:
+            header = SESSION_HEADER.search(text)
+            header_date = as_date(header.group(1)) if header else None
+            extra = {"current": True, "header_date": header_date.isoformat() if header_date else None}
+            created = header_date
+        else:
+            named = SESSION_FILE.match(path.name)
+            session_date = as_date(named.group(1)) if named else None
+            extra = {"current": False, "session_date": session_date.isoformat() if session_date else None}
+            created = session_date
+        memory = _tier_memory(root, path, "session", "session", read, extra)
+        memory.created = created
+        corpus.memories.append(memory)
+
+
+def _note_archive(root: Path, corpus: Corpus) -> None:
+    """Cold storage is not memory: count what it holds so reports can say it is there."""
+    folder = root / ARCHIVE_DIR
+    present = folder.is_dir() and not folder.is_symlink()
+    files = sorted(rel(root, p) for p in walk_files(root, folder, ("",))) if present else []
+    corpus.extra["archive"] = {"present": present, "files": files}
+
+
+def load(root: Path, settings: Settings) -> Corpus:
+    corpus = Corpus(layout="zylos", root=str(root))
+    _load_core(root, settings, corpus)
+    _load_profiles(root, settings, corpus)
+    _load_references(root, settings, corpus)
+    _load_sessions(root, settings, corpus)
+    _note_archive(root, corpus)
+    corpus.memories.sort(key=lambda m: m.key)
+    corpus.findings.sort(key=lambda f: (f.targets, f.reason))
+    return corpus

@@ -1,0 +1,1 @@
+"""Layout-neutral, read-only access to the files of a store."""

@@ -1,0 +1,1 @@
+"""Layout-neutral text grammars shared by readers and writers."""

@@ -1,0 +1,11 @@
+"""Package list for setuptools; everything else is in pyproject.toml.
+
+pyproject.toml can either list packages or find them, not both, and `pipeline.prompts` lives outside
+`pipeline/` (the top-level `prompts/` folder, mapped in `[tool.setuptools.package-dir]`), where no
+finder looks. So the packages under `pipeline/` are found, and a new subpackage cannot silently fall
+out of the wheel, and the prompts package is added by name.
+"""
+
+from setuptools import find_packages, setup
+
+setup(packages=[*find_packages(include=["pipeline", "pipeline.*"]), "pipeline.prompts"])
