@@ -15,7 +15,7 @@ from typing import Annotated, Any, Callable, Optional
 import typer
 
 from .config import build_settings, load_user_config
-from .errors import RunFailed, UsageError
+from .errors import RunFailed, UsageError, os_reason
 from .layouts.registry import names as layout_names
 from .printable import printable
 
@@ -73,6 +73,10 @@ def guarded(fn: Callable[[], Any]) -> Any:
         _fail(str(exc), 2)
     except RunFailed as exc:
         _fail(str(exc), 1)
+    except OSError as exc:  # a full disk, a folder where a file was: one line, not an internal error
+        if os.environ.get("MEMCONSOLIDATE_DEBUG"):
+            raise
+        _fail(f"cannot complete: {os_reason(exc)}", 1)
     except KeyboardInterrupt:
         _fail("interrupted", 130)
     except (typer.Exit, typer.Abort):
@@ -308,6 +312,8 @@ def status(
             out.append(f"  a run is in progress (pid {info['run_in_progress']}); its journal: " + ", ".join(info["unfinished_journal"]))
         elif info["unfinished_journal"]:
             out.append("  UNFINISHED JOURNAL: " + ", ".join(info["unfinished_journal"]) + " (the next command on the store rolls it back)")
+        for j in info["foreign_journal"]:
+            out.append(f"  NOT ACTED ON: run {j['run']}: {j['why']}")
         _print(*out)
 
     guarded(body)
@@ -352,7 +358,7 @@ def run(
             rid = outcome.result.run_id if outcome.result and outcome.result.record else "none"
             _print(f"Ran: {applied} action(s) applied (run {rid}); {len(outcome.plan.errors)} stage error(s).",
                    *(f"  error {e.stage}: {e.message}" for e in outcome.plan.errors))
-        if outcome.ran and not outcome.recorded:
+        if outcome.ran and not outcome.recorded and not outcome.applied_unrecorded:
             raise RunFailed("the run did not complete cleanly (see errors); it was not recorded as the last run")
 
     guarded(body)

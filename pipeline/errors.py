@@ -1,5 +1,11 @@
 """Exceptions the command line turns into one line on stderr and exit code 2."""
 
+from __future__ import annotations
+
+import errno
+import os
+from pathlib import Path
+
 
 class UsageError(Exception):
     """Bad usage, path or configuration: exit 2, one line, no traceback."""
@@ -11,3 +17,26 @@ class ConfigError(UsageError):
 
 class RunFailed(Exception):
     """The run could not complete (exit 1)."""
+
+
+_PLAIN = {errno.ENOSPC: "no space left on device", errno.EDQUOT: "disk quota exceeded", errno.EROFS: "read-only file system"}
+
+
+def _shown(name: object, root: Path | None) -> str:
+    text = os.fsdecode(name) if isinstance(name, (str, bytes, os.PathLike)) else str(name)
+    if root is not None and text.startswith(f"{root}/"):
+        text = text[len(str(root)) + 1 :]
+    # one line, always: a file name with a newline must not start a line of its own
+    return "".join(c if c.isprintable() else f"\\x{ord(c):02x}" for c in text)
+
+
+def os_reason(exc: OSError, root: Path | None = None) -> str:
+    """An OSError in a few words: what the user can act on, never a traceback's worth."""
+    if exc.errno in _PLAIN:
+        return _PLAIN[exc.errno]
+    name = exc.filename2 or exc.filename
+    where = _shown(name, root) if name else ""
+    if exc.errno == errno.EISDIR:
+        return f"{where} is a directory"
+    text = (exc.strerror or str(exc)).lower() if exc.errno else str(exc)
+    return f"{where}: {text}" if where else text

@@ -1,42 +1,71 @@
 """All-or-nothing changes to a store: journal first, then change, then commit.
 
-A run's changes are a list of primitive `Op`s (write a file, move a file, and — only when undoing a
-run — remove a file that run created). Before the first change, every path the run will touch has
-its current bytes copied into `.memconsolidate/runs/<run-id>/before/` and a journal listing them is
-written and fsynced. A run whose journal is not marked committed is rolled back by the next command
-on the store, so a store is always either entirely before or entirely after a run. A committed run
-can be undone byte-for-byte, as long as the files it wrote are still what it wrote.
+A run's changes are a list of primitive `Op`s: write a file (through a temp file and a rename),
+move one, append to one in place, and, only when undoing, remove a file or cut an append back off.
+Before the first change, every path the run touches has its current bytes copied into
+`.memconsolidate/runs/<run-id>/before/` (an appended-to file only records its length and the bytes
+it gets) and a journal listing them is written, signed and fsynced. A run whose journal is not
+marked committed is rolled back by the next command on the store, so a store is always either
+entirely before or entirely after a run. A committed run can be undone byte-for-byte, as long as the
+files it wrote are still what it wrote.
+
+Nothing in the state folder is trusted (`journal_check.py`): a journal that is not signed with this
+store's key, is not of our shape, or names a path outside the store is reported and never acted on.
+Rollback keeps whatever someone else wrote, and never unlinks a file whose bytes exist nowhere else.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import hashlib
 import json
 import os
+import re
 import secrets
 import shutil
+import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from .errors import RunFailed
-from .lock import state_dir
+from .errors import RunFailed, os_reason
+from .journal_check import (
+    ABSENT,
+    ADDED,
+    LIVE,
+    MAX_JOURNAL_BYTES,
+    RUN_NAME,
+    Refused,
+    check_paths,
+    check_rel,
+    check_shape,
+    read_blob,
+    read_regular,
+    run_file,
+    sign,
+    store_key,
+    verify,
+)
+from .lock import STATE_DIR, state_dir
 
-ABSENT = "absent"
 JOURNAL = "journal.json"
+SPARE = "journal.spare"  # preallocated room for the commit record: a full disk cannot stop the commit
+SPARE_SLACK = 8192
+TMP_NAME = re.compile(r"\..+\.mc-tmp-[0-9a-f]{6}")
 
 
 @dataclass(frozen=True)
 class Op:
-    kind: Literal["write", "move", "remove"]
+    kind: Literal["write", "move", "remove", "append", "truncate"]
     path: str  # relative to the store root, POSIX
     dest: str | None = None  # for moves
-    data: bytes | None = None  # for writes
+    data: bytes | None = None  # write: the new bytes; append: the bytes added at the end
     # sha (or ABSENT) of the bytes the op was built from: a file that changed since is never replaced
     expect: str | None = None
     mode: int | None = None  # permission bits for a write (undo of a moved file); None keeps them
+    length: int | None = None  # truncate: the length to cut the file back to
 
 
 @dataclass
@@ -46,8 +75,9 @@ class RunRecord:
     created: str
     touched: dict[str, dict[str, Any]] = field(default_factory=dict)
     dirs_created: list[str] = field(default_factory=list)
-    ops: list[dict[str, str | None]] = field(default_factory=list)
+    ops: list[dict[str, Any]] = field(default_factory=list)
     info: dict = field(default_factory=dict)
+    hmac: str = ""
 
 
 def new_run_id() -> str:
@@ -69,13 +99,18 @@ class ChangedMeanwhile(OSError):
 
 def runs_dir(root: Path) -> Path:
     path = state_dir(root) / "runs"
+    if path.is_symlink():
+        raise RunFailed(f"{path} is a symlink: refusing to keep journals outside the store")
     path.mkdir(mode=0o700, exist_ok=True)
     return path
 
 
-# --- fault injection for the kill tests: MEMCONSOLIDATE_FAULT_AFTER=N exits hard at step N -----
+# --- fault injection for the kill tests -------------------------------------------------------
+# MEMCONSOLIDATE_FAULT_AFTER=N exits hard at step N (after a copy, the journal, an op, the commit);
+# MEMCONSOLIDATE_FAULT_IN_WRITE=N exits inside the Nth atomic write, its temp file written, not renamed.
 
 _steps = 0
+_writes = 0
 
 
 def _step() -> None:
@@ -86,6 +121,14 @@ def _step() -> None:
         time.sleep(int(delay) / 1000)
     limit = os.environ.get("MEMCONSOLIDATE_FAULT_AFTER")
     if limit and _steps >= int(limit):
+        os._exit(99)
+
+
+def _write_fault() -> None:
+    global _writes
+    _writes += 1
+    limit = os.environ.get("MEMCONSOLIDATE_FAULT_IN_WRITE")
+    if limit and _writes >= int(limit):
         os._exit(99)
 
 
@@ -100,22 +143,30 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+
+
 def write_atomic(path: Path, data: bytes, mode: int | None = None, expect: str | None = None) -> None:
     """Write through a temp file in the same folder and `os.replace`, fsyncing file and folder.
 
     With `expect`, the replace happens only if `path` still holds those bytes (ChangedMeanwhile).
     """
     tmp = path.with_name(f".{path.name}.mc-tmp-{secrets.token_hex(3)}")
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, mode if mode is not None else 0o644)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode if mode is not None else 0o644)
     try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
+        try:
+            _write_all(fd, data)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
         if mode is not None:
             os.chmod(tmp, mode)  # exact bits back (undo of a 0600 file), whatever the umask
         elif path.exists():
             os.chmod(tmp, path.stat().st_mode & 0o7777)
+        _write_fault()
         if expect is not None:
             _check(path, expect)  # last moment before the replace: keep the race window tiny
         os.replace(tmp, path)
@@ -132,34 +183,230 @@ def _read_or_absent(path: Path) -> bytes | None:
         return None
 
 
+class _Other:
+    """What a touched path holds when it is no longer a regular file (a folder, a symlink, a FIFO)."""
+
+
+OTHER = _Other()
+
+
+def _now(path: Path) -> bytes | None | _Other:
+    """The bytes at `path` as rollback sees them, never through a symlink or into a FIFO."""
+    try:
+        st = path.lstat()
+    except FileNotFoundError:
+        return None
+    if not stat.S_ISREG(st.st_mode):
+        return OTHER
+    return path.read_bytes()
+
+
+def _state_now(value: bytes | None | _Other) -> str:
+    return "other" if isinstance(value, _Other) else state(value)
+
+
 def _check(path: Path, expect: str) -> None:
     if state(_read_or_absent(path)) != expect:
         raise ChangedMeanwhile(f"{path.name} changed while the run was applying (written by something else)")
 
 
-def _save_record(run: Path, record: RunRecord) -> None:
-    write_atomic(run / JOURNAL, json.dumps(record.__dict__, indent=1, sort_keys=True).encode(), mode=0o600)
+def _read_fd(fd: int) -> bytes:
+    chunks, offset = [], 0
+    while chunk := os.pread(fd, 1 << 20, offset):
+        chunks.append(chunk)
+        offset += len(chunk)
+    return b"".join(chunks)
 
 
-def load_record(run: Path) -> RunRecord | None:
+def _open_regular(path: Path, flags: int) -> int:
+    fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK)
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise OSError(errno.EINVAL, "not a regular file", str(path))
+    return fd
+
+
+# --- the journal file -------------------------------------------------------------------------
+
+
+def _record_bytes(record: RunRecord, key: bytes, run: Path) -> bytes:
+    data = dict(record.__dict__)
+    data["hmac"] = ""
+    record.hmac = data["hmac"] = sign(key, data, run.name)
+    return json.dumps(data, indent=1, sort_keys=True).encode()
+
+
+def _save_record(run: Path, record: RunRecord, key: bytes) -> None:
+    """Sign and save the journal. Once it is renamed into place it counts as saved, whatever a
+    folder fsync says after; before that, an error means the old journal still stands."""
+    data = _record_bytes(record, key, run)
+    spare = run / SPARE
     try:
-        data = json.loads((run / JOURNAL).read_text(encoding="utf-8"))
-        return RunRecord(**data)
-    except (OSError, ValueError, TypeError):  # TypeError: valid JSON of another shape
-        return None
+        fd = os.open(spare, os.O_WRONLY | os.O_NOFOLLOW)
+    except OSError:
+        fd = None
+    if fd is not None:
+        try:
+            size = os.fstat(fd).st_size
+            if len(data) <= size:
+                # Over blocks written at prepare time: no new space needed; JSON ignores the padding.
+                os.pwrite(fd, data.ljust(size), 0)
+                os.fsync(fd)
+                os.close(fd)
+                fd = None
+                os.replace(spare, run / JOURNAL)
+                _fsync_dir_quietly(run)
+                return
+        finally:
+            if fd is not None:
+                os.close(fd)
+    write_atomic(run / JOURNAL, data, mode=0o600)
+
+
+def _fsync_quietly(fd: int) -> None:
+    """For rollback, whose renames and truncations need no new space: a failing fsync only weakens
+    durability, and must not leave the store half restored."""
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+
+
+def _fsync_dir_quietly(path: Path) -> None:
+    try:
+        _fsync_dir(path)
+    except OSError:
+        pass  # the rename is done; durability is the most a failed fsync can cost
+
+
+def _write_spare(run: Path, size: int) -> None:
+    fd = os.open(run / SPARE, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    try:
+        _write_all(fd, b" " * size)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+# --- which runs are ours ----------------------------------------------------------------------
+
+
+@dataclass
+class RunView:
+    """One folder of `.memconsolidate/runs/`, as the journal checks see it."""
+
+    name: str
+    path: Path
+    record: RunRecord | None = None  # set only for a journal of ours, of our shape
+    problem: str | None = None  # why it is not acted on
+    empty: bool = False  # no journal: interrupted before any change
+    finished: bool = False  # a refused journal that at least says it is done
+
+    @property
+    def unfinished(self) -> bool:
+        if self.record is not None:
+            return self.record.status == "prepared"
+        return self.empty or (self.problem is not None and not self.finished)
+
+    def refusal(self) -> str:
+        return f"not acting on run {self.name}: {self.problem}; it is left as it is in {self.path}: check it, then move that folder away by hand"
+
+
+def _only_our_files(run: Path) -> bool:
+    """Whether a journal-less run folder holds nothing but what a run writes before its journal."""
+    for entry in os.scandir(run):
+        if entry.name in ("before", "added") and entry.is_dir(follow_symlinks=False):
+            if not all(re.fullmatch(r"[0-9]{5}", e.name) or TMP_NAME.fullmatch(e.name) for e in os.scandir(entry.path)):
+                return False
+        elif not (TMP_NAME.fullmatch(entry.name) and entry.is_file(follow_symlinks=False)):
+            return False
+    return True
+
+
+def _view(root: Path, entry: os.DirEntry, key: bytes | None) -> RunView | None:
+    view = RunView(entry.name, Path(entry.path))
+    if entry.is_symlink():
+        view.problem = "its folder is a symlink"
+        return view
+    if not entry.is_dir(follow_symlinks=False):
+        return None  # a stray file: not a run
+    if not RUN_NAME.fullmatch(entry.name):
+        view.problem = "its folder name is not a run id"
+        return view
+    journal = view.path / JOURNAL
+    if not os.path.lexists(journal):
+        if _only_our_files(view.path):
+            view.empty = True
+        else:
+            view.problem = "it has no journal but holds files that are not a run's copies"
+        return view
+    try:
+        data = json.loads(read_regular(journal, MAX_JOURNAL_BYTES))
+    except Refused as exc:
+        view.problem = f"its journal cannot be read ({exc})"
+        return view
+    except (OSError, ValueError, RecursionError) as exc:
+        view.problem = f"its journal cannot be read ({type(exc).__name__})"
+        return view
+    try:
+        check_shape(data, entry.name)
+    except Refused as exc:
+        view.problem = str(exc)  # not even of our shape: whatever it says, it may be unfinished
+        return view
+    try:
+        verify(key, data, entry.name)
+    except Refused as exc:
+        view.problem = str(exc)
+        view.finished = data["status"] != "prepared"  # a foreign run that says it is done: ignored
+        return view
+    view.record = RunRecord(**data)
+    return view
+
+
+def run_views(root: Path) -> list[RunView]:
+    """Every run folder of the store, read-only: ours (with its record) or refused (with why)."""
+    base = root / STATE_DIR / "runs"
+    if base.is_symlink():
+        return [RunView("runs", base, problem="the runs folder is a symlink")]
+    if not base.is_dir():
+        return []
+    key = store_key(root / STATE_DIR)
+    views = [_view(root, e, key) for e in sorted(os.scandir(base), key=lambda e: e.name)]
+    return [v for v in views if v is not None]
+
+
+def unfinished_runs(root: Path) -> tuple[list[str], list[RunView]]:
+    """(our unfinished runs, the unfinished journals that are not acted on), without writing."""
+    views = run_views(root)
+    return [v.name for v in views if v.unfinished and not v.problem], [v for v in views if v.unfinished and v.problem]
 
 
 # --- planning the touched set -----------------------------------------------------------------
 
 
-def _simulate(
-    root: Path, ops: list[Op]
-) -> tuple[dict[str, bytes | None], dict[str, bytes | None], list[str], dict[str, set[str]]]:
-    """Before and after contents of every touched path, the folders the ops will create, and every
-    state (sha or ABSENT) the ops put each path in."""
+@dataclass
+class _Sim:
+    before: dict[str, bytes | None]
+    after: dict[str, bytes | None]
+    dirs: list[str]
+    states: dict[str, set[str]]
+    appends: dict[str, tuple[int, bytes]]  # path -> (length before, bytes added): in place, no copy
+    ops: list[Op]
+
+
+def _simulate(root: Path, ops: list[Op]) -> _Sim:
+    """Before and after contents of every touched path, the folders the ops will create, every
+    state (sha or ABSENT) the ops put each path in, and the ops to execute."""
     before: dict[str, bytes | None] = {}
     after: dict[str, bytes | None] = {}
     states: dict[str, set[str]] = {}
+    uses: dict[str, int] = {}
+    for op in ops:
+        for p in (op.path, op.dest):
+            if p is not None:
+                uses[p] = uses.get(p, 0) + 1
+    appends: dict[str, tuple[int, bytes]] = {}
+    planned: list[Op] = []
 
     def current(p: str) -> bytes | None:
         if p not in before:
@@ -179,6 +426,22 @@ def _simulate(
         if op.kind == "write":
             current(op.path)
             put(op.path, op.data)
+        elif op.kind == "append":
+            assert op.data is not None
+            data = current(op.path)
+            if data is None:
+                raise RunFailed(f"cannot append to {op.path}: it does not exist")
+            if uses[op.path] > 1:
+                # touched by other ops too: one journaled rewrite, so rollback has a single story
+                op = Op("write", op.path, data=data + op.data, expect=op.expect)
+            else:
+                appends[op.path] = (len(data), op.data)
+            put(op.path, data + op.data)
+        elif op.kind == "truncate":
+            data = current(op.path)
+            if data is None or op.length is None or not 0 <= op.length <= len(data):
+                raise RunFailed(f"cannot cut {op.path} back: it is shorter than the run left it")
+            put(op.path, data[: op.length])
         elif op.kind == "move":
             assert op.dest is not None
             data = current(op.path)
@@ -191,6 +454,7 @@ def _simulate(
         elif op.kind == "remove":
             current(op.path)
             put(op.path, None)
+        planned.append(op)
     dirs: set[str] = set()
     for p, data in after.items():
         if data is None:
@@ -199,10 +463,10 @@ def _simulate(
         while str(parent) not in ("", ".") and not (root / parent).exists():
             dirs.add(parent.as_posix())
             parent = parent.parent
-    return before, after, sorted(dirs, key=lambda d: (d.count("/"), d)), states
+    return _Sim(before, after, sorted(dirs, key=lambda d: (d.count("/"), d)), states, appends, planned)
 
 
-# --- execute, recover, undo -------------------------------------------------------------------
+# --- execute ----------------------------------------------------------------------------------
 
 
 def _escapes(root: Path, rel_path: str) -> bool:
@@ -217,56 +481,174 @@ def _escapes(root: Path, rel_path: str) -> bool:
     return False
 
 
-def execute(root: Path, ops: list[Op], run_id: str | None = None, info: dict | None = None) -> RunRecord:
-    """Apply `ops` as one transaction. Raises RunFailed (after rolling back) if a change fails."""
-    run_id = run_id or new_run_id()
-    before, after, dirs, states = _simulate(root, ops)
-    for p in before:
+def _refuse_unsafe(root: Path, paths: list[str], folders: bool = False) -> None:
+    for p in paths:
+        try:
+            check_rel(p, folder=folders)
+        except Refused as exc:
+            raise RunFailed(f"refusing to change {p!r}: {exc}") from None
         if (root / p).is_symlink():
             raise RunFailed(f"refusing to change {p}: it is a symlink")
         if _escapes(root, p):
             # a symlinked folder on the way would carry the write out of the store
             raise RunFailed(f"refusing to change {p}: a folder on its path leads outside the store")
-    run = runs_dir(root) / run_id
-    (run / "before").mkdir(parents=True, mode=0o700)
+
+
+def cannot_write(root: Path, exc: OSError) -> str:
+    return f"cannot write {root}: {os_reason(exc, root)}"
+
+
+@dataclass
+class _Live:
+    """Hard links, inside the run folder, to the files a run replaces by rename: an agent holding one
+    open keeps writing to that inode; the link is how the run sees those bytes and gives them back."""
+
+    run: Path
+    names: dict[str, str]  # path -> live/NNNNN
+    linked: set[str] = field(default_factory=set)
+
+    def link(self, p: str, target: Path) -> None:
+        if p not in self.names or p in self.linked:
+            return
+        try:
+            if stat.S_ISREG(target.lstat().st_mode):
+                os.link(target, self.run / self.names[p], follow_symlinks=False)
+                self.linked.add(p)
+        except OSError:
+            self.names.pop(p)  # another file system, no hard links: no detection for this file
+
+
+def execute(root: Path, ops: list[Op], run_id: str | None = None, info: dict | None = None) -> RunRecord:
+    """Apply `ops` as one transaction. Raises RunFailed (after rolling back) if a change fails."""
+    run_id = run_id or new_run_id()
+    if not RUN_NAME.fullmatch(run_id):
+        raise RunFailed(f"not a run id: {run_id!r}")
+    try:
+        sim = _simulate(root, ops)
+    except OSError as exc:
+        raise RunFailed(cannot_write(root, exc)) from None
+    _refuse_unsafe(root, sorted(sim.before))
+    _refuse_unsafe(root, sim.dirs, folders=True)
+    try:
+        key = store_key(state_dir(root), create=True)
+        run = runs_dir(root) / run_id
+        run.mkdir(mode=0o700)
+    except FileExistsError:
+        raise RunFailed(f"run {run_id} exists already in {root}") from None
+    except OSError as exc:
+        raise RunFailed(cannot_write(root, exc)) from None
+    assert key is not None
+    try:
+        record, live = _prepare(root, run, run_id, sim, info or {}, key)
+    except OSError as exc:
+        # Nothing in the store was changed yet, and the folder holds only our own copies.
+        shutil.rmtree(run, ignore_errors=True)
+        raise RunFailed(cannot_write(root, exc)) from None
+    _step()
+    expected = {p: entry["before"] for p, entry in record.touched.items()}
+    try:
+        for d in sim.dirs:
+            (root / d).mkdir(exist_ok=True)
+            _fsync_dir((root / d).parent)  # else a moved file's new folder may vanish on power loss
+        for op in sim.ops:
+            _apply_op(root, op, expected, live)
+            _step()
+        _check_live(record, live)
+        record.status = "committed"
+        _save_record(run, record, key)
+    except OSError as exc:
+        result = rollback(root, run, record, key)
+        raise RunFailed(_failure(root, exc, result)) from None
+    _step()
+    _drop_live(live)
+    return record
+
+
+def _prepare(root: Path, run: Path, run_id: str, sim: _Sim, info: dict, key: bytes) -> tuple[RunRecord, _Live]:
+    """Copy what the run will change, write and sign the journal: after this, a crash rolls back."""
+    (run / "before").mkdir(mode=0o700)
+    if sim.appends:
+        (run / "added").mkdir(mode=0o700)
     # The run's folder must survive a power loss with the journal in it: fsync each new entry's parent.
     for folder in (run, run.parent, run.parent.parent, root):
         _fsync_dir(folder)
     # Microseconds: `undo` takes the latest run by this, and two runs can start in one second.
-    record = RunRecord(run_id=run_id, status="prepared", created=dt.datetime.now(dt.timezone.utc).isoformat(timespec="microseconds"), info=info or {})
-    for n, (p, data) in enumerate(sorted(before.items())):
-        entry: dict[str, Any] = {"before": ABSENT, "after": state(after[p]), "states": sorted(states.get(p, ()))}
-        if data is not None:
+    created = dt.datetime.now(dt.timezone.utc).isoformat(timespec="microseconds")
+    record = RunRecord(run_id=run_id, status="prepared", created=created, info=info)
+    rewritten = {op.path for op in sim.ops if op.kind == "write"}
+    live = _Live(run, {})
+    for n, (p, data) in enumerate(sorted(sim.before.items())):
+        entry: dict[str, Any] = {"before": state(data), "after": state(sim.after[p]), "states": sorted(sim.states.get(p, ()))}
+        if p in sim.appends:
+            length, added = sim.appends[p]
+            name = f"added/{n:05d}"
+            write_atomic(run / name, added, mode=0o600)
+            entry["append"] = {"length": length, "added": name, "size": len(added), "sha": sha(added)}
+            _step()
+        elif data is not None:
             blob = f"before/{n:05d}"
             write_atomic(run / blob, data, mode=0o600)
             # the mode too: a moved-away file is re-created by rollback or undo, not rewritten
-            entry.update(before=sha(data), blob=blob, mode=(root / p).stat().st_mode & 0o7777)
+            entry.update(blob=blob, mode=(root / p).stat().st_mode & 0o7777)
+            if p in rewritten:
+                entry["live"] = live.names[p] = f"live/{n:05d}"
             _step()
         record.touched[p] = entry
-    record.dirs_created = dirs
-    record.ops = [{"kind": o.kind, "path": o.path, "dest": o.dest} for o in ops]
-    _save_record(run, record)  # from here on, a crash is rolled back by the next command
+    record.dirs_created = sim.dirs
+    record.ops = [_op_json(o) for o in sim.ops]
+    data = _record_bytes(record, key, run)
+    write_atomic(run / JOURNAL, data, mode=0o600)  # from here on, a crash is rolled back by the next command
+    _write_spare(run, len(data) + SPARE_SLACK)
+    if live.names:
+        (run / "live").mkdir(mode=0o700)  # after the journal: a folder without one holds only copies
     _fsync_dir(run)
-    _step()
-    expected = {p: entry["before"] for p, entry in record.touched.items()}
+    return record, live
+
+
+def _op_json(op: Op) -> dict[str, Any]:
+    out: dict[str, Any] = {"kind": op.kind, "path": op.path, "dest": op.dest}
+    if op.length is not None:
+        out["length"] = op.length
+    return out
+
+
+def _check_live(record: RunRecord, live: _Live) -> None:
+    """Refuse the run if a file it replaced was written meanwhile through a descriptor still open on
+    the old file (an agent appending to MEMORY.md): rollback then puts that very file back."""
+    for p in sorted(live.linked):
+        data = (live.run / live.names[p]).read_bytes()
+        if sha(data) != record.touched[p]["before"]:
+            raise ChangedMeanwhile(
+                f"{p} was written by something else while the run was applying (to the file the run replaced)"
+            )
+
+
+def _drop_live(live: _Live) -> None:
+    for p in sorted(live.linked):
+        try:
+            (live.run / live.names[p]).unlink()
+        except OSError:
+            pass  # a second name for bytes the run's copy also holds: harmless if it stays
     try:
-        for d in dirs:
-            (root / d).mkdir(exist_ok=True)
-            _fsync_dir((root / d).parent)  # else a moved file's new folder may vanish on power loss
-        for op in ops:
-            _apply_op(root, op, expected)
-            _step()
-    except OSError as exc:
-        kept = rollback(root, run, record)
-        also = f"; left as found (written by something else): {', '.join(kept)}" if kept else ""
-        raise RunFailed(f"apply failed and was rolled back: {exc}{also}") from None
-    record.status = "committed"
-    _save_record(run, record)
-    _step()
-    return record
+        (live.run / "live").rmdir()
+    except OSError:
+        pass
 
 
-def _apply_op(root: Path, op: Op, expected: dict[str, str] | None = None) -> None:
+def _failure(root: Path, exc: OSError, result: "Rollback") -> str:
+    if result.errors:
+        # Should not happen (rollback renames and truncates, it needs no space); if it does, say so.
+        return (
+            f"{cannot_write(root, exc) if exc.errno else f'apply failed: {exc}'}; and it could not be fully "
+            f"rolled back ({'; '.join(result.errors[:2])}): the next command on the store tries again"
+        )
+    also = f"; left as found (written by something else): {', '.join(result.kept)}" if result.kept else ""
+    if exc.errno:
+        return f"{cannot_write(root, exc)}{also}"
+    return f"apply failed and was rolled back: {exc}{also}"
+
+
+def _apply_op(root: Path, op: Op, expected: dict[str, str] | None = None, live: _Live | None = None) -> None:
     """Apply one op; with `expected` (path -> state the journal says it is in), refuse with
     ChangedMeanwhile when a path was written by something else since the journal's copy."""
     target = root / op.path
@@ -274,9 +656,13 @@ def _apply_op(root: Path, op: Op, expected: dict[str, str] | None = None) -> Non
     if op.kind == "write":
         assert op.data is not None
         target.parent.mkdir(parents=True, exist_ok=True)
+        if live is not None:
+            live.link(op.path, target)
         write_atomic(target, op.data, mode=op.mode, expect=want.get(op.path))
         if expected is not None:
             expected[op.path] = sha(op.data)
+    elif op.kind in ("append", "truncate"):
+        _in_place(target, op, expected)
     elif op.kind == "move":
         assert op.dest is not None
         dest = root / op.dest
@@ -299,85 +685,353 @@ def _apply_op(root: Path, op: Op, expected: dict[str, str] | None = None) -> Non
             expected[op.path] = ABSENT
 
 
-def rollback(root: Path, run: Path, record: RunRecord) -> list[str]:
+def _in_place(target: Path, op: Op, expected: dict[str, str] | None) -> None:
+    """Append to or cut back a file where it is: whoever holds it open keeps writing to the file
+    everyone sees. Refused if it is not what the journal recorded (an agent wrote meanwhile)."""
+    flags = os.O_RDWR | (os.O_APPEND if op.kind == "append" else 0)
+    fd = _open_regular(target, flags)
+    try:
+        data = _read_fd(fd) if expected is not None and op.path in expected else None
+        if data is not None and sha(data) != expected[op.path]:  # type: ignore[index]
+            raise ChangedMeanwhile(f"{op.path} changed while the run was applying (written by something else)")
+        if op.kind == "append":
+            assert op.data is not None
+            _write_all(fd, op.data)
+            new = hashlib.sha256(data + op.data).hexdigest() if data is not None else None
+        else:
+            assert op.length is not None
+            os.ftruncate(fd, op.length)
+            new = sha(data[: op.length]) if data is not None else None
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    if expected is not None and new is not None:
+        expected[op.path] = new
+
+
+# --- rollback ---------------------------------------------------------------------------------
+
+
+@dataclass
+class Rollback:
+    kept: list[str] = field(default_factory=list)  # written by something else: left as found
+    notes: list[str] = field(default_factory=list)  # what was kept beside them, and where
+    errors: list[str] = field(default_factory=list)  # what could not be put back (the run stays unfinished)
+
+
+def _appended_part(run: Path, entry: dict[str, Any], cur: bytes) -> bool:
+    """Whether `cur` is the file before an append of this run plus some or all of what it appended."""
+    a = entry["append"]
+    if len(cur) < a["length"] or sha(cur[: a["length"]]) != entry["before"]:
+        return False
+    return read_blob(run, a["added"], a["sha"], ADDED).startswith(cur[a["length"] :])
+
+
+def _ours(run: Path, entry: dict[str, Any], cur: bytes | None | _Other) -> bool:
+    if isinstance(cur, _Other):
+        return False
+    if state(cur) in entry.get("states", [entry["after"]]):
+        return True
+    return "append" in entry and cur is not None and _appended_part(run, entry, cur)
+
+
+def _pre_run_bytes_in_place(run: Path, entry: dict[str, Any], cur: bytes | None | _Other) -> bool:
+    """Whether a path left as found still starts with what it held before the run (an append on top)."""
+    if entry["before"] == ABSENT:
+        return True
+    if not isinstance(cur, bytes):
+        return False
+    if "append" in entry:
+        return sha(cur[: entry["append"]["length"]]) == entry["before"]
+    return cur.startswith(read_blob(run, entry["blob"], entry["before"]))
+
+
+def _restore(
+    root: Path, run: Path, p: str, entry: dict[str, Any], cur: bytes | None, now: dict[str, Any], touched: dict[str, dict[str, Any]]
+) -> str | None:
+    """Put `p` back to before the run by the cheapest way that needs no free space; returns a note."""
+    target = root / p
+    if "append" in entry:
+        fd = _open_regular(target, os.O_WRONLY)
+        try:
+            os.ftruncate(fd, entry["append"]["length"])
+            _fsync_quietly(fd)
+        finally:
+            os.close(fd)
+        return None
+    live = run / entry["live"] if "live" in entry else None
+    if live is not None and os.path.lexists(live):
+        if stat.S_ISREG(run_file(run, entry["live"], LIVE).lstat().st_mode):
+            changed = sha(live.read_bytes()) != entry["before"]
+            os.replace(live, target)  # the very file the run replaced: whoever holds it open is back
+            _fsync_dir_quietly(target.parent)
+            return f"{p}: put back with what was written to it during the run" if changed else None
+    for q, other in now.items():
+        # A file this run moved away (maybe with a new file of ours in its place): bring it back by
+        # name, the same file, no copy and no space needed. Into an empty place by a hard link,
+        # which fails if something appeared meanwhile; over our own new file by a rename.
+        if isinstance(other, bytes) and q != p and touched[q]["before"] == ABSENT and sha(other) == entry["before"]:
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                if cur is None:
+                    os.link(root / q, target, follow_symlinks=False)  # q goes later: same bytes are here
+                else:
+                    os.replace(root / q, target)
+                    now[q] = None
+            except OSError:
+                break
+            _fsync_dir_quietly(target.parent)
+            return None
+    blob = read_blob(run, entry["blob"], entry["before"])
+    if cur is not None and len(cur) < len(blob) and blob.startswith(cur):
+        fd = _open_regular(target, os.O_WRONLY | os.O_APPEND)  # an append this run cut off: add it back
+        try:
+            _write_all(fd, blob[len(cur) :])
+            _fsync_quietly(fd)
+        finally:
+            os.close(fd)
+        return None
+    target.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(target, blob, mode=entry.get("mode"))
+    return None
+
+
+def rollback(root: Path, run: Path, record: RunRecord, key: bytes | None = None) -> Rollback:
     """Put every touched path back to its journaled bytes. Idempotent, so a crash here is fine.
 
     Only a path that holds bytes this run wrote is put back. One holding anything else was written
     by something else (an agent appending after a crash, a new file at a path the run meant to
-    create): it is left as found, so those bytes — in no copy of ours — are never lost. Returns those.
+    create): it is left as found. A file the run created is removed only if that loses nothing: the
+    store is back to before everywhere else, or the same bytes are at another touched path.
     """
-    kept: list[str] = []
+    out = Rollback()
+    now: dict[str, Any] = {p: _now(root / p) for p in record.touched}
+    created: list[str] = []
     for p, entry in sorted(record.touched.items()):
-        target = root / p
-        now = state(_read_or_absent(target))
-        if now == entry["before"]:
-            continue
-        if now not in entry.get("states", [entry["after"]]):
-            kept.append(p)
-            continue
-        if entry["before"] == ABSENT:
-            target.unlink(missing_ok=True)
-        else:
-            target.parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(target, (run / entry["blob"]).read_bytes(), mode=entry.get("mode"))
+        cur = now[p]
+        try:
+            if _state_now(cur) == entry["before"]:
+                continue
+            if not _ours(run, entry, cur):
+                out.kept.append(p)
+                continue
+            if entry["before"] == ABSENT:
+                created.append(p)
+                continue
+            note = _restore(root, run, p, entry, cur, now, record.touched)  # type: ignore[arg-type]
+            now[p] = _now(root / p)
+            if note:
+                out.notes.append(note)
+            elif _state_now(now[p]) != entry["before"]:
+                out.errors.append(f"{p}: not back to its bytes from before the run")
+        except (OSError, Refused) as exc:
+            out.errors.append(f"{p}: {os_reason(exc, root) if isinstance(exc, OSError) else exc}")
+    _remove_created(root, run, record, now, created, out)
+    _sweep_touched(root, record)  # a kill mid-write left a temp file: before the folders go
     for d in sorted(record.dirs_created, key=lambda d: (-d.count("/"), d)):
         try:
             (root / d).rmdir()
         except OSError:
             pass  # not empty: something else lives there now; keep it
+    _settle_live(root, run, record, out)
+    if out.errors:
+        return out  # still "prepared": the next command tries again
     record.status = "rolled_back"
-    if kept:
-        record.info["left_as_found"] = kept
-    _save_record(run, record)
-    return kept
+    if out.kept:
+        record.info["left_as_found"] = out.kept
+    if key is not None:
+        try:
+            _save_record(run, record, key)
+        except OSError:
+            pass  # the store is back; an unsaved status only means the next command checks again
+    return out
 
 
-def recover(root: Path) -> list[str]:
-    """Roll back every run a crash left unfinished. Returns one message per run recovered."""
-    base = root / ".memconsolidate" / "runs"
-    if not base.is_dir():
-        return []
+def _remove_created(root: Path, run: Path, record: RunRecord, now: dict[str, Any], created: list[str], out: Rollback) -> None:
+    """Unlink the files the run created, unless one may be the only live copy of something."""
+    try:
+        lost = [p for p in out.kept if not _pre_run_bytes_in_place(run, record.touched[p], now[p])]
+    except (OSError, Refused):
+        lost = list(out.kept)
+    holders = None if out.errors else _holders(record, lost)
+    for p in created:
+        digest = _state_now(now[p])
+        elsewhere = [q for q in record.touched if q != p and q not in created and _state_now(now[q]) == digest]
+        if not elsewhere and (holders is None or p in holders):
+            # e.g. a moved session log whose source path an agent re-created after a crash: both hold data
+            origin = [q for q in record.touched if record.touched[q]["before"] == digest]
+            why = f"it holds what {origin[0]} held before the run" if origin else "it may hold data found nowhere else"
+            out.kept.append(p)
+            out.notes.append(f"{p}: kept ({why}; {', '.join(lost) or 'another path'} was written since)")
+            continue
+        try:
+            (root / p).unlink(missing_ok=True)
+            _fsync_dir_quietly((root / p).parent)
+        except OSError as exc:
+            out.errors.append(f"{p}: {os_reason(exc, root)}")
+
+
+def _holders(record: RunRecord, lost: list[str]) -> set[str] | None:
+    """The files this run created that may hold the pre-run bytes of the `lost` paths (left as
+    found, their old bytes not in place): the destination of a move from one; or, if the run
+    rewrote one where it was, any file it created (None)."""
+    holders: set[str] = set()
+    gone: set[str] = set()  # moved or removed so far: a write there makes a new file
+    for op in record.ops:
+        path, kind = op["path"], op["kind"]
+        if path in lost and kind == "move" and path not in gone:
+            holders.add(op["dest"])
+        if path in lost and kind == "write" and path not in gone:
+            return None
+        if kind in ("move", "remove"):
+            gone.add(path)
+        elif kind == "write":
+            gone.discard(path)
+    return holders
+
+
+def _settle_live(root: Path, run: Path, record: RunRecord, out: Rollback) -> None:
+    """Drop the hard links left over, unless one holds bytes written nowhere else."""
+    for p, entry in sorted(record.touched.items()):
+        if "live" not in entry:
+            continue
+        link = run / entry["live"]
+        try:
+            if not os.path.lexists(link):
+                continue
+            target = root / p
+            same = target.exists() and os.path.samefile(link, target)
+            if same or (not link.is_symlink() and sha(link.read_bytes()) == entry["before"]):
+                link.unlink()
+            else:
+                out.notes.append(f"{p}: what was written to the file the run replaced is kept in {link}")
+        except OSError:
+            continue
+    try:
+        (run / "live").rmdir()
+    except OSError:
+        pass
+
+
+# --- recovery ---------------------------------------------------------------------------------
+
+
+def _sweep(folder: Path) -> int:
+    """Remove our own temp files (`.NAME.mc-tmp-XXXXXX`) left in `folder` by a kill."""
+    removed = 0
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return 0
+    for e in entries:
+        if TMP_NAME.fullmatch(e.name) and e.is_file(follow_symlinks=False):
+            try:
+                os.unlink(e.path)
+                removed += 1
+            except OSError:
+                pass
+    return removed
+
+
+def _store_folder(root: Path, rel: str) -> Path | None:
+    """`root/rel` if every part of it is a real folder inside the store (no symlink on the way)."""
+    folder = root
+    for part in [x for x in rel.split("/") if x]:
+        folder = folder / part
+        try:
+            if not stat.S_ISDIR(folder.lstat().st_mode):
+                return None
+        except OSError:
+            return None
+    return folder
+
+
+def _sweep_touched(root: Path, record: RunRecord) -> None:
+    folders = {str(Path(p).parent) for p in record.touched} | set(record.dirs_created)
+    for rel in sorted(folders):
+        folder = _store_folder(root, "" if rel == "." else rel)
+        if folder is not None:
+            _sweep(folder)
+
+
+def _sweep_run(view: RunView) -> None:
+    for sub in (view.path, view.path / "before", view.path / "added"):
+        if not sub.is_symlink():
+            _sweep(sub)
+
+
+def recover(root: Path, strict: bool = True) -> list[str]:
+    """Roll back every run of ours a crash left unfinished and remove its temp files. Returns one
+    message per run recovered. With `strict` (every command that writes), an unfinished journal
+    that is not ours, or not of our shape, stops the command (RunFailed); either way it is never
+    acted on."""
     messages = []
-    for run in sorted(p for p in base.iterdir() if p.is_dir()):
-        record = load_record(run)
-        if record is None and (run / JOURNAL).exists():
-            # A journal we cannot read may be a run that changed the store: its copies are the only
-            # way back, so they are never discarded on a guess.
-            raise RunFailed(
-                f"the journal of run {run.name} cannot be read ({run / JOURNAL}); its copies of the store "
-                f"are in {run / 'before'}: repair or move that folder by hand"
-            )
-        if record is None:
+    views = run_views(root)
+    for view in views:
+        if view.problem:
+            continue
+        if view.empty:
             # The crash came before the journal existed: nothing in the store was changed yet, and
             # the folder holds only our own copies.
-            shutil.rmtree(run)
-            messages.append(f"discarded run {run.name}: interrupted before any change")
-        elif record.status == "prepared":
-            kept = rollback(root, run, record)
-            messages.append(f"rolled back run {run.name}: it was interrupted; the store is as before it")
-            if kept:
-                messages[-1] += (
-                    f", except {', '.join(kept)}: written by something else since, left as found "
-                    f"(their bytes from before the run are in {run / 'before'})"
-                )
+            shutil.rmtree(view.path)
+            messages.append(f"discarded run {view.name}: interrupted before any change")
+            continue
+        assert view.record is not None
+        if view.record.status == "prepared":
+            try:
+                check_paths(root, view.record)
+            except Refused as exc:
+                view.problem = str(exc)  # ours, but a folder on its way now leads out of the store
+                if not strict:
+                    messages.append(view.refusal())
+                continue
+            messages.append(_recover_one(root, view))
+        if not view.path.is_symlink():
+            _sweep(view.path)
+    if (root / STATE_DIR).is_dir() and not (root / STATE_DIR).is_symlink():
+        _sweep(root / STATE_DIR)
+    blocked = [v for v in views if v.problem and v.unfinished]
+    if strict and blocked:
+        more = f" (and {len(blocked) - 1} more)" if len(blocked) > 1 else ""
+        raise RunFailed(blocked[0].refusal() + more)
     return messages
 
 
+def _recover_one(root: Path, view: RunView) -> str:
+    assert view.record is not None
+    key = store_key(root / STATE_DIR)
+    result = rollback(root, view.path, view.record, key)
+    _sweep_run(view)
+    if result.errors:
+        raise RunFailed(
+            f"run {view.name} was interrupted and could not be fully rolled back ({'; '.join(result.errors[:2])}); "
+            f"its copies are in {view.path / 'before'}"
+        )
+    message = f"rolled back run {view.name}: it was interrupted; the store is as before it"
+    if result.kept:
+        message += (
+            f", except {', '.join(result.kept)}: written by something else since, left as found "
+            f"(their bytes from before the run are in {view.path / 'before'})"
+        )
+    if result.notes:
+        message += "; " + "; ".join(result.notes)
+    return message
+
+
+# --- undo -------------------------------------------------------------------------------------
+
+
 def committed_runs(root: Path) -> list[RunRecord]:
-    base = root / ".memconsolidate" / "runs"
-    if not base.is_dir():
-        return []
-    records = [load_record(p) for p in sorted(base.iterdir()) if p.is_dir()]
+    records = [v.record for v in run_views(root) if v.record is not None and v.record.status == "committed"]
     # In the order they ran: run ids sort by second, then by a random suffix.
-    return sorted((r for r in records if r is not None and r.status == "committed"), key=lambda r: (r.created, r.run_id))
+    return sorted(records, key=lambda r: (r.created, r.run_id))
 
 
 def _state_of(root: Path, record: RunRecord, side: str) -> list[str]:
     """Touched paths whose current bytes differ from the run's `side` ("before" or "after")."""
     differ = []
     for p, entry in sorted(record.touched.items()):
-        now = _read_or_absent(root / p)
-        if (ABSENT if now is None else sha(now)) != entry[side]:
+        if _state_now(_now(root / p)) != entry[side]:
             differ.append(p)
     return differ
 
@@ -385,6 +1039,10 @@ def _state_of(root: Path, record: RunRecord, side: str) -> list[str]:
 def undo_ops(root: Path, record: RunRecord) -> list[Op]:
     """The ops that put back what `record` changed; refuses if those files changed since."""
     run = runs_dir(root) / record.run_id
+    try:
+        check_paths(root, record)
+    except Refused as exc:
+        raise RunFailed(f"cannot undo run {record.run_id}: {exc}") from None
     changed = _state_of(root, record, "after")
     if changed:
         shown = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
@@ -394,14 +1052,26 @@ def undo_ops(root: Path, record: RunRecord) -> list[Op]:
         if entry["before"] == ABSENT:
             if entry["after"] != ABSENT:
                 ops.append(Op("remove", p, expect=entry["after"]))
-        elif entry["after"] != entry["before"]:
-            blob = (run / entry["blob"]).read_bytes()
+        elif entry["after"] == entry["before"]:
+            continue
+        elif "append" in entry:
+            # cut the append back off in place: whoever holds the file open keeps the same file
+            ops.append(Op("truncate", p, expect=entry["after"], length=entry["append"]["length"]))
+        else:
+            try:
+                blob = read_blob(run, entry["blob"], entry["before"])
+            except (OSError, Refused) as exc:
+                raise RunFailed(f"cannot undo run {record.run_id}: the copy of {p} is unusable ({exc})") from None
             ops.append(Op("write", p, data=blob, expect=entry["after"], mode=entry.get("mode")))
     return ops
 
 
 def undo(root: Path, run_id: str | None = None) -> RunRecord:
     runs = [r for r in committed_runs(root) if "undo_of" not in r.info]
+    if run_id is not None and run_id not in {r.run_id for r in runs}:
+        refused = [v for v in run_views(root) if v.name == run_id and v.problem]
+        if refused:
+            raise RunFailed(f"cannot undo run {run_id}: {refused[0].problem}")
     if not runs:
         raise RunFailed(f"no applied run to undo in {root}")
     if run_id is None:
@@ -411,10 +1081,12 @@ def undo(root: Path, run_id: str | None = None) -> RunRecord:
         if not matches:
             raise RunFailed(f"no applied run {run_id} in {root} (known: {', '.join(r.run_id for r in runs[-5:])})")
         target = matches[0]
+    key = store_key(state_dir(root), create=True)
+    assert key is not None
     if not _state_of(root, target, "before"):
         # Already back to before (an undo that crashed after its own commit): just record it.
         target.status = "undone"
-        _save_record(runs_dir(root) / target.run_id, target)
+        _save_record(runs_dir(root) / target.run_id, target, key)
         return target
     result = execute(root, undo_ops(root, target), info={"undo_of": target.run_id})
     # Remove folders the undone run created, if they are empty again.
@@ -424,5 +1096,5 @@ def undo(root: Path, run_id: str | None = None) -> RunRecord:
         except OSError:
             pass
     target.status = "undone"
-    _save_record(runs_dir(root) / target.run_id, target)
+    _save_record(runs_dir(root) / target.run_id, target, key)
     return result

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import stat
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -21,7 +22,10 @@ def state_dir(root: Path) -> Path:
     if path.is_symlink():
         # journals and backups written through it would live outside the store
         raise RunFailed(f"{path} is a symlink: refusing to keep the journal outside the store")
-    path.mkdir(mode=0o700, exist_ok=True)
+    try:
+        path.mkdir(mode=0o700, exist_ok=True)
+    except FileExistsError:
+        raise RunFailed(f"{path} is not a folder: refusing to keep the journal there") from None
     return path
 
 
@@ -30,10 +34,12 @@ def store_lock(root: Path) -> Iterator[None]:
     path = state_dir(root) / "lock"
     try:
         # O_NOFOLLOW: a planted `lock -> ~/file` symlink would have us truncate that file
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600)
     except OSError as exc:
         raise RunFailed(f"cannot open the lock file {path}: {exc.strerror} (a symlink is never followed)") from None
     try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):  # a planted FIFO or device is not our lock
+            raise RunFailed(f"the lock file {path} is not a regular file")
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

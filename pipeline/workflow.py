@@ -15,8 +15,8 @@ from typing import Any, Callable
 
 from .apply import ApplyResult, Resolution, apply_plan, select_actions
 from .config import Settings
-from .errors import RunFailed
-from .journal import committed_runs, load_record, recover, write_atomic
+from .errors import RunFailed, os_reason
+from .journal import committed_runs, recover, unfinished_runs, write_atomic
 from .lock import STATE_DIR, run_in_progress, state_dir, store_lock
 from .model import Corpus, Plan
 from .plan import build_plan
@@ -25,24 +25,16 @@ from .layouts.registry import get, open_store, resolve_root
 Say = Callable[[str], None]
 
 
-def _unfinished(root: Path) -> list[str]:
-    base = root / STATE_DIR / "runs"
-    if not base.is_dir():
-        return []
-    out = []
-    for run in sorted(p for p in base.iterdir() if p.is_dir()):
-        record = load_record(run)
-        if record is None or record.status == "prepared":
-            out.append(run.name)
-    return out
-
-
 def recover_store(root: Path, say: Say) -> None:
-    """Roll back an interrupted run, under the lock, if there is one."""
-    if not _unfinished(root):
+    """For `plan`: roll back an interrupted run of ours, under the lock, if there is one. A journal
+    that is not ours is only reported: `plan` never acts on it, and goes on read-only."""
+    ours, refused = unfinished_runs(root)
+    for view in refused:
+        say(view.refusal())
+    if not ours:
         return
     with store_lock(root):
-        for message in recover(root):
+        for message in recover(root, strict=False):
             say(message)
 
 
@@ -131,6 +123,7 @@ class RunOutcome:
     plan: Plan | None = None
     result: ApplyResult | None = None
     recorded: bool = False
+    applied_unrecorded: bool = False  # complete and applied, but state.json could not be written
 
 
 def run_store(
@@ -160,7 +153,13 @@ def run_store(
                 "report": _report_path(corpus.layout, result),
                 "actions_applied": len(result.changes.applied) if result else 0,
             }
-            write_atomic(state_dir(root) / STATE_FILE, (json.dumps(state, indent=2, sort_keys=True) + "\n").encode(), mode=0o600)
+            try:
+                write_atomic(state_dir(root) / STATE_FILE, (json.dumps(state, indent=2, sort_keys=True) + "\n").encode(), mode=0o600)
+            except OSError as exc:
+                # The run is committed and applied: failing it now would read as "nothing happened".
+                # Unrecorded only means the next `run --if-due` plans again, which is harmless.
+                say(f"warning: the run was applied but could not be recorded as the last run: {os_reason(exc, root)}")
+                return RunOutcome(ran=True, reason="ran", plan=plan, result=result, recorded=False, applied_unrecorded=True)
         return RunOutcome(ran=True, reason="ran", plan=plan, result=result, recorded=complete)
 
 
@@ -175,7 +174,7 @@ def _report_path(layout: str, result: ApplyResult | None) -> str | None:
 
 def status_store(path: str, settings: Settings) -> dict[str, Any]:
     root = resolve_root(path)
-    unfinished = _unfinished(root)
+    unfinished, refused = unfinished_runs(root)
     corpus, settings = open_store(root, settings)
     plan = build_plan(corpus, settings.model_copy(update={"llm": settings.llm.model_copy(update={"model": "none"})}))
     by_type = Counter(m.type or "untyped" for m in corpus.memories)
@@ -194,5 +193,6 @@ def status_store(path: str, settings: Settings) -> dict[str, Any]:
         "needs_user": dict(sorted(Counter(a.kind for a in plan.actions if a.needs_user).items())),
         "findings": dict(sorted(Counter(f.kind for f in plan.findings).items())),
         "unfinished_journal": unfinished,
+        "foreign_journal": [{"run": v.name, "why": v.problem} for v in refused],
         "run_in_progress": run_in_progress(root),
     }

@@ -2,7 +2,7 @@
 
     python scripts/bench_relative_dates.py [--dataset tests/data/dates_dev.jsonl] [--store-size 200000]
 
-Scores both on a dataset in the dates format (notes/dates_spec.md) and times them per 1,000 texts:
+Scores both on a dataset in the dates format (docs/relative-dates.md) and times them per 1,000 texts:
 the dataset's texts (each holds a phrase) and real memory files from ../shared/real-stores (most hold
 none, as in a real store). Then times the grammar over a synthetic store of `--store-size` texts.
 

@@ -1,4 +1,4 @@
-"""Relative dates made absolute (issue 15): the grammar against notes/dates_spec.md, byte keeping, the
+"""Relative dates made absolute (issue 15): the grammar against docs/relative-dates.md, byte keeping, the
 `absolutize_dates` rule over typed memories and real layouts, and `eval --stage dates`."""
 
 from __future__ import annotations
@@ -241,6 +241,95 @@ def test_code_quotations_urls_and_file_names_are_left_alone(text):
 ])
 def test_generic_habitual_conditional_names_and_absolute_dates_are_left_alone(text):
     assert not scan_relative_dates(text, D).replacements
+
+
+@pytest.mark.parametrize("text", [
+    # a template or standing frame names itself before a colon or a dash
+    "Weekly review template: what broke last week, what ships next week, who is on call.",
+    "Standup format: what you did yesterday, what you will do today, blockers.",
+    "Retro template - what went wrong last week and what we change next week.",
+    "Release rule: anything merged after 15:00 waits until tomorrow.",
+    "Deploy policy: hotfixes merged tonight ship tomorrow morning.",
+    "The weekly review template asks what broke last week.",
+    "Weekly report: {{count}} deploys since last week.",
+    # ... or introduces the list the phrase is in
+    "## Standup template\n- what I did yesterday\n- what I will do tomorrow\n",
+    "Incident report template:\n- What broke yesterday?\n- Who was paged?\n",
+    # the advice of a "Never" rule is relative to whenever the rule is applied
+    "Never start a reindex late in the day; leave it for tomorrow morning.",
+    "Never deploy on a Friday afternoon - push it to next Monday.",
+    "- **Never** run migrations at night; wait until tomorrow.",
+    "Don't ever merge tonight; wait for tomorrow's standup.",
+    "Rule of thumb: restart the pods tomorrow morning if memory grows.",
+])
+def test_templates_and_the_advice_of_rules_are_left_alone(text):
+    assert not scan_relative_dates(text, D).replacements
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("We updated the PR template yesterday.", "We updated the PR template on 2026-03-31."),
+    ("Policy update: yesterday we made MFA mandatory.", "Policy update: on 2026-03-31 we made MFA mandatory."),
+    ("The log format changed last week.", "The log format changed the week of 2026-03-23."),
+    ("Done:\n- rotated the keys yesterday\n- merged the fix\n", "Done:\n- rotated the keys on 2026-03-31\n- merged the fix\n"),
+    ("Never deploy on Fridays; we learned it last week.", "Never deploy on Fridays; we learned it the week of 2026-03-23."),
+    ("We never got the alert yesterday.", "We never got the alert on 2026-03-31."),
+])
+def test_a_template_or_rule_named_in_a_dated_sentence_does_not_hide_its_date(text, expected):
+    assert rewrite(text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Yesterday's Kafka outage lasted 40 minutes.", "The 2026-03-31 Kafka outage lasted 40 minutes."),
+    ("The 500s were caused by yesterday's config push.", "The 500s were caused by the 2026-03-31 config push."),
+    ("Today's search API deploy failed twice.", "The 2026-04-01 search API deploy failed twice."),
+    ("Yesterday's Postgres failover took 3 minutes.", "The 2026-03-31 Postgres failover took 3 minutes."),
+    ("Fixed in yesterday's hotfix.", "Fixed in the 2026-03-31 hotfix."),
+    ("We talked about yesterday's outage at the retro.", "We talked about the 2026-03-31 outage at the retro."),
+    ("Blocked by tomorrow's freeze.", "Blocked by the 2026-04-02 freeze."),
+])
+def test_a_possessive_names_the_day_of_a_qualified_event_after_any_preposition(text, expected):
+    assert rewrite(text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "Yesterday's numbers show errors went up.",  # a plural, not a qualifier: no event is named
+    "Yesterday's logs show the deploy failed.",
+    "Check yesterday's config push before paging.",  # an instruction
+    "The root cause of last week's outage was DNS.",
+])
+def test_a_possessive_without_an_event_of_that_day_is_reported(text):
+    scan = scan_relative_dates(text, D)
+    assert not scan.replacements
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("The snapshot taken tonight is the restore point for the migration tomorrow.",
+     "The snapshot taken on the evening of 2026-04-01 is the restore point for the migration on 2026-04-02."),
+    ("The build yesterday was green.", "The build on 2026-03-31 was green."),
+    ("The snapshot taken today is the restore point.", "The snapshot taken on 2026-04-01 is the restore point."),
+    ("What happened yesterday was a DNS failure.", "What happened on 2026-03-31 was a DNS failure."),
+])
+def test_a_phrase_inside_a_longer_subject_is_replaced(text, expected):
+    assert rewrite(text) == expected
+
+
+@pytest.mark.parametrize("text", ["Tomorrow is the freeze.", "Bob said tomorrow is fine.", "Friday or tomorrow is fine.",
+                                  "Alice asked why tomorrow is a holiday."])
+def test_a_phrase_that_is_the_subject_is_only_reported(text):
+    scan = scan_relative_dates(text, D)
+    assert not scan.replacements and [h.why for h in scan.held] == ["ambiguous"]
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Dispute queue as of today: 4 open.", "Dispute queue as of 2026-04-01: 4 open."),
+    ("Deploys frozen until tomorrow: the audit runs.", "Deploys frozen until 2026-04-02: the audit runs."),
+    ("Changes since yesterday:\n- bumped SDK\n", "Changes since 2026-03-31:\n- bumped SDK\n"),
+    ("Today: rotated keys.", "Today: rotated keys."),  # a label, not a date
+    ("Status (today: green).", "Status (today: green)."),
+    ("Yesterday: shipped the SDK.", "Yesterday: shipped the SDK."),
+])
+def test_before_a_colon_only_a_preposition_makes_the_phrase_a_date(text, expected):
+    assert rewrite(text) == expected
 
 
 def test_phrases_that_touch_are_one_phrase_outside_the_contract():

@@ -1,5 +1,5 @@
 """`eval --stage dates`: the relative-date rule (pipeline/rules/relative_dates.py) scored on labelled
-texts (notes/dates_spec.md: id, stage, text, written, label, expected, optional vague).
+texts (docs/relative-dates.md: id, stage, text, written, label, expected, optional vague).
 
 Deterministic, so no model is asked and the report's model is "rules". A proposed edit is correct
 when the text after every replacement equals `expected`, byte for byte.

@@ -1,7 +1,7 @@
 """Relative time expressions in memory text, resolved against the memory's own date (issue 15).
 
 `scan_relative_dates(text, written)` finds "yesterday", "3 days ago", "last Tuesday", "next week"...
-and returns what each becomes (the contract is notes/dates_spec.md: "yesterday" written 2026-04-01 ->
+and returns what each becomes (the contract is docs/relative-dates.md: "yesterday" written 2026-04-01 ->
 "on 2026-03-31"; "last week" -> "the week of 2026-03-23"), the vague phrases it saw ("recently",
 "soon"), and the expressions it recognised but will not rewrite (a possessive "last week's", a
 "this Friday"). `apply_replacements` puts the replacements in and keeps every other character.
@@ -13,8 +13,8 @@ phrase's granularity (a week, a month); the skips below (code, quotations, names
 conditional use) would be needed on top of it anyway. One precompiled pass, behind a prefilter
 that rejects most texts before anything else runs.
 
-Precision over recall: when a phrase's reading is in doubt (a rule, a condition, an example, a
-name, "today" meaning "currently", an approximate or ranged count) it is left alone.
+Precision over recall: when a phrase's reading is in doubt (a rule, a template, a condition, an
+example, a name, "today" meaning "currently", an approximate or ranged count) it is left alone.
 """
 
 from __future__ import annotations
@@ -146,14 +146,25 @@ _CONDITIONAL_LEAD = re.compile(r"^\W*(?:when|once|should|were|had|whether)\b", r
 _MODAL = re.compile(r"\b(?:should|must|ought[ \t]+to|ha(?:ve|s)[ \t]+to|needs?[ \t]+to)\b", re.IGNORECASE)
 _BARE_PLURAL_LEAD = re.compile(r"^\W*[A-Za-z][a-z]+s\b(?<!\bis)(?<!\bthis)(?<!\bus)[ \t]+(?:are|expire|must|get|go|need|have|stay|become|run)\b")
 _COUNTED_FROM = re.compile(r"[ \t]+(?:after|from|of|since|once|before)\b", re.IGNORECASE)  # "in 30 days after issue"
-_NEXT_WORD = re.compile(r"[ \t]+([A-Za-z][\w-]*)")
+# The noun a possessive "yesterday's" qualifies: the head of up to three words ("yesterday's config
+# push", "yesterday's search API deploy"), only spaces between them.
+_NOUN_WORDS = re.compile(r"(?:[ \t]+[A-Za-z](?:[\w+-]|\.(?=\w))*){1,3}")
 # What "yesterday's X" can safely become "the <date> X" for: an event that happened on one day.
 _EVENT_NOUN = re.compile(
     r"(?:outage|incident|deploy|deployment|release|run|standup|stand-up|meeting|build|failure|change|migration|rollout|"
     r"rollback|review|retro|retrospective|sync|session|call|demo|postmortem|post-mortem|hotfix|patch|upgrade|"
     r"maintenance|downtime|launch|cutover|handoff|hand-off|discussion|decision|crash|alert|page|merge|push|planning|"
     r"interview|workshop|kickoff|presentation|spike|error|errors|failures|alerts|deploys|releases|runs|changes|"
-    r"incidents|outages|meetings|builds|fix|fixes)", re.IGNORECASE)
+    r"incidents|outages|meetings|builds|fix|fixes|failover|restart|reboot|restore|backfill|reindex|rotation|drill|"
+    r"regression|commit|commits|pushes|merges|rollbacks|restarts|freeze|audit|backup|snapshot|report|announcement)",
+    re.IGNORECASE)
+# Words that end a noun phrase rather than qualify its head: "yesterday's numbers show errors" names no
+# event. A lowercase plural is not taken as a qualifier either ("numbers", "logs"); a capitalised
+# name ending in s ("Postgres", "Redis") is.
+_NOT_A_QUALIFIER = re.compile(
+    r"(?:the|a|an|and|or|but|of|to|in|on|at|for|with|by|from|into|as|is|was|were|are|be|been|has|have|had|will|would|"
+    r"not|that|which|who|it|its|this|these|those|we|they|he|she|i|you|our|their|his|her|my|your|than|then|so|only)",
+    re.IGNORECASE)
 _EXAMPLE = re.compile(r"\b(?:e\.g\.|i\.e\.|for\s+example|for\s+instance|examples?\s*:|(?:an|as\s+an)\s+example|imagine|"
                       r"hypothetical(?:ly)?|such\s+as|say,)", re.IGNORECASE)
 _IMPERATIVE = re.compile(
@@ -166,6 +177,7 @@ _DATED_VERB = re.compile(
     r"\b(?:(?!(?:need|seed|speed|feed|embed|exceed|proceed|succeed|red|bed|shed|breed|bleed|indeed)\b)\w{2,}ed|was|were|did|had|"
     r"went|broke|ran|took|made|found|got|saw|told|said|wrote|built|left|came|began|sent|spent|lost|paid|led|fell|froze|"
     r"chose|gave|held|kept|knew|met|rose|sold|taught|threw|won|woke|caught|brought|bought|thought|hit|cut|shut|put|set|"
+    r"taken|broken|written|given|frozen|chosen|driven|begun|shown|seen|fallen|forgotten|gotten|"
     r"will|['’]ll|shall|going\s+to|scheduled|planned|due)\b", re.IGNORECASE)
 
 _DROP_ON = re.compile(
@@ -174,6 +186,9 @@ _BLOCKING_BEFORE = re.compile(
     r"(?:\b(?:than|of|at|in|into|between|within|about|around|over|under|like|the|a|an|that|this|these|those|every|each|per|"
     r"same|following|previous|prior|my|our|your|their|his|her|its|roughly|approximately|approx\.?|almost|nearly|some|"
     r"more[ \t]+than|less[ \t]+than|at[ \t]+least|at[ \t]+most)|~)\s*\Z", re.IGNORECASE)
+_DETERMINER_BEFORE = re.compile(
+    r"\b(?:the|a|an|that|this|these|those|every|each|per|same|following|previous|prior|my|our|your|their|his|her|its|"
+    r"early|late|mid)\s*\Z", re.IGNORECASE)
 _PART_OF_BEFORE = re.compile(r"\b(?:early|late|earlier|later|mid)\s*\Z", re.IGNORECASE)  # "early last week"
 # "Monday next week", "a week from today": a day the contract has no words for, whatever precedes.
 _NEVER_BEFORE = re.compile(r"\b(?:" + _WD + r"|(?:days?|weeks?|months?|years?)[ \t]+from)\s*\Z", re.IGNORECASE)
@@ -181,12 +196,23 @@ _RANGE_BEFORE = re.compile(r"(?:\d|\b(?:" + "|".join(_WORD_NUMBERS) + r"))[ \t]*
 _APPROX_BEFORE = re.compile(
     r"(?:\b(?:about|around|roughly|approximately|approx\.?|almost|nearly|over|under|some|more[ \t]+than|less[ \t]+than|"
     r"at[ \t]+least|at[ \t]+most)|~)\s*\Z", re.IGNORECASE)
-_BLOCKING_AFTER = re.compile(r"^(?:[ \t]*(?:or|-|–)[ \t]|[ \t]+of\b|[ \t]+on[ \t]+(?:" + _WD + r")\b|[ \t]*\(?\d{4}-\d{2}-\d{2}|[ \t]*:)", re.IGNORECASE)
+_BLOCKING_AFTER = re.compile(r"^(?:[ \t]*(?:or|-|–)[ \t]|[ \t]+of\b|[ \t]+on[ \t]+(?:" + _WD + r")\b|[ \t]*\(?\d{4}-\d{2}-\d{2})", re.IGNORECASE)
+# "Today: ...", "(today: `x.py`)": a label, not a date - unless a preposition makes the phrase its
+# object and the colon closes a dated label ("queue as of today: 4 open", "frozen until tomorrow:").
+_LABEL_AFTER = re.compile(r"^[ \t]*:")
+_LABEL_PREPOSITION = re.compile(r"\b(?:as[ \t]+of|since|until|till|by|before|after|from|on)\s+\Z", re.IGNORECASE)
 _ABSOLUTE_AFTER = re.compile(
     r"^[ \t]*[(,][ \t]*(?:on[ \t]+)?(?:\d{4}-\d{2}-\d{2}|(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?[ \t]+\d)",
     re.IGNORECASE)
 _ABSOLUTE_BEFORE = re.compile(r"\d{4}-\d{2}-\d{2}\)?[ \t]*[(,]?[ \t]*\Z")
-_SUBJECT_AFTER = re.compile(r"^[ \t]+(?:is|was|will|has|had|would)\b|^['’]s[ \t]+(?:been|the|a|an|not)\b", re.IGNORECASE)
+_SUBJECT_AFTER = re.compile(r"^[ \t]+(?:is|was|will|has|had|would)\b", re.IGNORECASE)
+_CONTRACTED_SUBJECT = re.compile(r"^['’]s[ \t]+(?:been|the|a|an|not)\b", re.IGNORECASE)  # "today's the day"
+# Before a phrase followed by "is"/"was": nothing, a clause break or a conjunction makes the phrase the
+# verb's subject ("Tomorrow is the freeze", "and today is the deadline"); after any other word it
+# qualifies a longer subject ("the snapshot taken tonight is the restore point").
+_OPENS_CLAUSE = re.compile(
+    r"(?:^|[,;:()\[\]—–|*_>]|\s-|\b(?:and|but|or|nor|so|because|that|as|while|although|though|whereas|since|until|"
+    r"then|said|says|think|thinks|hope|hopes|means|whether|if|when|why|how|what|where))[ \t]*\Z|^\W*\Z", re.IGNORECASE)
 _NEXT_WORDS = re.compile(r"^[ \t,]*(\S+)[ \t]+(\S+)")
 
 
@@ -420,13 +446,16 @@ def _context_veto(text: str, m: re.Match) -> str | None:
         return "conditional"
     if _EXAMPLE.search(sentence) or _EXAMPLE.search(text[max(0, lo - 14):lo]):
         return "example"
+    if _in_a_frame(text, lo, hi, start):
+        return "generic"  # "Weekly review template: what broke last week, ..."
+    if _in_a_rule(text, lo, hi, start):
+        return "generic"  # "Never start it late in the day; leave it for tomorrow morning."
     if (m.group("poss") or m.group("inn")) and (_IMPERATIVE.match(sentence) or _MODAL.search(sentence)):
         return "generic"  # "check today's logs first", "retry in 3 days": relative to whenever it is done
     if m.group("inn") and (_BARE_PLURAL_LEAD.match(sentence) or _COUNTED_FROM.match(text, end)):
         return "generic"  # "Invoices are due in 30 days": a policy, not a date
     if m.group("poss"):
-        noun = _NEXT_WORD.match(text, end)
-        if not noun or not _EVENT_NOUN.fullmatch(noun.group(1)):
+        if not _names_an_event(text, end):
             return "possessive"  # "today's browsers", "yesterday's." - only an event's day is safe to name
         return None
     if m.group("today") and not m.group("earlier"):
@@ -438,6 +467,93 @@ def _context_veto(text: str, m: re.Match) -> str | None:
 
 _SINCE = re.compile(r"\b(?:as[ \t]+of|since|until|till|from|starting)\s+\Z", re.IGNORECASE)
 _CLAUSE_BREAK = re.compile(r"[,;:()\[\]—–|]|\s-\s")
+
+
+def _opens_clause(text: str, start: int) -> bool:
+    """Whether the phrase at `start` begins its clause (and so can be the subject of what follows)."""
+    lo, _ = _sentence(text, start, start)
+    return bool(_OPENS_CLAUSE.search(text[max(lo, start - 40):start]))
+
+
+def _names_an_event(text: str, end: int) -> bool:
+    """Whether the words after a possessive "yesterday's" are an event's name: an event noun, alone or
+    after one or two qualifiers ("outage", "Kafka outage", "search API deploy")."""
+    words = _NOUN_WORDS.match(text, end)
+    if not words:
+        return False
+    for i, word in enumerate(words.group(0).split()):
+        if _EVENT_NOUN.fullmatch(word):
+            return True
+        if i == 2 or _NOT_A_QUALIFIER.fullmatch(word) or (word.islower() and _PLAIN_PLURAL_OR_ADVERB.search(word)):
+            return False
+    return False
+
+
+_PLAIN_PLURAL_OR_ADVERB = re.compile(r"[^sui]s\Z|..ly\Z")  # "logs", "quickly"; not "status", "analysis"
+# A generic frame names itself before a colon or a dash: "Weekly review template: what broke last week,
+# what ships next week" is a form to fill in, not a report. The words that say so are the label's own
+# ("template", "format") or its head ("Release rule:", "Deploy policy -"); "Policy update:" is dated.
+_FRAME_LABEL = re.compile(
+    r"(?:\b(?:templates?|boilerplate|skeleton|format|standing|recurring|reusable)\b[^.!?:\n]{0,40}?"
+    r"|\b(?:rules?|polic(?:y|ies)|guidelines?|conventions?)[ \t]*\**)"
+    r"(?::|[ \t][—–-][ \t])",
+    re.IGNORECASE)
+# ... or holds placeholders to fill in: "{{n}} deploys since last week", "owner: ___", "YYYY-MM-DD".
+_PLACEHOLDER = re.compile(r"\{\{[^{}\n]{1,40}\}\}|_{3,}|\bYYYY-MM(?:-DD)?\b|\[(?:date|name|owner|tbd|\.\.\.|…)\]",
+                          re.IGNORECASE)
+# ... or a template that asks: "The weekly review template asks what broke last week."
+_FRAME_SAYS = re.compile(
+    r"\b(?:templates?|boilerplate|form)[ \t]+(?:asks?|lists?|covers?|contains?|includes?|reads?|says?|prompts?|"
+    r"has[ \t]+(?:a[ \t]+)?(?:fields?|sections?|questions?))\b", re.IGNORECASE)
+_FRAME_HEADING = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+[^\n]*\b(?:templates?|boilerplate|skeleton|format)\b",
+                            re.IGNORECASE)
+# Cheap substring tests first: the frame patterns run only where one of their words occurs.
+_FRAME_WORDS = ("templat", "boilerplate", "skeleton", "format", "standing", "recurring", "reusable", "rule", "polic",
+                "guideline", "convention", "form ")
+_LIST_LINE = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]|^\s*\Z")
+
+
+def _in_a_frame(text: str, lo: int, hi: int, start: int) -> bool:
+    """Whether the phrase fills a template: its sentence opens with a frame's label, or it is an item
+    of a list whose introducing line (or heading) names a template."""
+    lead = text[lo:start]
+    low = lead.lower()
+    if any(w in low for w in _FRAME_WORDS) and (_FRAME_LABEL.search(lead) or _FRAME_SAYS.search(lead)):
+        return True
+    sentence = text[lo:hi]
+    if ("{{" in sentence or "__" in sentence or "[" in sentence or "YYYY" in sentence) and _PLACEHOLDER.search(sentence):
+        return True
+    pos = text.rfind("\n", 0, lo) + 1
+    if not _BULLET.match(text[pos:pos + 12]):
+        return False
+    floor = max(0, lo - _REACH)
+    while pos > floor:  # walk up the list to the line that introduces it
+        prev = text.rfind("\n", 0, pos - 1) + 1
+        line = text[prev:pos - 1]
+        if not _LIST_LINE.match(line):  # a heading, or a label that ends in a colon
+            return bool(_FRAME_HEADING.match(line) or (line.rstrip().endswith(":") and _FRAME_LABEL.search(line)))
+        pos = prev
+    return False
+
+
+# A rule: a sentence or clause that opens with "Never" (or "don't ever", "as a rule"). The advice in it
+# is relative to whenever the rule is applied ("leave it for tomorrow morning"), unless the phrase's
+# own clause reports a dated event ("we learned that last week").
+_RULE_OPENING = re.compile(
+    r"(?:^|[;:—–(]|\s-\s)[\s*_>]*(?:(?:[-*+]|\d+[.)])[ \t]+)?[*_]*(?:never|don['’]t[ \t]+ever|do[ \t]+not[ \t]+ever|"
+    r"as[ \t]+a[ \t]+rule|rule[ \t]+of[ \t]+thumb)\b", re.IGNORECASE)
+
+
+def _in_a_rule(text: str, lo: int, hi: int, start: int) -> bool:
+    lead = text[lo:start]
+    low = lead.lower()
+    if not ("never" in low or " ever" in low or "rule" in low) or not _RULE_OPENING.search(lead):
+        return False
+    clause_lo = lo
+    for b in _CLAUSE_BREAK.finditer(text, lo, start):
+        clause_lo = b.end()
+    clause_end = _CLAUSE_BREAK.search(text, start, hi)
+    return not _DATED_VERB.search(text, clause_lo, clause_end.start() if clause_end else hi)
 
 
 def _today_is_an_event(text: str, start: int, end: int, lo: int, hi: int, at_start: bool) -> bool:
@@ -457,20 +573,28 @@ def _judge(text: str, m: re.Match, written: dt.date | None) -> Replacement | Men
     phrase = m.group(0)
     before = text[max(0, start - 40):start]
     after = text[end:end + 40]
-    if _APPROX_BEFORE.search(before):
+    if m.group("poss"):
+        # "in yesterday's standup", "about yesterday's outage": before a possessive a preposition only
+        # places the event; a determiner ("the same yesterday's") or "Monday" ("Monday next week's") blocks it.
+        if _NEVER_BEFORE.search(before) or _DETERMINER_BEFORE.search(before):
+            return None
+    elif _APPROX_BEFORE.search(before):
         return Mention(start, end, phrase, "vague")
-    if _RANGE_BEFORE.search(before):
+    elif _RANGE_BEFORE.search(before):
         return Mention(start, end, phrase, "vague")  # "2 or 3 days ago", "2 to 3 days ago"
-    if m.group("rel") and _PART_OF_BEFORE.search(before):
+    elif m.group("rel") and _PART_OF_BEFORE.search(before):
         return None  # a part of a week, month or year: no date to name
-    if _NEVER_BEFORE.search(before) or (_BLOCKING_BEFORE.search(before) and not _DROP_ON.search(before)):
+    elif _NEVER_BEFORE.search(before) or (_BLOCKING_BEFORE.search(before) and not _DROP_ON.search(before)):
         return None  # "the last week" (a duration), "than yesterday", "a week from today"
     if _BLOCKING_AFTER.match(after):
-        return None  # "last week of March", "yesterday or the day before", "today: ..."
+        return None  # "last week of March", "yesterday or the day before"
+    if _LABEL_AFTER.match(after) and not _LABEL_PREPOSITION.search(before):
+        return None  # "today: ..." is a label; "as of today: 4 open" is dated
     if _ABSOLUTE_AFTER.match(after) or _ABSOLUTE_BEFORE.search(before):
         return None  # already dated: "yesterday (2026-03-31)"
     core_end = m.start("poss") if m.group("poss") else end
-    if _SUBJECT_AFTER.match(text[core_end:core_end + 40]):
+    if _CONTRACTED_SUBJECT.match(text[core_end:core_end + 40]) or (
+            _SUBJECT_AFTER.match(text[core_end:core_end + 40]) and _opens_clause(text, start)):
         return Mention(start, end, phrase, "ambiguous")  # "tomorrow is the freeze", "today's the day"
     if m.group("poss") and not (m.group("yt") or m.group("today")):
         # Only "yesterday's", "today's", "tomorrow's" become "the <date>"; "last week's outage",

@@ -63,11 +63,11 @@ class _Bank:
         if not self.pending or self.data is None:
             return None
         data = self.data
-        read = sha(data)  # the journal refuses the write if a line is appended after this read
-        if data and not data.endswith(b"\n"):
-            data += b"\n"
+        read = sha(data)  # the journal refuses the append if a line is appended after this read
         lines = [json.dumps(self.pending[rid], ensure_ascii=False) for rid in sorted(self.pending)]
-        return Op("write", self.rel, data=data + ("\n".join(lines) + "\n").encode(), expect=read)
+        # Appended in place, never rewritten and renamed: an agent holding the file open to append
+        # its memories keeps writing to the file everyone reads.
+        return Op("append", self.rel, data=_after(data, lines), expect=read)
 
 
 def _split(key: str) -> tuple[str, str]:
@@ -196,6 +196,13 @@ def _learned_op(root: Path, name: str, rules: list[str], settings: Settings, cor
         lines.append(f"- {rule} <!-- mc:fp={fp} src={rid} -->")
     if not lines:
         return None
-    if existing and not existing.endswith(b"\n"):
-        existing += b"\n"
-    return Op("write", path.relative_to(root).as_posix(), data=existing + ("\n".join(lines) + "\n").encode(), expect=read)
+    key = path.relative_to(root).as_posix()
+    if read == ABSENT:
+        return Op("write", key, data=existing + _after(existing, lines), expect=read)
+    return Op("append", key, data=_after(existing, lines), expect=read)  # append-only, like the bank
+
+
+def _after(existing: bytes, lines: list[str]) -> bytes:
+    """The bytes that put `lines` after `existing`, on a line of their own."""
+    eol = b"\n" if existing and not existing.endswith(b"\n") else b""
+    return eol + ("\n".join(lines) + "\n").encode()

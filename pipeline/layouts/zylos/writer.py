@@ -600,8 +600,9 @@ class _Writer:
             if not ends_with_blank_line(text + prefix):
                 prefix += eol
         addition = prefix + eol.join(self.log_lines(stamp, run_id)) + eol
-        # Append-only: the log's bytes so far stay exactly as they are (and must still be those).
-        return Op("write", CURRENT_SESSION, data=data + addition.encode("utf-8"), expect=state(data))
+        # Append-only, in place: the log's bytes so far stay exactly as they are (and must still be
+        # those), and an agent holding the log open keeps appending to the file everyone reads.
+        return Op("append", CURRENT_SESSION, data=addition.encode("utf-8"), expect=state(data))
 
     def finish(self, run_id: str, clock: Clock) -> ChangeSet:
         out = self.out
