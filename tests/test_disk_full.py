@@ -38,7 +38,7 @@ def store_of(layout: str, where: Path) -> Path:
 def ops_of(root: Path):
     corpus, settings = open_store(root, S)
     actions = select_actions(build_plan(corpus, settings), None, None)
-    return layout_of(corpus).changes(corpus, actions, settings, RUN, None, []).ops
+    return layout_of(corpus).changes(corpus, actions, settings, RUN, None).ops
 
 
 class Full:

@@ -6,6 +6,8 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
+import sys
 import threading
 from pathlib import Path
 
@@ -53,7 +55,7 @@ def store_of(layout: str, tmp_path: Path) -> Path:
 def changes(root: Path, keep=lambda a: True):
     corpus, settings = open_store(root, S)
     actions = [a for a in select_actions(build_plan(corpus, settings), None, None) if keep(a)]
-    return layout_of(corpus).changes(corpus, actions, settings, "run-live", None, [])
+    return layout_of(corpus).changes(corpus, actions, settings, "run-live", None)
 
 
 def agent_after_each_op(monkeypatch, agent: Agent, start_after: str) -> None:
@@ -206,8 +208,9 @@ def test_a_rewritten_index_left_alone_during_the_run_is_applied(tmp_path):
 
 
 def _kill_at(store: Path, step: int) -> None:
+    cmd = [sys.executable, "-m", "pipeline", "apply", str(store), "--now", NOW, "--model", "none", "--yes"]
     env = {**os.environ, **CLOCK, "MEMCONSOLIDATE_FAULT_AFTER": str(step)}
-    res = run_cli("apply", str(store), "--now", NOW, "--model", "none", "--yes", env=env)  # a process of its own
+    res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
     assert res.returncode == 99, res.stderr
 
 
@@ -351,8 +354,9 @@ def test_temp_files_left_by_a_kill_inside_a_write_are_removed_by_recovery(layout
     for n in range(1, 40):
         store = store_of(layout, tmp_path / f"k{n}")
         before = snapshot(store)
+        cmd = [sys.executable, "-m", "pipeline", "apply", str(store), "--now", NOW, "--model", "none", "--yes"]
         env = {**os.environ, **CLOCK, "MEMCONSOLIDATE_FAULT_IN_WRITE": str(n)}
-        res = run_cli("apply", str(store), "--now", NOW, "--model", "none", "--yes", env=env)  # a process of its own
+        res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
         if res.returncode == 0:
             break  # more writes than the run makes
         assert res.returncode == 99, res.stderr

@@ -88,9 +88,12 @@ class Layout(Protocol):
         settings: Settings,
         run_id: str,
         resolve: str | None,
-        findings: list[Finding],
+        findings: list[Finding] | None = None,
     ) -> ChangeSet:
-        """The file operations (and an account of every action) that apply the chosen actions."""
+        """The file operations (and an account of every action) that apply the chosen actions.
+
+        `findings` are the plan's; None (a caller without a plan) lets a writer that reports on
+        them derive them itself."""
         ...
 
 
@@ -160,6 +163,6 @@ class ModuleLayout(BaseLayout):
         settings: Settings,
         run_id: str,
         resolve: str | None,
-        findings: list[Finding],
+        findings: list[Finding] | None = None,
     ) -> ChangeSet:
         return self.writer.changes(corpus, actions, settings, run_id, resolve)

@@ -26,7 +26,7 @@ class ClaudeLayout(ModuleLayout):
         return frozenset({"metadata"})
 
     def changes(self, corpus: Corpus, actions: list[Action], settings: Settings, run_id: str, resolve: str | None,
-                findings: list[Finding]) -> ChangeSet:
+                findings: list[Finding] | None = None) -> ChangeSet:
         # The report's "Flagged for Review" lists the plan's findings.
         return writer.changes(corpus, actions, settings, run_id, resolve, findings=findings)
 
