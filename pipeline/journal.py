@@ -219,11 +219,23 @@ def _read_fd(fd: int) -> bytes:
 
 
 def _open_regular(path: Path, flags: int) -> int:
+    """Open a store file to change it where it is: never a FIFO, and never a file with a second name
+    (a hard link to a snapshot or an outside file would grow or shrink that other file too)."""
     fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK)
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
         os.close(fd)
-        raise OSError(errno.EINVAL, "not a regular file", str(path))
+        why = "not a regular file" if not stat.S_ISREG(st.st_mode) else "it has other hard links"
+        raise OSError(errno.EINVAL, why, str(path))
     return fd
+
+
+def _hard_linked(path: Path) -> bool:
+    try:
+        st = path.lstat()
+    except FileNotFoundError:
+        return False
+    return stat.S_ISREG(st.st_mode) and st.st_nlink > 1
 
 
 # --- the journal file -------------------------------------------------------------------------
@@ -241,10 +253,7 @@ def _save_record(run: Path, record: RunRecord, key: bytes) -> None:
     folder fsync says after; before that, an error means the old journal still stands."""
     data = _record_bytes(record, key, run)
     spare = run / SPARE
-    try:
-        fd = os.open(spare, os.O_WRONLY | os.O_NOFOLLOW)
-    except OSError:
-        fd = None
+    fd = _open_spare(spare)
     if fd is not None:
         try:
             size = os.fstat(fd).st_size
@@ -261,6 +270,32 @@ def _save_record(run: Path, record: RunRecord, key: bytes) -> None:
             if fd is not None:
                 os.close(fd)
     write_atomic(run / JOURNAL, data, mode=0o600)
+
+
+# (device, inode) of each spare this process created: only those are ever written into
+_spares: dict[str, tuple[int, int]] = {}
+
+
+def _open_spare(spare: Path) -> int | None:
+    """Our own spare, open for writing, or None. Anything else planted under its name (a hard link
+    to a store file, a FIFO, a file of a crashed process) is never written into: its name is
+    unlinked, which loses no data, and the journal goes through a temp file."""
+    try:
+        fd = os.open(spare, os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        fd = None
+    if fd is not None:
+        st = os.fstat(fd)
+        if stat.S_ISREG(st.st_mode) and st.st_nlink == 1 and _spares.get(str(spare)) == (st.st_dev, st.st_ino):
+            return fd
+        os.close(fd)
+    try:
+        spare.unlink()
+    except OSError:
+        pass
+    return None
 
 
 def _fsync_quietly(fd: int) -> None:
@@ -282,6 +317,8 @@ def _fsync_dir_quietly(path: Path) -> None:
 def _write_spare(run: Path, size: int) -> None:
     fd = os.open(run / SPARE, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
     try:
+        st = os.fstat(fd)
+        _spares[str(run / SPARE)] = (st.st_dev, st.st_ino)
         _write_all(fd, b" " * size)
         os.fsync(fd)
     finally:
@@ -316,11 +353,20 @@ def _only_our_files(run: Path) -> bool:
     """Whether a journal-less run folder holds nothing but what a run writes before its journal."""
     for entry in os.scandir(run):
         if entry.name in ("before", "added") and entry.is_dir(follow_symlinks=False):
-            if not all(re.fullmatch(r"[0-9]{5}", e.name) or TMP_NAME.fullmatch(e.name) for e in os.scandir(entry.path)):
+            if not all(_our_copy(e) for e in os.scandir(entry.path)):
                 return False
         elif not (TMP_NAME.fullmatch(entry.name) and entry.is_file(follow_symlinks=False)):
             return False
     return True
+
+
+def _our_copy(entry: os.DirEntry) -> bool:
+    """A copy a run writes: a regular file of one link, named NNNNN or as our temp file. A folder
+    or a second name of another file is never ours, so the folder holding it is never removed."""
+    if not (re.fullmatch(r"[0-9]{5}", entry.name) or TMP_NAME.fullmatch(entry.name)):
+        return False
+    st = entry.stat(follow_symlinks=False)
+    return stat.S_ISREG(st.st_mode) and st.st_nlink == 1
 
 
 def _view(root: Path, entry: os.DirEntry, key: bytes | None) -> RunView | None:
@@ -431,6 +477,8 @@ def _simulate(root: Path, ops: list[Op]) -> _Sim:
             data = current(op.path)
             if data is None:
                 raise RunFailed(f"cannot append to {op.path}: it does not exist")
+            if _hard_linked(root / op.path):
+                raise RunFailed(f"refusing to append to {op.path}: it has other hard links (they would change too); nothing applied")
             if uses[op.path] > 1:
                 # touched by other ops too: one journaled rewrite, so rollback has a single story
                 op = Op("write", op.path, data=data + op.data, expect=op.expect)
@@ -439,6 +487,8 @@ def _simulate(root: Path, ops: list[Op]) -> _Sim:
             put(op.path, data + op.data)
         elif op.kind == "truncate":
             data = current(op.path)
+            if _hard_linked(root / op.path):
+                raise RunFailed(f"refusing to cut {op.path} back: it has other hard links (they would change too); nothing changed")
             if data is None or op.length is None or not 0 <= op.length <= len(data):
                 raise RunFailed(f"cannot cut {op.path} back: it is shorter than the run left it")
             put(op.path, data[: op.length])
@@ -513,6 +563,8 @@ class _Live:
         try:
             if stat.S_ISREG(target.lstat().st_mode):
                 os.link(target, self.run / self.names[p], follow_symlinks=False)
+                st = (self.run / self.names[p]).lstat()
+                _lives[str(self.run / self.names[p])] = (st.st_dev, st.st_ino)
                 self.linked.add(p)
         except OSError:
             self.names.pop(p)  # another file system, no hard links: no detection for this file
@@ -752,8 +804,11 @@ def _restore(
     """Put `p` back to before the run by the cheapest way that needs no free space; returns a note."""
     target = root / p
     if "append" in entry:
-        fd = _open_regular(target, os.O_WRONLY)
+        fd = _open_regular(target, os.O_RDWR)
         try:
+            if sha(_read_fd(fd)) != state(cur):
+                # written since rollback read it: cutting now could drop those bytes; next time decides
+                raise ChangedMeanwhile(f"{p} changed while it was being rolled back (written by something else)")
             os.ftruncate(fd, entry["append"]["length"])
             _fsync_quietly(fd)
         finally:
@@ -761,7 +816,7 @@ def _restore(
         return None
     live = run / entry["live"] if "live" in entry else None
     if live is not None and os.path.lexists(live):
-        if stat.S_ISREG(run_file(run, entry["live"], LIVE).lstat().st_mode):
+        if _our_live(run, entry):
             changed = sha(live.read_bytes()) != entry["before"]
             os.replace(live, target)  # the very file the run replaced: whoever holds it open is back
             _fsync_dir_quietly(target.parent)
@@ -794,6 +849,24 @@ def _restore(
     target.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(target, blob, mode=entry.get("mode"))
     return None
+
+
+# (device, inode) of each live link this process made: a planted one is never put at a store path
+_lives: dict[str, tuple[int, int]] = {}
+
+
+def _our_live(run: Path, entry: dict[str, Any]) -> bool:
+    """Whether the live link is the very file the run replaced: a regular file of one link (a second
+    name of some other store file would put that file's inode at the target), and, when this
+    process made it, the inode it linked; from a crashed process, one whose bytes started as ours."""
+    link = run_file(run, entry["live"], LIVE)
+    st = link.lstat()
+    if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
+        return False
+    made = _lives.get(str(link))
+    if made is not None:
+        return made == (st.st_dev, st.st_ino)
+    return _pre_run_bytes_in_place(run, {"before": entry["before"], "blob": entry["blob"]}, link.read_bytes())
 
 
 def rollback(root: Path, run: Path, record: RunRecord, key: bytes | None = None) -> Rollback:
@@ -960,7 +1033,7 @@ def _sweep_run(view: RunView) -> None:
             _sweep(sub)
 
 
-def recover(root: Path, strict: bool = True) -> list[str]:
+def recover(root: Path, strict: bool = True, discard: bool = True) -> list[str]:
     """Roll back every run of ours a crash left unfinished and remove its temp files. Returns one
     message per run recovered. With `strict` (every command that writes), an unfinished journal
     that is not ours, or not of our shape, stops the command (RunFailed); either way it is never
@@ -971,6 +1044,8 @@ def recover(root: Path, strict: bool = True) -> list[str]:
         if view.problem:
             continue
         if view.empty:
+            if not discard:
+                continue  # `plan` only reports it: discarding is for the commands that write
             # The crash came before the journal existed: nothing in the store was changed yet, and
             # the folder holds only our own copies.
             shutil.rmtree(view.path)

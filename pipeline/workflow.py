@@ -16,7 +16,7 @@ from typing import Any, Callable
 from .apply import ApplyResult, Resolution, apply_plan, select_actions
 from .config import Settings
 from .errors import RunFailed, os_reason
-from .journal import committed_runs, recover, unfinished_runs, write_atomic
+from .journal import committed_runs, recover, run_views, unfinished_runs, write_atomic
 from .lock import STATE_DIR, run_in_progress, state_dir, store_lock
 from .model import Corpus, Plan
 from .plan import build_plan
@@ -31,10 +31,14 @@ def recover_store(root: Path, say: Say) -> None:
     ours, refused = unfinished_runs(root)
     for view in refused:
         say(view.refusal())
-    if not ours:
+    empty = {v.name for v in run_views(root) if v.empty}
+    for name in sorted(empty & set(ours)):
+        # read-only: a folder interrupted before its journal is left for a command that writes
+        say(f"run {name} was interrupted before any change; the next command that writes discards it")
+    if not set(ours) - empty:
         return
     with store_lock(root):
-        for message in recover(root, strict=False):
+        for message in recover(root, strict=False, discard=False):
             say(message)
 
 

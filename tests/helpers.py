@@ -214,7 +214,7 @@ def kill_apply_then_recover(store: Path, step: int, env: dict | None = None) -> 
     killed = snapshot(store)
     nxt = run_cli("plan", str(store), "--now", NOW, "--model", "none", "--json", env=base)
     assert nxt.returncode == 0, nxt.stderr
-    assert "rolled back" in nxt.stderr or "discarded" in nxt.stderr
+    assert "rolled back" in nxt.stderr or "interrupted before any change" in nxt.stderr
     assert snapshot(store) == before
     return before, killed
 

@@ -406,3 +406,94 @@ def test_our_own_crashed_run_is_not_rolled_back_through_a_folder_now_leading_out
     with pytest.raises(RunFailed, match=RUN):
         recover(root)
     assert tree(tmp_path) == before
+
+
+# ---------------------------------------------------------------------------------------------
+# Names planted in our own run folder: never written through, never waited on.
+
+STYLE = "blog/rules/style.md"
+
+
+def _applied(tmp_path: Path) -> tuple[Path, Path]:
+    store = copy_store(FIXTURES / "bank", tmp_path / "store")
+    assert apply(store).returncode == 0
+    (run,) = (store / ".memconsolidate" / "runs").iterdir()
+    return store, run
+
+
+def test_a_hard_link_planted_as_the_spare_is_never_written_through(tmp_path):
+    store, run = _applied(tmp_path)
+    big = b"# style\n" + b"keep every word of this file\n" * 20000  # larger than any journal
+    (store / STYLE).write_bytes(big)
+    os.link(store / STYLE, run / "journal.spare")
+    result = cli("undo", str(store))
+    assert result.returncode == 0, result.stderr
+    assert (store / STYLE).read_bytes() == big
+    assert json.loads((run / "journal.json").read_bytes())["status"] == "undone"
+
+
+def test_a_fifo_planted_as_the_spare_never_hangs_undo(tmp_path):
+    store, run = _applied(tmp_path)
+    os.mkfifo(run / "journal.spare")
+    result = cli("undo", str(store), timeout=60)
+    assert result.returncode == 0, result.stderr
+    assert json.loads((run / "journal.json").read_bytes())["status"] == "undone"
+
+
+def test_plan_never_deletes_a_planted_journal_less_folder_with_subfolders(world):
+    deep = world.store / ".memconsolidate" / "runs" / RUN / "before" / "00000" / "deep"
+    deep.mkdir(parents=True)
+    (deep / "important.md").write_bytes(b"notes\n")
+    state = tree(world.store / ".memconsolidate")
+    result = plan(world.store)
+    assert "discarded" not in result.stderr + result.stdout
+    assert tree(world.store / ".memconsolidate") == state
+    assert apply(world.store).returncode != 0  # not ours: never removed, even by a writing command
+    assert (deep / "important.md").read_bytes() == b"notes\n"
+
+
+def test_plan_leaves_our_own_journal_less_folder_for_a_writing_command(world):
+    before = world.store / ".memconsolidate" / "runs" / RUN / "before"
+    before.mkdir(parents=True)
+    (before / "00000").write_bytes(b"a copy\n")
+    state = tree(world.store / ".memconsolidate")
+    result = plan(world.store)
+    assert result.returncode == 0, result.stderr
+    assert tree(world.store / ".memconsolidate") == state
+    assert "discarded" not in result.stderr
+    written = apply(world.store)
+    assert f"discarded run {RUN}" in written.stdout + written.stderr
+    assert not before.exists()
+
+
+def test_a_planted_live_link_to_another_store_file_is_never_put_back(tmp_path, monkeypatch):
+    from pipeline import journal
+    from pipeline.journal import execute, recover
+    from pipeline.journal import Op
+
+    store = copy_store(FIXTURES / "bank", tmp_path / "store")
+    style = (store / STYLE).read_bytes()
+    learned = store / "blog/rules/learned.md"
+
+    class Crash(BaseException):
+        pass
+
+    real = journal._apply_op
+
+    def plant_then_crash(root_, op, *args, **kwargs):
+        real(root_, op, *args, **kwargs)
+        (run,) = (store / ".memconsolidate" / "runs").iterdir()
+        live = run / "live" / "00000"
+        live.unlink(missing_ok=True)
+        os.link(store / STYLE, live)  # a second name of another store file, under the live name
+        raise Crash()
+
+    monkeypatch.setattr(journal, "_apply_op", plant_then_crash)
+    old = learned.read_bytes()
+    with pytest.raises(Crash):
+        execute(store, [Op("write", "blog/rules/learned.md", data=b"new\n", expect=sha(old))], run_id="run-live")
+    monkeypatch.undo()
+    recover(store)
+    assert learned.read_bytes() == old
+    assert (store / STYLE).read_bytes() == style
+    assert (store / STYLE).stat().st_ino != learned.stat().st_ino

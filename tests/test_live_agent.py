@@ -365,6 +365,9 @@ def test_temp_files_left_by_a_kill_inside_a_write_are_removed_by_recovery(layout
         left_in_store += any(not t.startswith(".memconsolidate/") for t in tmps)
         nxt = run_cli("plan", str(store), "--now", NOW, "--model", "none", "--json", env={**os.environ, **CLOCK})
         assert nxt.returncode == 0, nxt.stderr
+        # `plan` is read-only for a run killed before its journal: a writing command discards it
+        assert all(t.startswith(".memconsolidate/runs/") for t in _tmp_files(store)), f"write {n}"
+        recover(store)
         assert _tmp_files(store) == [], f"write {n}"
         assert snapshot(store) == before
     else:
@@ -400,3 +403,67 @@ def test_recovery_removes_only_our_own_temp_files_and_never_follows_a_symlink(tm
     assert (root / "notes" / ".a.md.mc-tmp-looong").exists()
     assert (outside / "precious.txt").read_bytes() == b"outside\n"
     assert (outside / ".b.md.mc-tmp-abcdef").exists()
+
+
+# ---------------------------------------------------------------------------------------------
+# Hard links and late writes: an in-place change never reaches another file, and rollback never cuts
+# bytes written after it looked.
+
+
+def test_rollback_never_cuts_bytes_appended_after_it_read_the_file(tmp_path, monkeypatch):
+    root = store_of("bank", tmp_path)
+    cs = changes(root)
+
+    class Crash(BaseException):
+        pass
+
+    real = journal._apply_op
+
+    def crash_after_the_append(root_, op, *args, **kwargs):
+        real(root_, op, *args, **kwargs)
+        if op.path == BLOG:
+            raise Crash()
+
+    monkeypatch.setattr(journal, "_apply_op", crash_after_the_append)
+    with pytest.raises(Crash):
+        execute(root, cs.ops, run_id="run-live")
+    monkeypatch.undo()
+    agent = Agent(root / BLOG)
+    real_ours = journal._ours
+
+    def agent_writes_after_the_check(run, entry, cur):
+        ours = real_ours(run, entry, cur)
+        if not agent.lines:
+            agent.write()  # between rollback's first read and its truncation
+        return ours
+
+    monkeypatch.setattr(journal, "_ours", agent_writes_after_the_check)
+    with pytest.raises(RunFailed):
+        recover(root)
+    monkeypatch.undo()
+    agent.close()
+    assert (root / BLOG).read_bytes().endswith(agent.lines[0])
+    recover(root)  # the next command: the file is no longer what the run left, so it is kept
+    assert (root / BLOG).read_bytes().endswith(agent.lines[0])
+
+
+def test_apply_never_appends_through_a_hard_link(tmp_path):
+    root = store_of("bank", tmp_path)
+    outside = tmp_path / "snapshot.jsonl"
+    os.link(root / BLOG, outside)
+    before, kept = files(root), outside.read_bytes()
+    with pytest.raises(RunFailed, match="hard links"):
+        execute(root, changes(root).ops, run_id="run-live")
+    assert outside.read_bytes() == kept
+    assert files(root) == before
+
+
+def test_undo_never_cuts_back_through_a_hard_link(tmp_path):
+    root = store_of("bank", tmp_path)
+    execute(root, changes(root).ops, run_id="run-live")
+    outside = tmp_path / "snapshot.jsonl"
+    os.link(root / BLOG, outside)
+    kept = outside.read_bytes()
+    with pytest.raises(RunFailed, match="hard links"):
+        undo(root)
+    assert outside.read_bytes() == kept == (root / BLOG).read_bytes()
