@@ -6,8 +6,6 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import subprocess
-import sys
 import threading
 from pathlib import Path
 
@@ -208,9 +206,8 @@ def test_a_rewritten_index_left_alone_during_the_run_is_applied(tmp_path):
 
 
 def _kill_at(store: Path, step: int) -> None:
-    cmd = [sys.executable, "-m", "pipeline", "apply", str(store), "--now", NOW, "--model", "none", "--yes"]
     env = {**os.environ, **CLOCK, "MEMCONSOLIDATE_FAULT_AFTER": str(step)}
-    res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+    res = run_cli("apply", str(store), "--now", NOW, "--model", "none", "--yes", env=env)  # a process of its own
     assert res.returncode == 99, res.stderr
 
 
@@ -354,9 +351,8 @@ def test_temp_files_left_by_a_kill_inside_a_write_are_removed_by_recovery(layout
     for n in range(1, 40):
         store = store_of(layout, tmp_path / f"k{n}")
         before = snapshot(store)
-        cmd = [sys.executable, "-m", "pipeline", "apply", str(store), "--now", NOW, "--model", "none", "--yes"]
         env = {**os.environ, **CLOCK, "MEMCONSOLIDATE_FAULT_IN_WRITE": str(n)}
-        res = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=120)
+        res = run_cli("apply", str(store), "--now", NOW, "--model", "none", "--yes", env=env)  # a process of its own
         if res.returncode == 0:
             break  # more writes than the run makes
         assert res.returncode == 99, res.stderr
