@@ -279,25 +279,32 @@ def test_a_moved_file_is_linked_back_without_a_copy(tmp_path, monkeypatch):
     assert not (root / "archive").exists()
 
 
-def test_a_crash_after_the_append_and_an_agent_appending_after_keeps_everything(tmp_path, monkeypatch):
-    root = store_of("bank", tmp_path)
+
+class _Crash(BaseException):
+    """A crash the journal does not catch (it catches OSError): the run stays unfinished."""
+
+
+def crash_right_after_the_append(root: Path, monkeypatch):
+    """Apply the bank fixture's changes and crash right after the append to BLOG."""
     cs = changes(root)
-    original = (root / BLOG).read_bytes()
-
-    class Crash(BaseException):
-        pass
-
     real = journal._apply_op
 
     def crash_after_the_append(root_, op, *args, **kwargs):
         real(root_, op, *args, **kwargs)
         if op.path == BLOG:
-            raise Crash()
+            raise _Crash()
 
     monkeypatch.setattr(journal, "_apply_op", crash_after_the_append)
-    with pytest.raises(Crash):
+    with pytest.raises(_Crash):
         execute(root, cs.ops, run_id="run-live")
     monkeypatch.undo()
+    return cs
+
+
+def test_a_crash_after_the_append_and_an_agent_appending_after_keeps_everything(tmp_path, monkeypatch):
+    root = store_of("bank", tmp_path)
+    original = (root / BLOG).read_bytes()
+    cs = crash_right_after_the_append(root, monkeypatch)
     agent = Agent(root / BLOG)
     agent.write()
     agent.close()
@@ -408,22 +415,7 @@ def test_recovery_removes_only_our_own_temp_files_and_never_follows_a_symlink(tm
 
 def test_rollback_never_cuts_bytes_appended_after_it_read_the_file(tmp_path, monkeypatch):
     root = store_of("bank", tmp_path)
-    cs = changes(root)
-
-    class Crash(BaseException):
-        pass
-
-    real = journal._apply_op
-
-    def crash_after_the_append(root_, op, *args, **kwargs):
-        real(root_, op, *args, **kwargs)
-        if op.path == BLOG:
-            raise Crash()
-
-    monkeypatch.setattr(journal, "_apply_op", crash_after_the_append)
-    with pytest.raises(Crash):
-        execute(root, cs.ops, run_id="run-live")
-    monkeypatch.undo()
+    cs = crash_right_after_the_append(root, monkeypatch)
     agent = Agent(root / BLOG)
     real_ours = journal._ours
 
