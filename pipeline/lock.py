@@ -23,10 +23,24 @@ def state_dir(root: Path) -> Path:
         # journals and backups written through it would live outside the store
         raise RunFailed(f"{path} is a symlink: refusing to keep the journal outside the store")
     try:
-        path.mkdir(mode=0o700, exist_ok=True)
+        path.mkdir(mode=0o700)
     except FileExistsError:
-        raise RunFailed(f"{path} is not a folder: refusing to keep the journal there") from None
+        if not path.is_dir():
+            raise RunFailed(f"{path} is not a folder: refusing to keep the journal there") from None
+        return path
+    _ignore_in_git(path)
     return path
+
+
+def _ignore_in_git(path: Path) -> None:
+    """A new state folder ignores itself, as pytest's and ruff's caches do: a store inside a git
+    repository must never commit the before-images of its memories."""
+    try:
+        fd = os.open(path / ".gitignore", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    except FileExistsError:
+        return
+    with os.fdopen(fd, "wb") as fh:
+        fh.write(b"# created by memconsolidate: its journals hold copies of your memories\n*\n")
 
 
 @contextmanager

@@ -497,3 +497,22 @@ def test_a_planted_live_link_to_another_store_file_is_never_put_back(tmp_path, m
     assert learned.read_bytes() == old
     assert (store / STYLE).read_bytes() == style
     assert (store / STYLE).stat().st_ino != learned.stat().st_ino
+
+
+def test_a_new_state_folder_ignores_itself_in_git(tmp_path):
+    import subprocess
+
+    from pipeline.lock import state_dir
+
+    repo = tmp_path / "repo"
+    (repo / "store").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    folder = state_dir(repo / "store")
+    (folder / "runs").mkdir()
+    (folder / "runs" / "copy-of-a-memory").write_text("secret memory text\n")
+    out = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=all"], capture_output=True, text=True, check=True)
+    assert ".memconsolidate" not in out.stdout
+    # an existing folder (the user's own .gitignore there, or none) is left as it is
+    (folder / ".gitignore").write_text("mine\n")
+    state_dir(repo / "store")
+    assert (folder / ".gitignore").read_text() == "mine\n"

@@ -332,5 +332,5 @@ def test_crux_apply_keeps_no_scratch_copy_of_the_store_outside_it(tmp_path, monk
     plan, result = apply_in_process(root)
     assert result is not None and result.changes.applied
     state = root / ".memconsolidate"
-    leftovers = [p.name for p in state.iterdir() if p.name not in ("lock", "runs", "key")]
+    leftovers = [p.name for p in state.iterdir() if p.name not in ("lock", "runs", "key", ".gitignore")]
     assert leftovers == []
