@@ -453,6 +453,11 @@ def _eval_table(results) -> str:
     return "\n".join(lines) + "\n"
 
 
+from .fleet.cli import app as _fleet_app  # noqa: E402 - it imports the option types defined above
+
+app.add_typer(_fleet_app, name="fleet", help="Plan, apply or run many stores at once (JSON lines; local processes or Ray).")
+
+
 def main() -> None:
     # Keys keep the bytes of non-UTF-8 file names as lone surrogates: print them as \udcXX escapes
     # (valid JSON that loads back to the same key), never crash or emit invalid UTF-8.

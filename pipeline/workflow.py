@@ -131,9 +131,18 @@ class RunOutcome:
 
 
 def run_store(
-    path: str, settings: Settings, say: Say, if_due: bool, wall: dt.datetime | None = None, progress: Say | None = None
+    path: str,
+    settings: Settings,
+    say: Say,
+    if_due: bool,
+    wall: dt.datetime | None = None,
+    progress: Say | None = None,
+    before_apply: Callable[[Plan], None] | None = None,
 ) -> RunOutcome:
-    """Plan and apply every automatic action, non-interactively; record success only if complete."""
+    """Plan and apply every automatic action, non-interactively; record success only if complete.
+
+    `before_apply` sees the finished plan first; if it raises, nothing is applied or recorded (a
+    fleet whose shared budget ran out during this plan)."""
     from .stages import stage_runner
 
     root = resolve_root(path)
@@ -147,6 +156,8 @@ def run_store(
             if not due:
                 return RunOutcome(ran=False, reason=why)
         plan = build_plan(corpus, settings, stage_runner(settings, progress=progress))
+        if before_apply is not None:
+            before_apply(plan)
         actions = select_actions(plan, None, None)
         result = apply_plan(root, corpus, plan, settings, actions, None) if actions else None
         complete = not plan.errors
