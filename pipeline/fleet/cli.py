@@ -69,6 +69,7 @@ def _fleet(command: str, o: dict[str, Any], **task: Any) -> None:
         for warning in targets.warnings:
             _say(warning)
         if task.get("plans_dir"):
+            task["plans_dir"] = str(Path(task["plans_dir"]).resolve())  # workers may run elsewhere
             Path(task["plans_dir"]).mkdir(parents=True, exist_ok=True)
         spec = TaskSpec(command=command, settings=settings, **task)  # type: ignore[arg-type]
         report = Report()

@@ -4,7 +4,8 @@ Discovery asks the layout registry, never a list of its own: a folder is a store
 whose markers sit at a store's root (crux, zylos, bank) detects it. A catch-all layout (claude: a
 MEMORY.md anywhere below) detects every folder above one of its stores too, so a folder is its
 store only if no visible subfolder is detected as well: the repository holding `.claude/`, or a
-memory folder itself. Discovery never descends into a store (a store inside a store would be
+memory folder itself (a home folder whose repositories hold stores of their own has its
+`.claude/` found as one more store). Discovery never descends into a store (a store inside a store would be
 worked on twice, under two locks), nor into `.git`, `.memconsolidate` or the other folders the
 readers skip, and never follows a symlinked folder (it could leave DIR or loop).
 """
@@ -75,21 +76,21 @@ def discover(root: str, warn: Callable[[str], None]) -> list[str]:
     rooted, catch_all = _layouts()
     found: list[str] = []
 
-    def visit(folder: Path, loose: list) -> None:
-        # `loose`: the catch-all layouts that may still find a store below this folder
+    def visit(folder: Path) -> None:
         if any(_detects(layout, folder) for layout in rooted):
             found.append(str(folder.resolve()))
             return
-        here = [layout for layout in loose if _detects(layout, folder)]
         children = _subdirs(folder, warn)
+        # Not pruned when a catch-all layout does not detect a folder: claude's does not see a bare
+        # memory folder (MEMORY.md at its root) from the folder above it.
+        here = [layout for layout in catch_all if _detects(layout, folder)]
         if here and not any(_detects(layout, c) for layout in here for c in children if not c.name.startswith(".")):
             found.append(str(folder.resolve()))
             return
         for child in children:
-            if not child.name.startswith(".") or not here:
-                visit(child, here)
+            visit(child)
 
-    visit(top, catch_all)
+    visit(top)
     return found
 
 

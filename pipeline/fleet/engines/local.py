@@ -19,7 +19,11 @@ from ..task import Task, TaskSpec, crashed_record, run_task
 from . import Done
 
 
-def _worker(conn: Connection, spec: TaskSpec, budget: LocalBudget | None, task: Task) -> None:
+def _worker(conn: Connection, env: dict[str, str], spec: TaskSpec, budget: LocalBudget | None, task: Task) -> None:
+    # The forkserver's environment is the one it started with: the fleet's own is what counts
+    # (its reply cache, its keys), as for a store run alone from the same shell.
+    os.environ.clear()
+    os.environ.update(env)
     while True:
         try:
             path = conn.recv()
@@ -33,7 +37,7 @@ def _worker(conn: Connection, spec: TaskSpec, budget: LocalBudget | None, task: 
 class _Slot:
     def __init__(self, ctx: Any, spec: TaskSpec, budget: LocalBudget | None, task: Task) -> None:
         self.conn, child = ctx.Pipe()
-        self.process = ctx.Process(target=_worker, args=(child, spec, budget, task), daemon=True, name="memconsolidate-fleet")
+        self.process = ctx.Process(target=_worker, args=(child, dict(os.environ), spec, budget, task), daemon=True, name="memconsolidate-fleet")
         self.process.start()
         child.close()
         self.path: str | None = None
