@@ -172,25 +172,53 @@ def _state_file(path: Path, *items: dict | str) -> None:
 def test_fleet_run_if_due_resumes_what_an_earlier_attempt_finished_and_trusts_no_other_path(tmp_path):
     import datetime as dt
 
-    stores = [copy_store(FIXTURES / "bank", tmp_path / "fleet" / f"bank{i}") for i in range(3)]
+    stores = [copy_store(FIXTURES / "bank", tmp_path / "fleet" / f"bank{i}") for i in range(4)]
     state = tmp_path / "fleet.jsonl"
     started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
     finished = {"path": str(stores[0]), "layout": "bank", "status": "ok", "counts": {}, "errors": [], "run_id": "r0", "llm": {"calls": 2}}
-    foreign = {**finished, "path": str(tmp_path / "elsewhere")}
+    mangled = {"path": str(stores[3]), "status": "failed", "counts": "many", "errors": 5, "layout": ["x"], "llm": {"calls": "lots"}}
     _state_file(state, {"schema": "memconsolidate.fleet-state/1", "fleet_run": "F1", "started": started},
-                {"fleet_run": "F1", "store": finished}, {"fleet_run": "F1", "store": foreign},
-                {"fleet_run": "OTHER", "store": {**finished, "path": str(stores[1])}}, '{"fleet_run": "F1", "store": {"pa')
+                {"fleet_run": "F1", "store": finished},
+                {"fleet_run": "F1", "store": {**finished, "path": str(tmp_path / "elsewhere")}},  # not a target
+                {"fleet_run": "OTHER", "store": {**finished, "path": str(stores[1])}},  # another fleet run's
+                {"fleet_run": "F1", "store": {**finished, "path": str(stores[2]), "status": "made-up"}},
+                {"fleet_run": "F1", "store": mangled},
+                '{"fleet_run": "F1", "store": {"pa')  # torn by the kill
     res = run_cli("fleet", "run", *map(str, stores), "--if-due", "--state", str(state), "--now", NOW, "--model", "none")
-    assert res.returncode == 0, res.stderr
+    assert res.returncode == 1, res.stderr  # stores[3] failed in the earlier attempt
     records = lines(res.stdout)
     assert set(records) == {str(p) for p in stores}  # the foreign line named no target: not reported
     assert records[str(stores[0])]["resumed"] is True and committed_runs(stores[0]) == []  # skipped, never opened
-    assert [records[str(p)]["status"] for p in stores[1:]] == ["ok", "ok"] and all(committed_runs(p) for p in stores[1:])
+    assert records[str(stores[3])] == {"path": str(stores[3]), "status": "failed", "layout": None, "run_id": None,
+                                       "counts": {}, "errors": [], "llm": {"calls": 0, "cache_hits": 0, "cost_usd": 0.0}, "resumed": True}
+    assert [records[str(p)]["status"] for p in stores[1:3]] == ["ok", "ok"] and all(committed_runs(p) for p in stores[1:3])
     assert json.loads(state.read_text().splitlines()[-1]) == {"complete": True, "fleet_run": "F1"}
     # complete: the next --if-due starts a new fleet run, where each store's own schedule decides
     res = run_cli("fleet", "run", *map(str, stores), "--if-due", "--state", str(state), "--now", NOW, "--model", "none")
-    assert [lines(res.stdout)[str(p)]["status"] for p in stores] == ["ok", "not_due", "not_due"], res.stderr
+    assert [lines(res.stdout)[str(p)]["status"] for p in stores] == ["ok", "not_due", "not_due", "ok"], res.stderr
     assert (stores[0] / ".memconsolidate" / "state.json").exists()
+
+
+def test_a_stale_fleet_state_starts_a_new_fleet_run_and_a_symlinked_one_is_refused(tmp_path):
+    import datetime as dt
+
+    from pipeline.errors import UsageError
+    from pipeline.fleet.resume import FleetState
+
+    state = tmp_path / "s.jsonl"
+    old = (dt.datetime.now(dt.timezone.utc) - dt.timedelta(days=2)).isoformat()
+    record = {"path": "/x", "status": "ok"}
+    _state_file(state, {"schema": "memconsolidate.fleet-state/1", "fleet_run": "F1", "started": old}, {"fleet_run": "F1", "store": record})
+    fresh = FleetState(state, ["/x"], dt.timedelta(hours=23.5))
+    fresh.close(complete=False)
+    assert fresh.finished == {} and fresh.fleet_run != "F1" and "F1" not in state.read_text()
+    elsewhere = tmp_path / "elsewhere.txt"
+    elsewhere.write_text("keep\n")
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(elsewhere)
+    with pytest.raises(UsageError, match="symlink"):
+        FleetState(link, ["/x"], dt.timedelta(hours=23.5))
+    assert elsewhere.read_text() == "keep\n"
 
 
 def test_a_killed_fleet_run_started_again_skips_the_stores_it_finished(tmp_path):

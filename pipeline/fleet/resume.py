@@ -25,10 +25,12 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..errors import UsageError
+from .task import STATUSES
 
 SCHEMA = "memconsolidate.fleet-state/1"
 DEFAULT_NAME = ".memconsolidate-fleet.jsonl"
-RETRIED = frozenset({"budget_exhausted"})  # not finished: the next attempt tries again
+# budget_exhausted is not finished: the next attempt tries it again
+FINISHED = frozenset(STATUSES) - {"budget_exhausted"}
 
 
 def default_path(discover_dir: str | None) -> Path:
@@ -88,9 +90,11 @@ class FleetState:
                 if item.get("fleet_run") != self.fleet_run or not isinstance(record, dict):
                     continue
                 where = record.get("path")
-                if isinstance(where, str) and where in wanted and record.get("status") not in RETRIED:
-                    self.finished[where] = record
-                elif isinstance(where, str) and where in wanted:
+                if not isinstance(where, str) or where not in wanted:
+                    continue
+                if record.get("status") in FINISHED:
+                    self.finished[where] = _clean(record)
+                else:
                     self.finished.pop(where, None)
             self._fd = self._open(truncate=False)
         else:
@@ -142,3 +146,16 @@ def _number(value: Any, kind: type) -> Any:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or value < 0 or value == float("inf"):
         return kind(0)
     return kind(value)
+
+
+def _clean(record: dict[str, Any]) -> dict[str, Any]:
+    """A record read back from the file, reduced to the report's fields with their types."""
+    out: dict[str, Any] = {"path": record["path"], "status": record["status"]}
+    out["layout"] = record.get("layout") if isinstance(record.get("layout"), str) else None
+    out["run_id"] = record.get("run_id") if isinstance(record.get("run_id"), str) else None
+    counts, llm, errors = record.get("counts"), record.get("llm"), record.get("errors")
+    out["counts"] = {str(k): _number(v, int) for k, v in counts.items()} if isinstance(counts, dict) else {}
+    out["errors"] = [e for e in errors if isinstance(e, str)] if isinstance(errors, list) else []
+    if isinstance(llm, dict):
+        out["llm"] = {"calls": _number(llm.get("calls"), int), "cache_hits": _number(llm.get("cache_hits"), int), "cost_usd": _number(llm.get("cost_usd"), float)}
+    return out
