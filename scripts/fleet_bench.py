@@ -8,7 +8,8 @@ printing). Each task is timed inside its worker, so
 
     overhead per store = (wall x workers - sum of the tasks' own seconds) / stores
 
-is what the engine adds to each store: starting and feeding workers, moving specs and records,
+is what the engine adds to each store (wall seconds of a worker slot; `task CPU s` is the task's
+own CPU, the figure a loaded machine does not inflate): starting and feeding workers, moving specs and records,
 for Ray its scheduler and object store. Ray's start-up (`ray.init`) is timed separately and not
 in its stores per minute (a cluster is started once, not per fleet run). Wall-clock figures:
 on a loaded machine, repeat and compare like with like.
@@ -30,9 +31,10 @@ LAYOUTS = ("bank", "claude", "crux", "zylos")
 def timed_task(path, spec, budget):
     from pipeline.fleet.task import run_task
 
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     record = run_task(path, spec, budget)
     record["seconds"] = time.perf_counter() - start
+    record["cpu"] = time.process_time() - cpu  # the worker's CPU: what the machine's load does not change
     return record
 
 
@@ -55,7 +57,8 @@ def measure(engine, paths: list[str], spec, workers: int) -> dict[str, float]:
     if bad:
         raise SystemExit(f"{len(bad)} store(s) not ok, e.g. {bad[0]}")
     busy = sum(r["seconds"] for r in records)
-    return {"wall": wall, "per_minute": len(paths) / wall * 60, "task_s": busy / len(paths), "overhead_s": (wall * workers - busy) / len(paths)}
+    cpu = sum(r["cpu"] for r in records) / len(paths)
+    return {"wall": wall, "per_minute": len(paths) / wall * 60, "task_s": busy / len(paths), "cpu_s": cpu, "overhead_s": (wall * workers - busy) / len(paths)}
 
 
 def main() -> None:
@@ -77,7 +80,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="fleet-bench-") as tmp:
         paths = build(Path(tmp), args.stores)
         print(f"{args.stores} stores ({', '.join(LAYOUTS)} in turn), model {args.model}, {args.workers} workers", flush=True)
-        print(f"{'engine':<7} {'run':>3} {'wall s':>8} {'stores/min':>11} {'task s/store':>13} {'overhead s/store':>17}")
+        print(f"{'engine':<7} {'run':>3} {'wall s':>8} {'stores/min':>11} {'task s/store':>13} {'task CPU s':>11} {'overhead s/store':>17}")
         for name in args.engines.split(","):
             if name == "ray":
                 import ray
@@ -89,7 +92,7 @@ def main() -> None:
             engine = get_engine(name, workers=args.workers)
             for run in range(1, args.repeat + 1):
                 m = measure(engine, paths, spec, args.workers)
-                print(f"{name:<7} {run:>3} {m['wall']:>8.1f} {m['per_minute']:>11.1f} {m['task_s']:>13.3f} {m['overhead_s']:>17.3f}", flush=True)
+                print(f"{name:<7} {run:>3} {m['wall']:>8.1f} {m['per_minute']:>11.1f} {m['task_s']:>13.3f} {m['cpu_s']:>11.3f} {m['overhead_s']:>17.3f}", flush=True)
             if name == "ray":
                 ray.shutdown()
 
