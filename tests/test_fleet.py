@@ -258,3 +258,12 @@ def test_bad_fleet_usage_is_one_line_and_exit_2(tmp_path, args, message):
     res = run_cli("fleet", "run", *(x.format(a=a) for x in args), "--model", "none")
     assert res.returncode == 2 and res.stdout == ""
     assert message in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.stderr
+
+
+def test_engine_ray_without_the_extra_says_how_to_install_it(tmp_path, monkeypatch):
+    pytest.importorskip("pipeline.fleet.engines.ray")
+    import pipeline.fleet.engines.ray as ray_engine
+
+    monkeypatch.setattr(ray_engine, "ray", None)  # as the module finds it without `pip install ...[fleet]`
+    res = run_cli("fleet", "plan", str(copy_store(FIXTURES / "bank", tmp_path / "b")), "--engine", "ray", "--model", "none")
+    assert res.returncode == 2 and res.stdout == "" and "pip install 'memconsolidate[fleet]'" in res.stderr, res.stderr
