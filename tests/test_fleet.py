@@ -267,3 +267,37 @@ def test_engine_ray_without_the_extra_says_how_to_install_it(tmp_path, monkeypat
     monkeypatch.setattr(ray_engine, "ray", None)  # as the module finds it without `pip install ...[fleet]`
     res = run_cli("fleet", "plan", str(copy_store(FIXTURES / "bank", tmp_path / "b")), "--engine", "ray", "--model", "none")
     assert res.returncode == 2 and res.stdout == "" and "pip install 'memconsolidate[fleet]'" in res.stderr, res.stderr
+
+
+class _Meter:
+    """A meter that lets `allow` requests through (each after a tiny wait), then refuses."""
+
+    def __init__(self, allow: int) -> None:
+        self.allow, self.reserved, self.refusals = allow, 0, 0
+
+    def reserve(self, stage: str) -> float:
+        if self.reserved >= self.allow:
+            self.refusals += 1
+            raise BudgetExceeded(stage, "the fleet says no")
+        self.reserved += 1
+        return 0.001
+
+    def spent(self, cost_usd: float) -> None:
+        pass
+
+
+def test_the_llm_client_reports_every_request_to_the_installed_meter(tmp_path):
+    import datetime as dt
+
+    from pipeline.config import Settings
+    from pipeline.llm.meter import installed
+    from pipeline.workflow import plan_store
+
+    store = copy_store(FIXTURES / "crux", tmp_path / "crux")
+    settings = Settings(now=dt.date(2026, 11, 29))
+    with installed(free := _Meter(allow=10**6)):
+        _, _, plan = plan_store(str(store), settings, lambda _: None)
+    assert free.reserved == plan.stats.llm_calls > 1 and plan.errors == []
+    with installed(tight := _Meter(allow=1)):
+        _, _, cut = plan_store(str(store), settings, lambda _: None)
+    assert cut.stats.llm_calls == 1 and tight.refusals >= 1 and "the fleet says no" in cut.errors[0].message
