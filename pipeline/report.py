@@ -70,12 +70,22 @@ def _action_lines(a: Action) -> list[str]:
     if a.needs_user:
         tags.append("needs you")
     suffix = f"  [{'; '.join(tags)}]" if tags else ""
-    return [f"  - {head}{suffix}", f"    {a.reason}"]
+    return [f"  - {head}{suffix}", f"    {a.reason}", *_replacement_lines(a)]
 
 
 def _finding_lines(f: Finding) -> list[str]:
     cls = f" {f.class_}" if f.class_ else ""
-    return [f"  - {', '.join(f.targets)}{cls}", f"    {f.reason}"]
+    return [f"  - {', '.join(f.targets)}{cls}", f"    {f.reason}", *_replacement_lines(f)]
+
+
+def _replacement_lines(item: Action | Finding) -> list[str]:
+    """An in-place edit's replacements (absolutize_dates, update_ref), one a line: before → after."""
+    reps = getattr(item, "replacements", None)
+    if not isinstance(reps, list):
+        return []
+    return [
+        f"      {r.get('field')}: “{r.get('before')}” → “{r.get('after')}”" for r in reps if isinstance(r, dict)
+    ]
 
 
 def render(plan: Plan) -> str:
