@@ -350,3 +350,29 @@ def test_the_payload_is_checked_before_anything_is_written():
         act({**good, "end": 20})
     with pytest.raises(EditRefused, match="no field"):
         edit_bytes(text, act({**good, "field": "title"}), True, "k")
+
+
+# ---------------------------------------------------------------------------------------------
+# changed since the plan, in the layouts not covered above
+
+
+def test_zylos_and_bank_targets_changed_since_the_plan_are_refused(tmp_path):
+    zylos = store(tmp_path, "zylos")
+    decisions = zylos / "reference/decisions.md"
+    decisions.write_bytes(decisions.read_bytes() + b"\n### Late\n- **Date:** 2026-05-02\n- **Decision:** Moved it yesterday.\n")
+    bank = store(tmp_path, "bank")
+    records = bank / "ops/memories.jsonl"
+    rec = {"id": "o901", "text": "Rotated yesterday.", "created_at": "2026-08-10T08:00:00Z", "updated_at": "2026-08-10T08:00:00Z", "revision": 1}
+    records.write_bytes(records.read_bytes() + json.dumps(rec).encode() + b"\n")
+    newer = json.dumps({**rec, "text": "Rotated yesterday, again.", "revision": 2}).encode() + b"\n"
+    for root, path, key, extra in ((zylos, decisions, "reference/decisions.md#late", b"<!-- agent -->\n"),
+                                   (bank, records, "ops/o901", newer)):
+        def agent_writes(plan, n, path=path, extra=extra):
+            path.write_bytes(path.read_bytes() + extra)
+            return True
+
+        _, result = apply_store(str(root), S, lambda _: None, ["absolutize_dates"], None, agent_writes)
+        whys = [w for a, w in result.changes.skipped if a.targets == [key]] if result else []
+        assert whys and "changed since the plan" in whys[0], key
+        assert path.read_bytes().endswith(extra)
+        assert b"on 2026" not in path.read_bytes().lower()

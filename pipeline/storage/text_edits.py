@@ -30,6 +30,7 @@ from typing import Callable, Mapping
 from ..journal import Op, sha
 from ..model import Action
 from ..text.frontmatter_edit import set_keys
+from ..text.splice import SpliceError, splice
 from .files import Unreadable, decode_text, split_frontmatter
 
 TEXT_EDIT_KINDS = ("absolutize_dates", "update_ref")
@@ -97,16 +98,10 @@ def merged(a: Fields, b: Fields) -> Fields:
 
 def replace_in(text: str, reps: list[Replacement], what: str) -> str:
     """`text` with each replacement put in; `EditRefused` when one's `before` is not where it says."""
-    out: list[str] = []
-    at = 0
-    for r in reps:
-        if r.end > len(text) or text[r.start : r.end] != r.before:
-            raise EditRefused(f"{what}: “{r.before}” is no longer at {r.start}-{r.end} (changed since the plan)")
-        out.append(text[at : r.start])
-        out.append(r.after)
-        at = r.end
-    out.append(text[at:])
-    return "".join(out)
+    try:
+        return splice(text, ((r.start, r.end, r.before, r.after) for r in reps))
+    except SpliceError as exc:
+        raise EditRefused(f"{what}: “{exc.before}” is no longer at {exc.start}-{exc.end} (changed since the plan)") from None
 
 
 def edit_text(text: str, edits: Fields, frontmatter: bool, what: str) -> str:

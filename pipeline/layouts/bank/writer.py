@@ -2,7 +2,8 @@
 
 A retired duplicate gets a new revision with `superseded_by`; the survivor gets a new revision with
 the retired records' corroboration added (it absorbs their observations). A record that is already
-retired is never superseded twice, and a pinned record is never superseded. Learned rules are
+retired is never superseded twice, and a pinned record is never superseded. An in-place text edit
+(`absolutize_dates`, `update_ref`: `edits.py`) is a new revision carrying the replaced text. Learned rules are
 appended to `<bank>/rules/learned.md`, fingerprint-deduplicated; hand-written rule files are never
 touched.
 """

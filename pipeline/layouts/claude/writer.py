@@ -27,6 +27,9 @@ What each action does:
   only if the reader will find every surviving file in it exactly once (`reconcile_entry_lines`
   makes the rebuild and the reader agree on which lines are entries).
 
+- `absolutize_dates`, `update_ref` (`edits.py`): replacements in the body and description, in place
+  (one write per file, with any note of the run); never on a file the run archives.
+
 Files the reader reported as unreadable (`parse_error`) and symlinks are never moved or edited; they
 stay listed in the index because they are still files of the folder.
 

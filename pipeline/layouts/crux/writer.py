@@ -18,7 +18,9 @@ named by several actions and the outcome does not depend on the plan's order:
    never done; trackers are keyed by slug and stay where they are.
 4. `consolidate`, `rebalance_volumes`, `compress` (`crux_content`): only on memories no earlier
    step changed, since their content was planned from the old state.
-5. `sync_strength`: the tracker's `strength:` line is set to the front-matter value.
+5. `absolutize_dates`, `update_ref` (`edits.py`): replacements in the memory and its twin, in place,
+   both files or neither; skipped on a memory an earlier step archived or rewrote.
+   `sync_strength`: the tracker's `strength:` line is set to the front-matter value.
 6. `promote_rule` is advisory (the user writes the rule): never executed, always listed in the REM
    summary's "Rule Promotion Candidates" (recomputed on the store after the run).
 

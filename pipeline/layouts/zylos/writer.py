@@ -21,6 +21,8 @@ What each action does:
 - `rotate_session`: a move of `sessions/current.md` to the action's `rotate_to` and a fresh
   `sessions/current.md` headed `# Session Log: <--now>`. A log older than the session archive age
   (30 days) goes straight to `archive/sessions/`, where the next plan would send it anyway.
+- `absolutize_dates`, `update_ref` (`edits.py`): replacements in an entry's statement line or a
+  tier file, in place; never in the live `sessions/current.md`.
 - `trim_budget` needs judgement (what is still current) and is skipped until a stage supplies text.
 
 Every reference file is rewritten at most once, from its text as read, with all of its removals and
