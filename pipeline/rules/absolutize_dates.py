@@ -98,8 +98,8 @@ def _quoted(mentions: list[dict[str, Any]]) -> str:
 
 
 def _append_only(memory: Memory) -> bool:
-    # zylos' sessions/current.md: an agent may hold it open to append; it is rotated, not rewritten.
-    return memory.layout == "zylos" and memory.extra.get("current") is True
+    # A file its reader marks append-only (zylos' sessions/current.md): rotated, never rewritten.
+    return memory.extra.get("append_only") is True
 
 
 def memory_outcome(memory: Memory) -> Outcome:
