@@ -154,6 +154,7 @@ def test_claude_plan_apply_undo_edits_body_and_description(tmp_path):
         "---\nname: key-rotation\n# rotated by ops\ndescription: 'API key rotated 3 days ago'\ntype: project\n"
         "created: 2026-10-10\n---\n\nThe API key was rotated 3 days ago; next Monday we drop the old one.\n"
         "Check `rotate --since \"3 days ago\"` and the Today I Learned page.\n"
+        "Rule: if the export fails, run it again the next day.\n"
     )
     key = claude_file(root, text)
     plan = plan_json(root, "--model", "none")
