@@ -6,7 +6,7 @@ from typing import IO, Any
 
 from ..printable import printable
 from ..stages.base import StageProgress
-from .text import plural
+from .text import is_terminal, plural
 
 
 class _Base:
@@ -80,12 +80,8 @@ class StageBars(_Base):
 
 def stage_progress(stream: IO[str], *, enabled: bool, verbose: bool) -> StageBars | StageLines | None:
     """Bars at a terminal, lines with --verbose elsewhere, else nothing (a log gets only warnings)."""
-    try:
-        tty = stream.isatty()
-    except (AttributeError, ValueError):
-        tty = False
     if not enabled:
         return None
-    if tty:
+    if is_terminal(stream):
         return StageBars(stream)
     return StageLines(stream) if verbose else None

@@ -12,13 +12,16 @@ from ..printable import printable
 PIPE_WIDTH = 100  # when stdout is not a terminal: a log or a pipe gets the same lines every time
 
 
+def is_terminal(stream: IO[str]) -> bool:
+    try:
+        return stream.isatty()
+    except (AttributeError, ValueError):  # no isatty, or a closed stream
+        return False
+
+
 def terminal_width(stream: IO[str]) -> int:
     """Columns to wrap at: the terminal's (or $COLUMNS) at a terminal, else PIPE_WIDTH."""
-    try:
-        tty = stream.isatty()
-    except (AttributeError, ValueError):
-        tty = False
-    if not tty:
+    if not is_terminal(stream):
         return PIPE_WIDTH
     return max(40, shutil.get_terminal_size((PIPE_WIDTH, 24)).columns)
 
