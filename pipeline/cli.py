@@ -403,7 +403,7 @@ def eval_(
 
     def body() -> None:
         from .evaluate import available_stages, run_eval
-        from .evaluate.cases import dataset_stage, default_dataset, find_evals
+        from .evaluate.cases import dataset_stage, default_dataset, evals_dir, find_evals
         from .llm import make_client
         from .render.eval_table import render_eval_table
 
@@ -416,9 +416,9 @@ def eval_(
             raise UsageError("--record needs a real model (the mock replays what a real model said)")
         if dataset and not name:
             raise UsageError("--dataset needs --stage")
-        evals = find_evals() if not (dataset and thresholds) else None
+        evals = evals_dir() if dataset else find_evals()  # a named dataset needs no evals folder
         stages = [name] if name else [s for s in available_stages() if default_dataset(s).exists()]
-        recordings = evals / "recordings" if evals and not os.environ.get("MEMCONSOLIDATE_RECORDINGS") else None
+        recordings = None if os.environ.get("MEMCONSOLIDATE_RECORDINGS") else evals / "recordings"
         client = make_client(settings.llm, record=record, recordings=recordings)
         results = []
         try:

@@ -61,10 +61,12 @@ class StageBars(_Base):
             task = self.tasks[p.stage] = self.bars.add_task(p.stage, total=None, counts=counts)
             self.open.add(p.stage)
         if p.finished:
-            total = self.bars.tasks[task].total or 1
-            label = f"{p.stage} failed" if p.failed else p.stage
-            self.bars.update(task, total=total, completed=total if not p.failed else self.bars.tasks[task].completed,
-                             description=label, counts=counts)
+            shown = self.bars.tasks[task]
+            # a stage that asked one thing at a time never said how many batches: 0/0, not a made-up 1/1
+            total = int(shown.total or 0)
+            done = total if not p.failed else int(shown.completed)
+            self.bars.update(task, total=total, completed=done, description=f"{p.stage} failed" if p.failed else p.stage,
+                             counts=counts)
             self.open.discard(p.stage)
         else:
             self.bars.update(task, total=p.total or None, completed=p.done, counts=counts)
