@@ -21,8 +21,10 @@ from .lock import STATE_DIR, run_in_progress, state_dir, store_lock
 from .model import Corpus, Plan
 from .plan import build_plan
 from .layouts.registry import get, open_store, resolve_root
+from .stages.base import StageProgress
 
 Say = Callable[[str], None]
+Progress = Callable[[StageProgress], None]  # hears the LLM stages' progress (a bar at a terminal)
 
 
 def recover_store(root: Path, say: Say) -> None:
@@ -42,7 +44,7 @@ def recover_store(root: Path, say: Say) -> None:
             say(message)
 
 
-def plan_store(path: str, settings: Settings, say: Say, progress: Say | None = None) -> tuple[Corpus, Settings, Plan]:
+def plan_store(path: str, settings: Settings, say: Say, progress: Progress | None = None) -> tuple[Corpus, Settings, Plan]:
     from .stages import stage_runner
 
     root = resolve_root(path)
@@ -58,7 +60,7 @@ def apply_store(
     select: list[str] | None,
     resolve: Resolution | None,
     confirm: Callable[[Plan, int], bool],
-    progress: Say | None = None,
+    progress: Progress | None = None,
 ) -> tuple[Plan, ApplyResult | None]:
     root = resolve_root(path)
     with store_lock(root):
@@ -145,7 +147,7 @@ class RunOutcome:
 
 
 def run_store(
-    path: str, settings: Settings, say: Say, if_due: bool, wall: dt.datetime | None = None, progress: Say | None = None
+    path: str, settings: Settings, say: Say, if_due: bool, wall: dt.datetime | None = None, progress: Progress | None = None
 ) -> RunOutcome:
     """Plan and apply every automatic action, non-interactively; record success only if complete."""
     from .stages import stage_runner
@@ -191,7 +193,7 @@ def _report_path(layout: str, result: ApplyResult | None) -> str | None:
 # --- status -----------------------------------------------------------------------------------
 
 
-def status_store(path: str, settings: Settings, progress: Any = None) -> dict[str, Any]:
+def status_store(path: str, settings: Settings, progress: Progress | None = None) -> dict[str, Any]:
     """What `status` shows. Pending actions are counted from a plan with the same model `plan`
     uses (`--model none`: the rules alone), so the two commands agree."""
     from .history import run_history, state_size

@@ -148,10 +148,11 @@ def test_progress_bars_at_a_terminal_and_nothing_like_success_after_ctrl_c(bank_
     import pipeline.stages as stages
     from pipeline.render.progress import StageBars
 
+    plain = run_cli("plan", str(bank_store), "--now", NOW, "--no-cache")
     terminal = _Terminal()
     monkeypatch.setattr(progress, "stage_progress", lambda stream, **k: StageBars(terminal))
-    ok = run_cli("plan", str(bank_store), "--now", NOW)
-    assert ok.returncode == 0
+    ok = run_cli("plan", str(bank_store), "--now", NOW, "--no-cache")
+    assert ok.returncode == 0 and ok.stdout == plain.stdout  # calls in waves: the same plan, the same counts
     shown = terminal.getvalue()
     assert re.search(r"reorder .*1/1.*batches · 1 call, 0 cache hits", shown), shown
     assert "conflicts" in shown and "rules" in shown
@@ -177,3 +178,29 @@ def test_eval_stage_takes_both_names():
     a = json.loads(run_cli("eval", "--stage", "conflict", "--json").stdout)
     b = json.loads(run_cli("eval", "--stage", "conflicts", "--json").stdout)
     assert a == b and a["stage"] == "conflict"
+
+
+def test_batches_are_reported_as_they_come_back():
+    from pydantic import BaseModel
+
+    from pipeline.stages.base import ask_in_batches
+
+    class Reply(BaseModel):
+        decisions: list = []
+
+    class Client:
+        concurrency = 2
+        asked: list[int] = []
+
+        def structured_many(self, stage, payloads, schema):
+            self.asked.append(len(payloads))
+            return [Reply() for _ in payloads]
+
+    seen = []
+    client = Client()
+    ask_in_batches(client, "reorder", list(range(5)), str, 1, lambda h, chunk: Reply(), Reply, lambda r: r.decisions,
+                   progress=lambda done, total: seen.append((done, total)))
+    assert seen == [(0, 5), (2, 5), (4, 5), (5, 5)] and client.asked == [2, 2, 1]
+    client.asked.clear()
+    ask_in_batches(client, "reorder", list(range(5)), str, 1, lambda h, chunk: Reply(), Reply, lambda r: r.decisions)
+    assert client.asked == [5]  # nobody watching: one call for all, as before
