@@ -524,7 +524,7 @@ def test_eval_without_the_dataset_is_the_usual_usage_error(tmp_path):
     env = {**os.environ, "MEMCONSOLIDATE_EVALS": str(tmp_path)}
     res = run_cli("eval", "--stage", "dates", env=env)
     assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
-    assert "cannot read dataset" in res.stderr and "dates.jsonl" in res.stderr
+    assert "no eval datasets found" in res.stderr and f"looked in {tmp_path})" in res.stderr
 
 
 def test_eval_rejects_a_case_without_a_date(tmp_path):
