@@ -19,6 +19,7 @@ _CLAIM_ORDER = ["merge_duplicate", "prune_stale", "consolidate", "archive", "dem
 JUDGED_ON_CONTENT = {
     "merge_duplicate", "prune_stale", "conflict", "promote", "demote", "archive", "consolidate",
     "rebalance_volumes", "compress", "sync_strength", "remove_orphan_tracker", "archive_session",
+    "absolutize_dates", "update_ref",
 }
 
 StageRunner = Callable[[Corpus, Settings, Outcome], tuple[Outcome, list[StageError], Stats]]

@@ -1,15 +1,15 @@
-"""The terminal report of a plan: counts first, then one section per kind, like the seeds' reports.
+"""The run report written into a store after an apply, and the headings of what a run did.
 
-Plain text with a fixed layout so the same plan always prints the same bytes, whatever the terminal.
+The plan as a person reads it is `pipeline.render.plan` (`render` here is kept for its callers).
 """
 
 from __future__ import annotations
 
 from collections import Counter
 
-from .model import Action, Finding, Plan
+from .model import Plan
 from .printable import printable
-from .rules.outcome import ACTION_ORDER, FINDING_ORDER
+from .rules.outcome import ACTION_ORDER
 
 ACTION_HEADINGS = {
     "merge_duplicate": "Duplicates merged",
@@ -57,78 +57,11 @@ def _rank(order: list[str], kind: str) -> int:
     return order.index(kind) if kind in order else len(order)
 
 
-def _action_lines(a: Action) -> list[str]:
-    head = ", ".join(a.targets)
-    if a.survivor:
-        retired = [t for t in a.targets if t != a.survivor]
-        head = f"{', '.join(retired)} → {a.survivor}"
-    elif a.from_type or a.to_type:
-        head = f"{head}  ({a.from_type or '?'} → {a.to_type or '?'})"
-    tags = []
-    if a.source != "deterministic":
-        tags.append(a.source)
-    if a.needs_user:
-        tags.append("needs you")
-    suffix = f"  [{'; '.join(tags)}]" if tags else ""
-    return [f"  - {head}{suffix}", f"    {a.reason}"]
-
-
-def _finding_lines(f: Finding) -> list[str]:
-    cls = f" {f.class_}" if f.class_ else ""
-    return [f"  - {', '.join(f.targets)}{cls}", f"    {f.reason}"]
-
-
 def render(plan: Plan) -> str:
-    auto = sum(1 for a in plan.actions if not a.needs_user)
-    lines = [
-        f"=== memconsolidate plan — {plan.layout} store {plan.root} ===",
-        f"now {plan.now.isoformat()} · model {plan.model} · {plan.memories} memories",
-        f"{len(plan.actions)} actions ({auto} automatic, {len(plan.actions) - auto} need you) · "
-        f"{len(plan.findings)} findings · {len(plan.errors)} errors",
-        "",
-    ]
-    action_counts = Counter(a.kind for a in plan.actions)
-    finding_counts = Counter(f.kind for f in plan.findings)
-    if action_counts or finding_counts:
-        lines.append("| Kind | Count |")
-        lines.append("|------|-------|")
-        for kind in sorted(action_counts, key=lambda k: (_rank(ACTION_ORDER, k), k)):
-            lines.append(f"| {kind} | {action_counts[kind]} |")
-        for kind in sorted(finding_counts, key=lambda k: (_rank(FINDING_ORDER, k), k)):
-            lines.append(f"| {kind} (finding) | {finding_counts[kind]} |")
-        lines.append("")
-    for kind in sorted(action_counts, key=lambda k: (_rank(ACTION_ORDER, k), k)):
-        lines.append(f"## {ACTION_HEADINGS.get(kind, kind)} ({action_counts[kind]})")
-        for a in plan.actions:
-            if a.kind == kind:
-                lines.extend(_action_lines(a))
-        lines.append("")
-    for kind in sorted(finding_counts, key=lambda k: (_rank(FINDING_ORDER, k), k)):
-        lines.append(f"## {FINDING_HEADINGS.get(kind, kind)} ({finding_counts[kind]})")
-        quiet = Counter()
-        for f in plan.findings:
-            if f.kind != kind:
-                continue
-            if kind == "stale" and f.class_ in QUIET_STALE_CLASSES:
-                quiet[f.class_] += 1
-                continue
-            lines.extend(_finding_lines(f))
-        if quiet:
-            lines.append("  - " + ", ".join(f"{n} {cls}" for cls, n in sorted(quiet.items())) + " (kept; listed in --json)")
-        lines.append("")
-    if plan.errors:
-        lines.append(f"## Errors ({len(plan.errors)})")
-        for e in plan.errors:
-            lines.append(f"  - {e.stage}: {e.message}")
-        lines.append("")
-    s = plan.stats
-    lines.append(
-        f"LLM: {s.llm_calls} calls, {s.cache_hits} cache hits, {s.prompt_tokens}+{s.completion_tokens} tokens, "
-        f"${s.cost_usd:.4f}"
-    )
-    if not plan.actions and not plan.findings:
-        lines.append(f"All {plan.memories} memories are current, nothing to do.")
-    return _joined(lines)
+    """The human plan at the width of a pipe (the command line passes the terminal's)."""
+    from .render.plan import render_plan
+
+    return render_plan(plan)
 
 
 def _joined(lines: list[str]) -> str:

@@ -70,13 +70,12 @@ def main() -> None:
     ap.add_argument("--engines", default="local,ray")
     args = ap.parse_args()
 
-    import datetime as dt
 
-    from pipeline.config import Settings
+    from pipeline.cli_options import Options
     from pipeline.fleet.engines import get_engine
     from pipeline.fleet.task import TaskSpec
 
-    spec = TaskSpec(command="plan", settings=Settings(now=dt.date(2026, 11, 29), llm={"model": args.model, "no_cache": True}))
+    spec = TaskSpec(command="plan", options=Options(now="2026-11-29", model=args.model, no_cache=True))
     with tempfile.TemporaryDirectory(prefix="fleet-bench-") as tmp:
         paths = build(Path(tmp), args.stores)
         print(f"{args.stores} stores ({', '.join(LAYOUTS)} in turn), model {args.model}, {args.workers} workers", flush=True)

@@ -74,6 +74,18 @@ def test_fleet_plan_writes_the_bytes_a_single_plan_prints(fleet, planned):
         assert Path(records[str(store.resolve())]["plan_file"]).read_text(encoding="utf-8") == alone.stdout
 
 
+def test_each_store_reads_its_own_config_as_it_would_alone(tmp_path):
+    plain = copy_store(FIXTURES / "bank", tmp_path / "plain")
+    own = copy_store(FIXTURES / "bank", tmp_path / "own")
+    (own / ".memconsolidate.toml").write_text('[llm]\nmodel = "none"\n')
+    res = run_cli("fleet", "plan", str(plain), str(own), "--now", NOW, "--plans-dir", str(tmp_path / "plans"))
+    assert res.returncode == 0, res.stderr
+    records = lines(res.stdout)
+    assert records[str(plain)]["llm"]["calls"] > 0 and records[str(own)]["llm"]["calls"] == 0
+    alone = run_cli("plan", str(own), "--now", NOW, "--json")
+    assert Path(records[str(own)]["plan_file"]).read_text(encoding="utf-8") == alone.stdout
+
+
 def test_discovery_never_enters_a_store_its_state_folder_git_or_a_symlink(tmp_path):
     top = tmp_path / "top"
     crux = copy_store(FIXTURES / "crux", top / "a" / "crux")
@@ -115,13 +127,13 @@ def _without_run_id(files: dict[str, bytes], run_id: str) -> dict[str, bytes]:
 
 
 def test_a_worker_that_dies_costs_only_the_store_it_was_on(tmp_path):
-    from pipeline.config import Settings
+    from pipeline.cli_options import Options
     from pipeline.fleet.engines.local import LocalEngine
     from pipeline.fleet.task import TaskSpec
 
     stores = [copy_store(FIXTURES / "bank", tmp_path / name) for name in ("b1", "crash-me", "b2", "b3", "crash-too", "b4")]
     records: list[dict] = []
-    spec = TaskSpec(command="plan", settings=Settings(llm={"model": "none"}))
+    spec = TaskSpec(command="plan", options=Options(model="none"))
     LocalEngine(workers=2).run([str(p) for p in stores], spec, None, records.append, task=crash_task)
     status = {Path(r["path"]).name: r["status"] for r in records}
     assert status == {"b1": "ok", "b2": "ok", "b3": "ok", "b4": "ok", "crash-me": "crashed", "crash-too": "crashed"}

@@ -43,7 +43,7 @@ def test_the_ray_engine_plans_a_fleet_of_every_layout_as_each_store_alone(tmp_pa
 
 
 def test_on_ray_a_dying_worker_costs_its_store_and_the_budget_actor_is_shared(tmp_path):
-    from pipeline.config import Settings
+    from pipeline.cli_options import Options
     from pipeline.fleet.budget import Limits
     from pipeline.fleet.engines.ray import RayEngine
     from pipeline.fleet.task import TaskSpec
@@ -51,7 +51,7 @@ def test_on_ray_a_dying_worker_costs_its_store_and_the_budget_actor_is_shared(tm
     stores = [copy_store(FIXTURES / "bank", tmp_path / name) for name in ("b1", "crash-me", "b2", "b3")]
     before = {p: snapshot(p) for p in stores}
     records: list[dict] = []
-    spec = TaskSpec(command="run", settings=Settings())  # the stub: 3 calls per bank store
+    spec = TaskSpec(command="run", options=Options())  # the stub: 3 calls per bank store
     budget = RayEngine(workers=2).run([str(p) for p in stores], spec, Limits(max_calls=5), records.append, task=crash_task)
     status = {Path(r["path"]).name: r["status"] for r in records}
     assert status.pop("crash-me") == "crashed" and len(status) == 3

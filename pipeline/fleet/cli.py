@@ -8,6 +8,7 @@ failed, crashed or ran out of the fleet's budget, 2 for bad usage (one line, no 
 from __future__ import annotations
 
 import datetime as dt
+import os
 import sys
 import time
 from pathlib import Path
@@ -15,23 +16,13 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from ..cli import (
-    ApiBaseOpt,
-    CacheDirOpt,
-    ConfigOpt,
-    LLMModeOpt,
-    ModelOpt,
-    NoCacheOpt,
-    NowOpt,
-    ResolveOpt,
-    SelectOpt,
-    TrustModelOpt,
-    YesOpt,
-    _say,
-    guarded,
-    make_settings,
-)
+from ..cli import ResolveOpt, SelectOpt, YesOpt, _say, guarded, make_settings
+from ..cli_options import MODEL, ConfigOpt, NowOpt, Options, TrustModelOpt, with_options
 from ..errors import UsageError
+
+# Each store's own options: the planning ones minus --layout and --repo (detected and found per
+# store) and minus --max-calls/--max-cost, which here are the fleet's budget, not each store's.
+FLEET = (("config", ConfigOpt), ("now", NowOpt), *MODEL, ("trust_model", TrustModelOpt))
 
 app = typer.Typer(
     no_args_is_help=True,
@@ -51,7 +42,7 @@ FleetCostOpt = Annotated[Optional[float], typer.Option("--max-cost", min=0, help
 RpmOpt = Annotated[Optional[float], typer.Option("--rpm", min=0.001, help="LLM requests per minute, shared by all workers.")]
 
 
-def _fleet(command: str, o: dict[str, Any], **task: Any) -> None:
+def _fleet(command: str, o: dict[str, Any], opts: Options, **task: Any) -> None:
     def body() -> None:
         from .budget import Limits
         from .engines import get_engine
@@ -59,11 +50,11 @@ def _fleet(command: str, o: dict[str, Any], **task: Any) -> None:
         from .targets import collect
         from .task import TaskSpec
 
-        # --max-calls/--max-cost are the fleet's budget, not each store's: not in the store settings
-        settings = make_settings(
-            config=o["config"], now=o["now"], model=o["model"], api_base=o["api_base"], llm_mode=o["llm_mode"],
-            cache_dir=o["cache_dir"], no_cache=o["no_cache"], trust_model=o["trust_model"],
-        )
+        if opts.config is not None:
+            opts.config = os.path.abspath(opts.config)  # workers may run in another folder
+        # Each store's settings are made in its worker, with its own config file as alone; these
+        # are the fleet's (its schedule), made first so a bad option is exit 2 before any store.
+        settings, _ = make_settings(opts)
         engine = get_engine(o["engine"], workers=o["workers"], address=o["address"])
         targets = collect(o["paths"] or [], o["stores"], o["discover"])
         for warning in targets.warnings:
@@ -71,7 +62,7 @@ def _fleet(command: str, o: dict[str, Any], **task: Any) -> None:
         if task.get("plans_dir"):
             task["plans_dir"] = str(Path(task["plans_dir"]).resolve())  # workers may run elsewhere
             Path(task["plans_dir"]).mkdir(parents=True, exist_ok=True)
-        spec = TaskSpec(command=command, settings=settings, **task)  # type: ignore[arg-type]
+        spec = TaskSpec(command=command, options=opts, **task)  # type: ignore[arg-type]
         report = Report()
         state = _open_state(o, settings, targets.paths) if o.get("state_wanted") else None
         todo = targets.paths
@@ -116,6 +107,7 @@ def _open_state(o: dict[str, Any], settings: Any, targets: list[str]):
 
 
 @app.command("plan")
+@with_options(FLEET)
 def plan(
     paths: PathsArg = None,
     stores: StoresOpt = None,
@@ -123,24 +115,19 @@ def plan(
     engine: EngineOpt = "local",
     workers: WorkersOpt = None,
     address: AddressOpt = None,
-    model: ModelOpt = None,
-    api_base: ApiBaseOpt = None,
-    llm_mode: LLMModeOpt = None,
-    config: ConfigOpt = None,
-    now: NowOpt = None,
-    cache_dir: CacheDirOpt = None,
-    no_cache: NoCacheOpt = False,
     max_calls: FleetCallsOpt = None,
     max_cost: FleetCostOpt = None,
     rpm: RpmOpt = None,
-    trust_model: TrustModelOpt = False,
     plans_dir: Annotated[Optional[str], typer.Option("--plans-dir", help="Write each store's plan JSON (the bytes `plan --json` prints) here.")] = None,
+    *,
+    opts: Options,
 ) -> None:
     """Plan every store; never writes to a store."""
-    _fleet("plan", dict(locals()), plans_dir=plans_dir)
+    _fleet("plan", dict(locals()), opts, plans_dir=plans_dir)
 
 
 @app.command("apply")
+@with_options(FLEET)
 def apply(
     paths: PathsArg = None,
     stores: StoresOpt = None,
@@ -148,31 +135,32 @@ def apply(
     engine: EngineOpt = "local",
     workers: WorkersOpt = None,
     address: AddressOpt = None,
-    model: ModelOpt = None,
-    api_base: ApiBaseOpt = None,
-    llm_mode: LLMModeOpt = None,
-    config: ConfigOpt = None,
-    now: NowOpt = None,
-    cache_dir: CacheDirOpt = None,
-    no_cache: NoCacheOpt = False,
     max_calls: FleetCallsOpt = None,
     max_cost: FleetCostOpt = None,
     rpm: RpmOpt = None,
-    trust_model: TrustModelOpt = False,
     yes: YesOpt = False,
     select: SelectOpt = None,
     resolve: ResolveOpt = None,
+    *,
+    opts: Options,
 ) -> None:
     """Plan and apply every store's automatic actions (or --select); journaled and undoable per store."""
-    options = dict(locals())
-    if not yes:
-        guarded(_needs_yes)
-    if resolve not in (None, "newer", "keep-both"):
-        guarded(lambda: _bad(f"--resolve must be newer or keep-both, not {resolve!r}"))
-    _fleet("apply", options, select=tuple(select) if select else None, resolve=resolve)
+
+    def check() -> None:
+        from ..apply import parse_select
+
+        if resolve not in (None, "newer", "keep-both"):
+            raise UsageError(f"--resolve must be newer or keep-both, not {resolve!r}")
+        parse_select(select, resolve)  # type: ignore[arg-type] - a wrong kind is exit 2 before any store
+        if not yes:
+            raise UsageError("fleet apply changes every store without a prompt: pass --yes")
+
+    guarded(check)
+    _fleet("apply", dict(locals()), opts, select=tuple(select) if select else None, resolve=resolve)
 
 
 @app.command("run")
+@with_options(FLEET)
 def run(
     paths: PathsArg = None,
     if_due: Annotated[bool, typer.Option("--if-due", help="Only the stores that are due; resumable (--state).")] = False,
@@ -181,32 +169,22 @@ def run(
     engine: EngineOpt = "local",
     workers: WorkersOpt = None,
     address: AddressOpt = None,
-    model: ModelOpt = None,
-    api_base: ApiBaseOpt = None,
-    llm_mode: LLMModeOpt = None,
-    config: ConfigOpt = None,
-    now: NowOpt = None,
-    cache_dir: CacheDirOpt = None,
-    no_cache: NoCacheOpt = False,
     max_calls: FleetCallsOpt = None,
     max_cost: FleetCostOpt = None,
     rpm: RpmOpt = None,
-    trust_model: TrustModelOpt = False,
     state: Annotated[
         Optional[str], typer.Option("--state", help="Fleet state file for --if-due (default: .memconsolidate-fleet.jsonl in the --discover folder, else here).")
     ] = None,
+    *,
+    opts: Options,
 ) -> None:
     """The nightly entry point for many stores: `run` on each; with --if-due, a killed fleet run resumes."""
     options = dict(locals())
     if state and not if_due:
-        guarded(lambda: _bad("--state needs --if-due (only a --if-due fleet run is resumable)"))
+        guarded(_state_needs_if_due)
     options["state_wanted"] = if_due
-    _fleet("run", options, if_due=if_due)
+    _fleet("run", options, opts, if_due=if_due)
 
 
-def _bad(message: str) -> None:
-    raise UsageError(message)
-
-
-def _needs_yes() -> None:
-    raise UsageError("fleet apply changes every store without a prompt: pass --yes")
+def _state_needs_if_due() -> None:
+    raise UsageError("--state needs --if-due (only a --if-due fleet run is resumable)")

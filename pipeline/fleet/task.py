@@ -1,8 +1,9 @@
 """The per-store task: what one store of a fleet runs, in whichever worker an engine gives it.
 
-It calls the same functions the single-store commands call (`plan_store`, `apply_store`,
-`run_store`), with the same Settings, so a store planned in a fleet gets the plan bytes, lock,
-journal and undo it would get alone. It never raises: every outcome, a crash of the store's code
+It makes the store's Settings as the single-store command does (`cli.make_settings`: the
+options, then `--config` or the store's own `.memconsolidate.toml`) and calls the same functions
+(`plan_store`, `apply_store`, `run_store`), so a store planned in a fleet gets the plan bytes,
+lock, journal and undo it would get alone. It never raises: every outcome, a crash of the store's code
 included, becomes one record (a JSON line of the report). Only a worker process dying is left to
 the engine (`crashed`).
 """
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Literal
 
+from ..cli_options import Options
 from ..config import Settings
 from ..errors import RunFailed, UsageError, os_reason
 from ..llm.meter import installed
@@ -36,7 +38,7 @@ class TaskSpec:
     """Everything a worker needs besides the path (picklable: it crosses process boundaries)."""
 
     command: Command
-    settings: Settings
+    options: Options  # the shared options; --layout, --repo, --max-calls, --max-cost at their defaults
     if_due: bool = False
     select: tuple[str, ...] | None = None
     resolve: str | None = None
@@ -68,9 +70,12 @@ def run_task(path: str, spec: TaskSpec, budget: Budget | None = None) -> dict[st
     try:
         from ..layouts.registry import detect_layout, resolve_root
 
+        from ..cli import make_settings
+
         record["layout"] = detect_layout(resolve_root(path))
+        settings, _ = make_settings(spec.options, path)
         with installed(meter):
-            _COMMANDS[spec.command](path, spec, meter, record, notes.append)
+            _COMMANDS[spec.command](path, spec, settings, meter, record, notes.append)
     except _BudgetStop:
         _budget_exhausted(record, meter)
     except (UsageError, RunFailed) as exc:
@@ -130,10 +135,10 @@ def _apply_counts(record: dict[str, Any], result: Any) -> None:
     record["run_id"] = result.run_id if result and result.record else None
 
 
-def _do_plan(path: str, spec: TaskSpec, meter: WorkerMeter | None, record: dict[str, Any], say: Callable[[str], None]) -> None:
+def _do_plan(path: str, spec: TaskSpec, settings: Settings, meter: WorkerMeter | None, record: dict[str, Any], say: Callable[[str], None]) -> None:
     from ..workflow import plan_store
 
-    _, _, plan = plan_store(path, spec.settings, say)
+    _, _, plan = plan_store(path, settings, say)
     _plan_counts(record, plan)
     _check_budget(meter)(plan)
     if spec.plans_dir is not None:
@@ -141,7 +146,7 @@ def _do_plan(path: str, spec: TaskSpec, meter: WorkerMeter | None, record: dict[
     record["status"] = "ok"
 
 
-def _do_apply(path: str, spec: TaskSpec, meter: WorkerMeter | None, record: dict[str, Any], say: Callable[[str], None]) -> None:
+def _do_apply(path: str, spec: TaskSpec, settings: Settings, meter: WorkerMeter | None, record: dict[str, Any], say: Callable[[str], None]) -> None:
     from ..workflow import apply_store
 
     check = _check_budget(meter)
@@ -150,16 +155,25 @@ def _do_apply(path: str, spec: TaskSpec, meter: WorkerMeter | None, record: dict
         check(plan)
         return True
 
-    plan, result = apply_store(path, spec.settings, say, list(spec.select) if spec.select else None, spec.resolve, confirm)  # type: ignore[arg-type]
+    plan, result = apply_store(path, settings, say, list(spec.select) if spec.select else None, spec.resolve, confirm)  # type: ignore[arg-type]
     _plan_counts(record, plan)
     _apply_counts(record, result)
     record["status"] = "ok"
 
 
-def _do_run(path: str, spec: TaskSpec, meter: WorkerMeter | None, record: dict[str, Any], say: Callable[[str], None]) -> None:
+def _do_run(path: str, spec: TaskSpec, settings: Settings, meter: WorkerMeter | None, record: dict[str, Any], say: Callable[[str], None]) -> None:
     from ..workflow import run_store
 
-    outcome = run_store(path, spec.settings, say, spec.if_due, before_apply=_check_budget(meter))
+    from ..lock import LockHeld
+
+    try:
+        outcome = run_store(path, settings, say, spec.if_due, before_apply=_check_budget(meter))
+    except LockHeld as exc:
+        if not spec.if_due:
+            raise
+        # as `run --if-due` alone: exit 0, the other run does the work
+        record.update(status="not_due", reason=str(exc))
+        return
     if not outcome.ran:
         record.update(status="not_due", reason=outcome.reason)
         return

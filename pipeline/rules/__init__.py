@@ -9,6 +9,7 @@ from __future__ import annotations
 from ..config import Settings
 from ..model import Corpus
 from ..layouts.registry import layout_of
+from .absolutize_dates import absolutize_dates
 from .duplicates import merge_duplicates, report_reorders
 from .index_drift import index_drift
 from .outcome import Outcome
@@ -25,4 +26,5 @@ def run_rules(corpus: Corpus, settings: Settings) -> Outcome:
     if layout.staleness_without_repo or settings.repo:
         out.extend(staleness(corpus, settings))
     out.extend(index_drift(corpus))
+    out.extend(absolutize_dates(corpus.memories))
     return out

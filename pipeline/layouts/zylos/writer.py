@@ -21,6 +21,8 @@ What each action does:
 - `rotate_session`: a move of `sessions/current.md` to the action's `rotate_to` and a fresh
   `sessions/current.md` headed `# Session Log: <--now>`. A log older than the session archive age
   (30 days) goes straight to `archive/sessions/`, where the next plan would send it anyway.
+- `absolutize_dates`, `update_ref` (`edits.py`): replacements in an entry's statement line or a
+  tier file, in place; never in the live `sessions/current.md`.
 - `trim_budget` needs judgement (what is still current) and is skipped until a stage supplies text.
 
 Every reference file is rewritten at most once, from its text as read, with all of its removals and
@@ -57,6 +59,8 @@ from .rules.freshness import OBSOLETE_STATUSES, REVIEW_BANDS, age_days, band, im
 from ...storage.files import Unreadable
 from ...storage.since_plan import DiskReads, changed_since_plan
 from .reader import ARCHIVE_DIR, CURRENT_SESSION, FENCE, HEADING, Entry, parse_entries
+from ...storage.text_edits import TEXT_EDIT_KINDS, Fields
+from .edits import text_edit, tier_writes
 
 Clock = Callable[[], dt.datetime]
 CLOCK_ENV = "MEMCONSOLIDATE_CLOCK"
@@ -139,6 +143,7 @@ class RefFile:
     boundaries: list[int]
     retire: dict[int, str] = field(default_factory=dict)  # heading line -> its `Archived` line
     notes: dict[int, list[str]] = field(default_factory=dict)  # heading line -> lines to add
+    edited: bool = False  # `lines` carry in-place replacements (edits.py)
 
     def original(self) -> bytes:
         """The bytes this was read from (what the file must still hold when the run writes it)."""
@@ -164,7 +169,7 @@ class RefFile:
 
     @property
     def changed(self) -> bool:
-        return bool(self.retire or self.notes)
+        return bool(self.retire or self.notes or self.edited)
 
     def block_end(self, start: int) -> int:
         """Last line of the block that starts at `start`, trailing blank lines included."""
@@ -278,6 +283,8 @@ class _Writer:
         self.rotated = False
         self.bullets: list[str] = []
         self.disk = DiskReads(self.root, settings.max_file_bytes)
+        self.entry_edits: dict[str, Fields] = {}  # in-place replacements, by entry
+        self.tier_edits: dict[str, Fields] = {}  # and by tier file
 
     # --- accounting ---------------------------------------------------------------------------
 
@@ -625,6 +632,7 @@ class _Writer:
             arch = touched_archives[key]
             out.ops.append(Op("write", key, data=arch.render(), expect=state(arch.original())))
         out.ops.extend(self.moves)
+        out.ops.extend(tier_writes(self, self.moves))
         log = self.log_op(clock().strftime("%H:%M"), run_id)
         if log is not None:
             out.ops.append(log)
@@ -656,6 +664,8 @@ def changes(
             writer.archive_session(action)
         elif action.kind == "rotate_session":
             writer.rotate(action)
+        elif action.kind in TEXT_EDIT_KINDS:
+            text_edit(writer, action)
         elif action.kind == "trim_budget":
             writer.skip(
                 action,
