@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from .kinds import is_automatic
 from .config import Settings
 from .errors import UsageError
 from .journal import Op, RunRecord, execute, new_run_id
@@ -60,7 +61,7 @@ def select_actions(plan: Plan, select: list[str] | None, resolve: Resolution | N
         explicit = n in wanted_numbers or action.kind in wanted_kinds
         if select and not explicit:
             continue
-        if action.kind == "conflict":
+        if not is_automatic(action.kind):
             if resolve is not None:
                 chosen.append(action)
         elif not action.needs_user or explicit:

@@ -9,53 +9,7 @@ from collections import Counter
 
 from .model import Action, Finding, Plan
 from .printable import printable
-from .rules.outcome import ACTION_ORDER, FINDING_ORDER
-
-ACTION_HEADINGS = {
-    "merge_duplicate": "Duplicates merged",
-    "prune_stale": "Stale entries pruned (archived, not deleted)",
-    "conflict": "Conflicts (require manual resolution)",
-    "promote": "Promotions",
-    "demote": "Demotions",
-    "archive": "Archival",
-    "consolidate": "Consolidations",
-    "rebalance_volumes": "Volume rebalances",
-    "compress": "Compressions",
-    "sync_strength": "Strength rebalances",
-    "promote_rule": "Rule promotion candidates",
-    "remove_orphan_tracker": "Cleanup (orphaned trackers)",
-    "archive_session": "Session logs to archive",
-    "rotate_session": "Session rotation",
-    "trim_budget": "Budget trims",
-    "rebuild_index": "Index rebuilds",
-    "absolutize_dates": "Relative dates made absolute",
-}
-FINDING_HEADINGS = {
-    "parse_error": "Unreadable files (left untouched)",
-    "config_issue": "Config issues",
-    "pinned_skipped": "Pinned (never retired)",
-    "capped": "Capped (wait for the next run)",
-    "manual_review": "For manual review",
-    "reorder_candidate": "Reorder candidates (same words, different order)",
-    "stale": "Staleness",
-    "strength_mismatch": "Strength mismatches",
-    "missing_tracker": "Missing trackers",
-    "stale_source": "Stale sources",
-    "goal_review": "Goals to review",
-    "over_budget": "Over budget",
-    "near_budget": "Near budget",
-    "freshness": "Freshness",
-    "relative_date": "Relative dates to check",
-}
-
-
-# Staleness classes that need nothing from the user: counted in the report, listed in the JSON.
-QUIET_STALE_CLASSES = {"EVERGREEN", "FRESH"}
-
-
-def _rank(order: list[str], kind: str) -> int:
-    return order.index(kind) if kind in order else len(order)
-
+from .kinds import QUIET_STALE_CLASSES, FindingKind, action_heading, action_rank, finding_heading, finding_rank
 
 def _action_lines(a: Action) -> list[str]:
     head = ", ".join(a.targets)
@@ -92,24 +46,24 @@ def render(plan: Plan) -> str:
     if action_counts or finding_counts:
         lines.append("| Kind | Count |")
         lines.append("|------|-------|")
-        for kind in sorted(action_counts, key=lambda k: (_rank(ACTION_ORDER, k), k)):
+        for kind in sorted(action_counts, key=lambda k: (action_rank(k), k)):
             lines.append(f"| {kind} | {action_counts[kind]} |")
-        for kind in sorted(finding_counts, key=lambda k: (_rank(FINDING_ORDER, k), k)):
+        for kind in sorted(finding_counts, key=lambda k: (finding_rank(k), k)):
             lines.append(f"| {kind} (finding) | {finding_counts[kind]} |")
         lines.append("")
-    for kind in sorted(action_counts, key=lambda k: (_rank(ACTION_ORDER, k), k)):
-        lines.append(f"## {ACTION_HEADINGS.get(kind, kind)} ({action_counts[kind]})")
+    for kind in sorted(action_counts, key=lambda k: (action_rank(k), k)):
+        lines.append(f"## {action_heading(kind)} ({action_counts[kind]})")
         for a in plan.actions:
             if a.kind == kind:
                 lines.extend(_action_lines(a))
         lines.append("")
-    for kind in sorted(finding_counts, key=lambda k: (_rank(FINDING_ORDER, k), k)):
-        lines.append(f"## {FINDING_HEADINGS.get(kind, kind)} ({finding_counts[kind]})")
+    for kind in sorted(finding_counts, key=lambda k: (finding_rank(k), k)):
+        lines.append(f"## {finding_heading(kind)} ({finding_counts[kind]})")
         quiet = Counter()
         for f in plan.findings:
             if f.kind != kind:
                 continue
-            if kind == "stale" and f.class_ in QUIET_STALE_CLASSES:
+            if kind == FindingKind.STALE and f.class_ in QUIET_STALE_CLASSES:
                 quiet[f.class_] += 1
                 continue
             lines.extend(_finding_lines(f))
@@ -141,8 +95,8 @@ def render_run_report(layout: str, run_id: str, now, changes) -> str:
     lines = [f"# memconsolidate run {run_id}", "", f"- layout: {layout}", f"- date: {now.isoformat()}", ""]
     applied = Counter(a.kind for a in changes.applied)
     lines.append(f"## Applied ({len(changes.applied)})")
-    for kind in sorted(applied, key=lambda k: (_rank(ACTION_ORDER, k), k)):
-        lines.append(f"### {ACTION_HEADINGS.get(kind, kind)} ({applied[kind]})")
+    for kind in sorted(applied, key=lambda k: (action_rank(k), k)):
+        lines.append(f"### {action_heading(kind)} ({applied[kind]})")
         for a in changes.applied:
             if a.kind == kind:
                 lines.append(f"- {', '.join(a.targets)}: {a.reason}")

@@ -13,6 +13,7 @@ from typing import Any, Callable, Protocol, Sequence, TypeVar
 
 from pydantic import BaseModel
 
+from ..kinds import ActionKind
 from ..config import Settings
 from ..model import Corpus, Memory
 from ..rules.outcome import Outcome
@@ -106,9 +107,9 @@ def retired_keys(outcome: Outcome) -> set[str]:
     """Memories an earlier proposal already retires: later stages leave them alone."""
     gone: set[str] = set()
     for a in outcome.actions:
-        if a.kind == "merge_duplicate":
+        if a.kind == ActionKind.MERGE_DUPLICATE:
             gone.update(t for t in a.targets if t != a.survivor)
-        elif a.kind in ("prune_stale", "archive"):
+        elif a.kind in (ActionKind.PRUNE_STALE, ActionKind.ARCHIVE):
             gone.update(a.targets)
     return gone
 

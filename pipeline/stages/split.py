@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ..kinds import ActionKind
 from ..config import Settings
 from ..layouts.registry import layout_of
 from ..llm import Handles, register_stub
@@ -141,7 +142,7 @@ def _from_actions(outcome: Outcome, settings: Settings) -> list[Candidate]:
     for a in outcome.actions:
         topic = getattr(a, "topic", None)
         outputs = getattr(a, "outputs", None) or []
-        if a.kind not in ("consolidate", "rebalance_volumes") or not topic or len(outputs) < 2 or not a.source.endswith(":metadata"):
+        if a.kind not in (ActionKind.CONSOLIDATE, ActionKind.REBALANCE_VOLUMES) or not topic or len(outputs) < 2 or not a.source.endswith(":metadata"):
             continue
         joined = "\n\n".join(o["body"].strip("\n") for o in outputs) + "\n"
         title = str(outputs[0]["frontmatter"].get("title", topic)).split(":")[0]

@@ -51,6 +51,7 @@ from urllib.parse import quote
 
 import yaml
 
+from ...kinds import ActionKind, FindingKind, StaleClass
 from ...apply import ChangeSet
 from ...config import Settings
 from ...journal import ABSENT, Op, sha
@@ -67,9 +68,9 @@ from ...storage.since_plan import DiskReads, changed_since_plan
 ARCHIVE_DIR = ".archive"
 REPORT_NAME = "REPORT.md"
 UTF8_BOM = b"\xef\xbb\xbf"
-FULLY_STALE = "FULLY_STALE"
-PARTIALLY_STALE = "PARTIALLY_STALE"
-EVERGREEN = "EVERGREEN"
+FULLY_STALE = StaleClass.FULLY_STALE
+PARTIALLY_STALE = StaleClass.PARTIALLY_STALE
+EVERGREEN = StaleClass.EVERGREEN
 INDEX_KINDS = ("rebuild_index", "trim_budget")
 # Characters that would break a `[title](target)` link or that the reader would unquote.
 _NEEDS_QUOTING = re.compile(r"[\s()\[\]<>%\\]")
@@ -115,7 +116,7 @@ class StaleInfo:
                 from ...rules.staleness import staleness
 
                 findings = staleness(self._corpus, self._settings).findings
-            self._by_key = {f.targets[0]: f for f in findings if f.kind == "stale" and f.targets}
+            self._by_key = {f.targets[0]: f for f in findings if f.kind == FindingKind.STALE and f.targets}
         return self._by_key
 
     def cls(self, key: str) -> str | None:
@@ -172,7 +173,7 @@ def decide(
 
     # 1. prunes
     for i, a in enumerate(actions):
-        if a.kind != "prune_stale":
+        if a.kind != ActionKind.PRUNE_STALE:
             continue
         moved = []
         problems = []
@@ -187,7 +188,7 @@ def decide(
 
     # 2. merges, against the prunes: a survivor that is pruned hands over to a member that would be kept
     for i, a in enumerate(actions):
-        if a.kind != "merge_duplicate":
+        if a.kind != ActionKind.MERGE_DUPLICATE:
             continue
         if not a.survivor or a.survivor not in a.targets:
             d.outcome[i] = "no survivor named among the targets"
@@ -223,14 +224,14 @@ def decide(
 
     # 2b. consolidations: the new file is written, the members are archived
     for i, a in enumerate(actions):
-        if a.kind == "consolidate":
+        if a.kind == ActionKind.CONSOLIDATE:
             d.outcome[i] = _consolidate(corpus, a, unmovable, d)
 
     # 3. conflicts, against prunes and merges; their own archivals join afterwards, so the order of
     # conflicts among themselves does not matter either.
     conflict_retire: dict[str, str] = {}
     for i, a in enumerate(actions):
-        if a.kind != "conflict":
+        if a.kind != ActionKind.CONFLICT:
             continue
         if resolve not in ("newer", "keep-both"):
             d.outcome[i] = "conflicts are applied only with --resolve newer|keep-both"
@@ -483,7 +484,7 @@ def changes(
     root = Path(corpus.root)
     out = ChangeSet()
     by_key = corpus.by_key()
-    unreadable = {t for f in corpus.findings if f.kind == "parse_error" for t in f.targets}
+    unreadable = {t for f in corpus.findings if f.kind == FindingKind.PARSE_ERROR for t in f.targets}
     stale = StaleInfo(corpus, settings, findings)
 
     def unmovable(key: str) -> str | None:
@@ -542,7 +543,7 @@ def changes(
         folder(key).noted.append((key, fresh))
         noted_any.add(key)
     for i, a in enumerate(live):
-        if a.kind == "conflict" and resolve == "keep-both" and d.outcome.get(i) is None:
+        if a.kind == ActionKind.CONFLICT and resolve == "keep-both" and d.outcome.get(i) is None:
             sides = list(dict.fromkeys(a.targets))[:2]
             if any(s in noted_any for s in sides):
                 d.resolved.append(folder_of(sides[0]))
@@ -740,7 +741,7 @@ def dream_report(
         return key[len(scope) + 1 :] if key.startswith(scope + "/") else key
 
     memories = [m for m in corpus.memories if mine(m.key)]
-    unreadable = sorted({t for f in corpus.findings if f.kind == "parse_error" for t in f.targets if mine(t)})
+    unreadable = sorted({t for f in corpus.findings if f.kind == FindingKind.PARSE_ERROR for t in f.targets if mine(t)})
     classes = Counter(stale[m.key].class_ for m in memories if m.key in stale)
     reasons = Counter()
     for fc in changed:
@@ -800,7 +801,7 @@ def dream_report(
         lines.append("None.")
     if unreadable:
         lines += ["", "### Unreadable (left untouched)", ""]
-        reasons_by = {t: f.reason for f in corpus.findings if f.kind == "parse_error" for t in f.targets}
+        reasons_by = {t: f.reason for f in corpus.findings if f.kind == FindingKind.PARSE_ERROR for t in f.targets}
         lines += [f"- `{shown(k)}`: {_cell(reasons_by[k])}" for k in unreadable]
     return "\n".join(printable(line) for line in lines) + "\n"
 

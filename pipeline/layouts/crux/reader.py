@@ -24,6 +24,7 @@ from typing import Any, Mapping
 import yaml
 from pydantic import ValidationError
 
+from ...kinds import FindingKind
 from ...config import CruxConfig, Settings
 from ...errors import ConfigError, UsageError
 from ...model import Corpus, IndexEntry, Memory, Tracker
@@ -591,7 +592,7 @@ def load(root: Path, settings: Settings) -> Corpus:
     load_trackers(root, settings, corpus)
     load_index(root, settings, corpus, primaries)
     on_disk = [rel(root, p) for p in memory_files(root, settings.crux)]
-    failed = {t for f in corpus.findings if f.kind == "parse_error" for t in f.targets}
+    failed = {t for f in corpus.findings if f.kind == FindingKind.PARSE_ERROR for t in f.targets}
     work_dir_exists = (root / store.work_dir).is_dir()
     corpus.extra["crux"] = {
         "config_file": CONFIG_FILE,

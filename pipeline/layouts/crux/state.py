@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Collection, Sequence
 
+from ...kinds import FindingKind
 from ...apply import ChangeSet
 from ...config import Settings
 from ...model import Action, Corpus, Memory, Tracker
@@ -77,7 +78,7 @@ class Run:
         self.ov = Overlay(self.root, settings.max_file_bytes)
         self.out = ChangeSet()
         self.summary = Summary()
-        self.unreadable = {t for f in corpus.findings if f.kind == "parse_error" for t in f.targets}
+        self.unreadable = {t for f in corpus.findings if f.kind == FindingKind.PARSE_ERROR for t in f.targets}
         self.trackers = trackers_by_slug(corpus)
         self.archived_trackers: set[str] = set()
         self.lives: dict[str, Live] = {}

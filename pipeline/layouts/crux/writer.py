@@ -34,6 +34,7 @@ or tracker is such a file is left alone too. Nothing is written when no action a
 
 from __future__ import annotations
 
+from ...kinds import ActionKind
 from ...apply import ChangeSet
 from ...config import Settings
 from ...errors import RunFailed
@@ -66,21 +67,21 @@ def _handle(run: Run, a: Action, resolve: str | None) -> None:
     changed = run.changed_since_plan(a)
     if changed:
         run.skip(a, changed)
-    elif a.kind == "prune_stale":
+    elif a.kind == ActionKind.PRUNE_STALE:
         acts.prune(run, a)
-    elif a.kind == "merge_duplicate":
+    elif a.kind == ActionKind.MERGE_DUPLICATE:
         acts.merge(run, a)
-    elif a.kind == "conflict":
+    elif a.kind == ActionKind.CONFLICT:
         acts.conflict(run, a, resolve)
-    elif a.kind == "remove_orphan_tracker":
+    elif a.kind == ActionKind.REMOVE_ORPHAN_TRACKER:
         acts.orphan(run, a)
     elif a.kind in acts.MOVE_KINDS:
         acts.move(run, a)
-    elif a.kind in ("consolidate", "rebalance_volumes"):
+    elif a.kind in (ActionKind.CONSOLIDATE, ActionKind.REBALANCE_VOLUMES):
         content.consolidate(run, a)
-    elif a.kind == "compress":
+    elif a.kind == ActionKind.COMPRESS:
         content.compress(run, a)
-    elif a.kind == "sync_strength":
+    elif a.kind == ActionKind.SYNC_STRENGTH:
         acts.sync(run, a)
 
 
@@ -104,9 +105,9 @@ def _changes(run: Run, actions: list[Action], resolve: str | None) -> ChangeSet:
     for a in actions:
         if id(a) in handled:
             continue
-        if a.kind == "rebuild_index":
+        if a.kind == ActionKind.REBUILD_INDEX:
             run.applied(a)  # the index is rebuilt after every run that changes something
-        elif a.kind == "promote_rule":
+        elif a.kind == ActionKind.PROMOTE_RULE:
             run.skip(a, ADVISORY)
         else:
             run.skip(a, f"{a.kind} does not apply to crux stores")

@@ -46,6 +46,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from ...kinds import ActionKind
 from ...apply import ChangeSet
 from ...config import Settings
 from ...errors import ConfigError
@@ -646,17 +647,17 @@ def changes(
         changed = changed_since_plan(action, writer.disk.state)
         if changed:
             writer.skip(action, changed)
-        elif action.kind == "merge_duplicate":
+        elif action.kind == ActionKind.MERGE_DUPLICATE:
             writer.merge(action)
-        elif action.kind == "archive":
+        elif action.kind == ActionKind.ARCHIVE:
             writer.archive(action)
-        elif action.kind == "conflict":
+        elif action.kind == ActionKind.CONFLICT:
             writer.conflict(action)
-        elif action.kind == "archive_session":
+        elif action.kind == ActionKind.ARCHIVE_SESSION:
             writer.archive_session(action)
-        elif action.kind == "rotate_session":
+        elif action.kind == ActionKind.ROTATE_SESSION:
             writer.rotate(action)
-        elif action.kind == "trim_budget":
+        elif action.kind == ActionKind.TRIM_BUDGET:
             writer.skip(
                 action,
                 "needs judgement: trimming means deciding what is still current; no stage supplies the "
