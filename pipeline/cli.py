@@ -15,7 +15,7 @@ from typing import Annotated, Any, Callable, Optional
 import typer
 
 from .config import build_settings, load_user_config
-from .errors import RunFailed, UsageError, os_reason
+from .errors import MemconsolidateError, RunFailed, UsageError, os_reason
 from .layouts.registry import names as layout_names
 from .printable import printable
 
@@ -69,10 +69,8 @@ def guarded(fn: Callable[[], Any]) -> Any:
     """Run a command body; turn known errors into one line and an exit code."""
     try:
         return fn()
-    except UsageError as exc:
-        _fail(str(exc), 2)
-    except RunFailed as exc:
-        _fail(str(exc), 1)
+    except MemconsolidateError as exc:  # each error class carries its exit code (errors.py)
+        _fail(str(exc), exc.exit_code)
     except OSError as exc:  # a full disk, a folder where a file was: one line, not an internal error
         if os.environ.get("MEMCONSOLIDATE_DEBUG"):
             raise

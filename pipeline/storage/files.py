@@ -20,6 +20,7 @@ from typing import Any, Iterator
 import yaml
 from frontmatter.default_handlers import YAMLHandler
 
+from ..errors import MemconsolidateError
 from ..model import Finding
 
 _YAML = YAMLHandler()
@@ -29,7 +30,7 @@ YAML_ERRORS = (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionEr
 SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", ".memconsolidate"}
 
 
-class Unreadable(Exception):
+class Unreadable(MemconsolidateError):
     """A file that cannot be taken as text; its message becomes the parse_error reason."""
 
 
