@@ -14,6 +14,7 @@ from typing import Any, Callable, Protocol, Sequence, TypeVar
 from pydantic import BaseModel
 
 from ..kinds import ActionKind
+from ..text.truncate import clip as clip_text
 from ..config import Settings
 from ..model import Corpus, Memory
 from ..rules.outcome import Outcome
@@ -116,8 +117,7 @@ def retired_keys(outcome: Outcome) -> set[str]:
 
 def clip(text: str, limit: int = 1200) -> str:
     """Memory text as shown to the model: bounded, whitespace-folded at the ends."""
-    text = text.strip()
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return clip_text(text.strip(), limit)
 
 
 Guard = Callable[[Memory], str | None]

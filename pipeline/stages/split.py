@@ -28,6 +28,7 @@ from ..layouts.registry import layout_of
 from ..llm import Handles, register_stub
 from ..model import Action, Corpus, Finding
 from ..rules.outcome import Outcome
+from ..text.truncate import clip
 from .base import StageContext
 from .consolidation_fields import crux_folder, crux_frontmatter
 from .consolidation_groups import Topic, busy_keys, existing_topics
@@ -196,7 +197,7 @@ def _payload(settings: Settings, candidates: list[Candidate]):
                 handle=handles.handle(c.key), title=c.title, unit=settings.crux.sizeUnit, cap=cap, gap=gap,
                 max_volumes=len(greedy_cut(c.sections, cap, measure)),
                 sections=[SectionItem(n=i, heading=s.heading, size=sizes[i - 1],
-                                      text=s.text if len(s.text) <= SECTION_CHARS else s.text[: SECTION_CHARS - 1] + "…")
+                                      text=clip(s.text, SECTION_CHARS))
                           for i, s in enumerate(c.sections, start=1)],
             ))
         return SplitInput(bodies=bodies)

@@ -59,6 +59,9 @@ from ...model import Action, Corpus, Finding, Memory
 from ...printable import printable
 from ...report import render_run_report
 from ...rules.refs import KNOWN_EXTENSIONS
+from ...text.lines import append_paragraphs, decode_utf8, encode_utf8, newline_of, split_bom
+from ...text.truncate import HOOK_STRIP
+from ...text.truncate import shorten as shorten_text
 from .reader import INDEX, parse_index
 from ...storage.files import Unreadable, decode_text, read_text, split_frontmatter
 from .memory_index import ENTRY as REBUILT_ENTRY
@@ -67,7 +70,6 @@ from ...storage.since_plan import DiskReads, changed_since_plan
 
 ARCHIVE_DIR = ".archive"
 REPORT_NAME = "REPORT.md"
-UTF8_BOM = b"\xef\xbb\xbf"
 FULLY_STALE = StaleClass.FULLY_STALE
 PARTIALLY_STALE = StaleClass.PARTIALLY_STALE
 EVERGREEN = StaleClass.EVERGREEN
@@ -310,24 +312,17 @@ def _consolidate(corpus: Corpus, a: Action, unmovable: Callable[[str], str | Non
 
 
 def _decode(data: bytes) -> tuple[str, bool]:
-    bom = data.startswith(UTF8_BOM)
-    return data.decode("utf-8-sig"), bom
+    return decode_utf8(data)
 
 
 def _encode(text: str, bom: bool) -> bytes:
     # backslashreplace: a note naming a file whose name is not UTF-8 must not crash the run
-    return (UTF8_BOM if bom else b"") + text.encode("utf-8", "backslashreplace")
+    return encode_utf8(text, bom, "backslashreplace")
 
 
 def with_notes(text: str, lines: list[str]) -> str:
     """`text` with each note line appended to the end of the body, one paragraph each."""
-    newline = "\r\n" if "\r\n" in text else "\n"
-    out = text
-    if out and not out.endswith(("\n", "\r")):
-        out += newline
-    for line in lines:
-        out += newline + line + newline
-    return out
+    return append_paragraphs(text, lines)
 
 
 _LIST_MARKER = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
@@ -339,13 +334,7 @@ def _structural(line: str) -> bool:
 
 
 def shorten(text: str, limit: int = HOOK_CHARS) -> str:
-    if len(text) <= limit:
-        return text
-    cut = text[: limit - 1]
-    space = cut.rfind(" ")
-    if space >= limit // 2:
-        cut = cut[:space]
-    return cut.rstrip(" ,;:—-") + "…"
+    return shorten_text(text, limit, strip=HOOK_STRIP)
 
 
 def first_prose(body: str) -> str:
@@ -648,8 +637,8 @@ def _rebuild_index(
             existing = decode_text(old)
         except Unreadable as exc:
             return None, None, "", f"MEMORY.md could not be read again ({exc}): not rebuilt"
-        bom = old.startswith(UTF8_BOM)
-    crlf = existing is not None and "\r\n" in existing
+        bom = split_bom(old)[0]
+    crlf = existing is not None and newline_of(existing) == "\r\n"
     by_key = corpus.by_key()
     entries: dict[str, tuple[str, str]] = {}
     for e in corpus.index_entries:

@@ -21,9 +21,9 @@ from .overlay import Overlay
 from .render import append_note
 from ...storage.files import Unreadable
 from ...text.frontmatter_edit import set_keys
+from ...text.lines import decode_utf8, encode_utf8
 from ...storage.since_plan import changed_since_plan
 
-UTF8_BOM = b"\xef\xbb\xbf"
 TRACKER_SUFFIX = ".refs.yml"
 
 
@@ -203,8 +203,7 @@ class Run:
         data = self.ov.read(path)
         if data is None:
             raise Unreadable(f"{path} is gone")
-        bom = data.startswith(UTF8_BOM)
-        return data.decode("utf-8-sig"), bom
+        return decode_utf8(data)
 
     def edited(self, path: str, updates: dict[str, Any], notes: Sequence[str]) -> bytes:
         text, bom = self.text_of(path)
@@ -212,7 +211,7 @@ class Run:
             text = set_keys(text, updates)
         for line in notes:
             text = append_note(text, line)
-        return (UTF8_BOM if bom else b"") + text.encode("utf-8")
+        return encode_utf8(text, bom)
 
     def try_edit(self, live: Live, updates: dict[str, Any], notes: Sequence[str] = ()) -> str | None:
         """Why the memory's files cannot take these edits (with the ones already pending), or None."""

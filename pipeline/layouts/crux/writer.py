@@ -45,10 +45,11 @@ from . import content
 from .after import after_corpus, index_memories, old_entries
 from .index import render_crux_index
 from .render import set_tracker_strength
-from .state import UTF8_BOM, Run
+from .state import Run
 from .summary import render_rem_summary
 from .trackers import merge_trackers, render_tracker
 from ...storage.files import Unreadable
+from ...text.lines import encode_utf8, split_bom
 
 PHASES: list[tuple[str, ...]] = [
     ("prune_stale",),
@@ -159,8 +160,8 @@ def _write_trackers(run: Run) -> None:
         if edited is None:
             run.out.notes.append(f"{own.key}: strength could not be set without rewriting the tracker; left as it was")
             continue
-        bom = UTF8_BOM if data is not None and data.startswith(UTF8_BOM) else b""  # a one-line edit keeps the BOM too
-        run.ov.write(own.key, bom + edited.encode("utf-8"))
+        bom = data is not None and split_bom(data)[0]  # a one-line edit keeps the BOM too
+        run.ov.write(own.key, encode_utf8(edited, bom))
         if live.tracker_sync:
             run.summary.strength.append((live.m.label, own.strength, live.strength))
 
