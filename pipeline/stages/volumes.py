@@ -18,7 +18,6 @@ the smallest volume holds at least a quarter of the cap or half of the average v
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
