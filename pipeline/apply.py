@@ -5,28 +5,19 @@ an archive or get `superseded_by`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
 from .kinds import is_automatic
+from .changes import ChangeSet
 from .config import Settings
 from .errors import UsageError
-from .journal import Op, RunRecord, execute, new_run_id
+from .journal import RunRecord, execute, new_run_id
 from .layouts.registry import layout_of
 from .model import Action, Corpus, Plan
 
 Resolution = Literal["newer", "keep-both"]
-
-
-@dataclass
-class ChangeSet:
-    """What a layout writer proposes: file operations plus an account of every action."""
-
-    ops: list[Op] = field(default_factory=list)
-    applied: list[Action] = field(default_factory=list)
-    skipped: list[tuple[Action, str]] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
 
 
 @dataclass

@@ -7,7 +7,9 @@ from typing import Callable
 from .config import Settings
 from .kinds import CLAIM_KINDS, ActionKind, claim_rank, judged_on_content, yields_to_claims
 from .model import Action, Corpus, Plan, StageError, Stats
-from .rules import run_rules
+from .rules.duplicates import merge_duplicates, report_reorders
+from .rules.index_drift import index_drift
+from .rules.staleness import staleness
 from .layouts.registry import layout_of
 from .rules.outcome import Outcome, action_sort_key, finding_sort_key
 
@@ -52,6 +54,20 @@ def with_target_hashes(corpus: Corpus, actions: list[Action]) -> list[Action]:
         if judged_on_content(a.kind) and hashes:
             a = a.model_copy(update={"target_hashes": dict(sorted(hashes.items()))})
         out.append(a)
+    return out
+
+
+def run_rules(corpus: Corpus, settings: Settings) -> Outcome:
+    """The deterministic pass: the shared rules and the layout's own, over what the reader found."""
+    layout = layout_of(corpus)
+    out = Outcome()
+    out.findings.extend(corpus.findings)
+    out.extend(merge_duplicates(corpus.memories))
+    out.extend(report_reorders(corpus.memories))
+    out.extend(layout.rules(corpus, settings))
+    if layout.staleness_without_repo or settings.repo:
+        out.extend(staleness(corpus, settings))
+    out.extend(index_drift(corpus))
     return out
 
 

@@ -31,7 +31,7 @@ from ..kinds import ActionKind, FindingKind
 from ..model import Action, Finding, Memory
 from .outcome import Outcome
 from .relative_dates import DateScan, Mention, Replacement, scan_relative_dates
-from ..layouts.zylos.rules.freshness import mtime_date
+from ..storage.files import mtime_date
 
 ACTION_KIND = ActionKind.ABSOLUTIZE_DATES
 FINDING_KIND = FindingKind.RELATIVE_DATE

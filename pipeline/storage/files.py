@@ -250,6 +250,11 @@ def as_tags(value: Any) -> list[str]:
     return []
 
 
+def mtime_date(mtime: float) -> dt.date:
+    """The UTC day of a modification time."""
+    return dt.datetime.fromtimestamp(mtime, tz=dt.timezone.utc).date()
+
+
 def mtime_of(path: Path) -> float | None:
     try:
         return path.stat().st_mtime

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ...kinds import ActionKind
-from ...apply import ChangeSet
+from ...changes import ChangeSet
 from ...config import Settings
 from ...journal import ABSENT, Op, sha
 from ...model import Action, Corpus
@@ -50,7 +50,7 @@ class _Bank:
 
     def revise(self, rid: str, **changes: Any) -> None:
         rec = dict(self.current(rid) or {})
-        rev = rec.get("revision") if isinstance(rec.get("revision"), int) else 0
+        rev = rec["revision"] if isinstance(rec.get("revision"), int) else 0
         if rid not in self.pending:
             rev += 1
         rec.update(changes, revision=rev, updated_at=self.stamp)

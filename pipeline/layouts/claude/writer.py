@@ -52,7 +52,7 @@ from urllib.parse import quote
 import yaml
 
 from ...kinds import ActionKind, FindingKind, StaleClass
-from ...apply import ChangeSet
+from ...changes import ChangeSet
 from ...config import Settings
 from ...journal import ABSENT, Op, sha
 from ...model import Action, Corpus, Finding, Memory
@@ -732,7 +732,7 @@ def dream_report(
     memories = [m for m in corpus.memories if mine(m.key)]
     unreadable = sorted({t for f in corpus.findings if f.kind == FindingKind.PARSE_ERROR for t in f.targets if mine(t)})
     classes = Counter(stale[m.key].class_ for m in memories if m.key in stale)
-    reasons = Counter()
+    reasons: Counter[str] = Counter()
     for fc in changed:
         for key, _, _ in fc.archived:
             reasons[_kind_of(d.retire[key])] += 1

@@ -13,7 +13,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any, Collection, Sequence
 
 from ...kinds import FindingKind
-from ...apply import ChangeSet
+from ...changes import ChangeSet
 from ...config import Settings
 from ...model import Action, Corpus, Memory, Tracker
 from .rules.common import trackers_by_slug

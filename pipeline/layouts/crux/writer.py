@@ -35,7 +35,7 @@ or tracker is such a file is left alone too. Nothing is written when no action a
 from __future__ import annotations
 
 from ...kinds import ActionKind
-from ...apply import ChangeSet
+from ...changes import ChangeSet
 from ...config import Settings
 from ...errors import RunFailed
 from ...model import Action, Corpus, Tracker

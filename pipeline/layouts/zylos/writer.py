@@ -47,7 +47,7 @@ from pathlib import Path
 from typing import Callable
 
 from ...kinds import ActionKind
-from ...apply import ChangeSet
+from ...changes import ChangeSet
 from ...config import Settings
 from ...errors import ConfigError
 from ...journal import ABSENT, Op, state
@@ -507,7 +507,7 @@ class _Writer:
         source = self.root / key
         if source.is_symlink() or not source.is_file():
             return self.skip(action, f"{key} is not a regular file: left untouched")
-        dest, straight = rotate_to, False
+        dest, straight = named.group(0), False  # SESSION_NAME matched all of rotate_to
         cutoff = self.settings.now - dt.timedelta(days=self.cfg.session_archive_days)
         if dt.date.fromisoformat(named.group(2)) < cutoff:
             dest, straight = f"{ARCHIVE_DIR}/sessions/{named.group(1)}", True
