@@ -354,8 +354,9 @@ def run(
         else:
             applied = len(outcome.result.changes.applied) if outcome.result else 0
             rid = outcome.result.run_id if outcome.result and outcome.result.record else "none"
-            _print(f"Ran: {applied} action(s) applied (run {rid}); {len(outcome.plan.errors)} stage error(s).",
-                   *(f"  error {e.stage}: {e.message}" for e in outcome.plan.errors))
+            errors = outcome.plan.errors if outcome.plan else []  # a run that ran has its plan
+            _print(f"Ran: {applied} action(s) applied (run {rid}); {len(errors)} stage error(s).",
+                   *(f"  error {e.stage}: {e.message}" for e in errors))
         if outcome.ran and not outcome.recorded and not outcome.applied_unrecorded:
             raise RunFailed("the run did not complete cleanly (see errors); it was not recorded as the last run")
 

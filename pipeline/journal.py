@@ -479,12 +479,14 @@ def _simulate(root: Path, ops: list[Op]) -> _Sim:
                 raise RunFailed(f"cannot append to {op.path}: it does not exist")
             if _hard_linked(root / op.path):
                 raise RunFailed(f"refusing to append to {op.path}: it has other hard links (they would change too); nothing applied")
+            added = op.data
+            assert added is not None  # an append always carries the bytes it adds
             if uses[op.path] > 1:
                 # touched by other ops too: one journaled rewrite, so rollback has a single story
-                op = Op("write", op.path, data=data + op.data, expect=op.expect)
+                op = Op("write", op.path, data=data + added, expect=op.expect)
             else:
-                appends[op.path] = (len(data), op.data)
-            put(op.path, data + op.data)
+                appends[op.path] = (len(data), added)
+            put(op.path, data + added)
         elif op.kind == "truncate":
             data = current(op.path)
             if _hard_linked(root / op.path):
@@ -891,7 +893,7 @@ def rollback(root: Path, run: Path, record: RunRecord, key: bytes | None = None)
             if entry["before"] == ABSENT:
                 created.append(p)
                 continue
-            note = _restore(root, run, p, entry, cur, now, record.touched)  # type: ignore[arg-type]
+            note = _restore(root, run, p, entry, cur, now, record.touched)
             now[p] = _now(root / p)
             if note:
                 out.notes.append(note)

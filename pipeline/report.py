@@ -48,8 +48,8 @@ def render(plan: Plan) -> str:
         lines.append("|------|-------|")
         for kind in sorted(action_counts, key=lambda k: (action_rank(k), k)):
             lines.append(f"| {kind} | {action_counts[kind]} |")
-        for kind in sorted(finding_counts, key=lambda k: (finding_rank(k), k)):
-            lines.append(f"| {kind} (finding) | {finding_counts[kind]} |")
+        for fkind in sorted(finding_counts, key=lambda k: (finding_rank(k), k)):
+            lines.append(f"| {fkind} (finding) | {finding_counts[fkind]} |")
         lines.append("")
     for kind in sorted(action_counts, key=lambda k: (action_rank(k), k)):
         lines.append(f"## {action_heading(kind)} ({action_counts[kind]})")
@@ -57,13 +57,13 @@ def render(plan: Plan) -> str:
             if a.kind == kind:
                 lines.extend(_action_lines(a))
         lines.append("")
-    for kind in sorted(finding_counts, key=lambda k: (finding_rank(k), k)):
-        lines.append(f"## {finding_heading(kind)} ({finding_counts[kind]})")
-        quiet = Counter()
+    for fkind in sorted(finding_counts, key=lambda k: (finding_rank(k), k)):
+        lines.append(f"## {finding_heading(fkind)} ({finding_counts[fkind]})")
+        quiet: Counter[str] = Counter()
         for f in plan.findings:
-            if f.kind != kind:
+            if f.kind != fkind:
                 continue
-            if kind == FindingKind.STALE and f.class_ in QUIET_STALE_CLASSES:
+            if fkind == FindingKind.STALE and f.class_ in QUIET_STALE_CLASSES:
                 quiet[f.class_] += 1
                 continue
             lines.extend(_finding_lines(f))

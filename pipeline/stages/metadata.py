@@ -198,7 +198,7 @@ class Namer:
         files = corpus.extra.get("crux", {}).get("memory_files") or [m.key for m in corpus.memories]
         self.taken: set[str] = {_slug_of(PurePosixPath(k).name) for k in files}
         self.taken |= {t.slug for t in corpus.trackers}
-        self.taken |= {m.extra.get("consolidation_topic") for m in corpus.memories if m.extra.get("consolidation_topic")}
+        self.taken |= {topic for m in corpus.memories if (topic := m.extra.get("consolidation_topic"))}
         self.claude_taken: set[str] = {k.rsplit(".", 1)[0] for k in (m.key for m in corpus.memories)}
 
     def crux(self, title: str) -> str:

@@ -56,7 +56,7 @@ def stub(payload: ReorderInput) -> ReorderOutput:
 def candidate_pairs(corpus: Corpus, outcome: Outcome) -> list[tuple[Memory, Memory]]:
     """(survivor, other) for every reorder group, in plan order."""
     by_key = corpus.by_key()
-    pairs = []
+    pairs: list[tuple[Memory, Memory]] = []
     for f in outcome.findings:
         if f.kind != FindingKind.REORDER_CANDIDATE:
             continue

@@ -254,8 +254,8 @@ class SplitStage:
                     replaced[id(c.action)] = _updated(c.action, split_source=ctx.source(NAME), split_fallback=True,
                                                       reason=f"{c.action.reason}; {note}")
                     continue
-                base = dict(c.action.outputs[0]["frontmatter"])  # type: ignore[attr-defined]
-                base["strength"] = sum(int(o["frontmatter"].get("strength") or 0) for o in c.action.outputs)  # type: ignore[attr-defined]
+                base: dict[str, Any] = dict(c.action.outputs[0]["frontmatter"])  # type: ignore[attr-defined]
+                base["strength"] = sum(int(o["frontmatter"].get("strength") or 0) for o in c.action.outputs)  # type: ignore[attr-defined, misc]
                 outputs = volume_outputs(c.topic, c.folder, _shared(base), c.sections, assignment, names, measure)
                 replaced[id(c.action)] = _updated(c.action, outputs=outputs, volumes=len(outputs), split_source=ctx.source(NAME),
                                                   split_fallback=False, reason=f"{c.action.reason}; {note}")

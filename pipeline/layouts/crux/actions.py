@@ -124,9 +124,9 @@ def merge(run: Run, a: Action) -> None:
         return
     for live in members:
         run.archive_memory(live, "merge_duplicate")
-        t = run.archive_tracker(live.m.slug)
-        if t is not None:
-            survivor.tracker_merge.append(t)
+        tracker = run.archive_tracker(live.m.slug)
+        if tracker is not None:
+            survivor.tracker_merge.append(tracker)
     if updates:
         survivor.updates.update(updates)
         survivor.strength = updates["strength"]

@@ -542,10 +542,10 @@ def load_trackers(root: Path, settings: Settings, corpus: Corpus, files: Files |
     for t in corpus.trackers:
         by_slug.setdefault(t.slug, t)
     for m in corpus.memories:
-        t = by_slug.get(m.slug)
-        m.extra["tracker"] = t.key if t else None
-        if t is not None and t.read_sha:
-            m.read_shas[t.key] = t.read_sha  # its references decide promotions, demotions, merges
+        found = by_slug.get(m.slug)
+        m.extra["tracker"] = found.key if found else None
+        if found is not None and found.read_sha:
+            m.read_shas[found.key] = found.read_sha  # its references decide promotions, demotions, merges
 
 
 def load_index(root: Path, settings: Settings, corpus: Corpus, primaries: list[str]) -> None:
