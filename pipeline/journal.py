@@ -1104,6 +1104,50 @@ def committed_runs(root: Path) -> list[RunRecord]:
     return sorted(records, key=lambda r: (r.created, r.run_id))
 
 
+# --- retention ----------------------------------------------------------------------------------
+
+FINISHED = ("committed", "undone")  # what a signed journal of ours says of a run that is over
+_RUN_ENTRIES = {JOURNAL, SPARE, "before", "added", "live"}  # all a run folder of ours ever holds
+
+
+def prune_runs(root: Path, keep: int) -> list[str]:
+    """Remove the run folders of all but the newest `keep` finished runs; the names removed.
+
+    Only a folder whose journal is ours (signed with this store's key, of our shape) and says the
+    run is over is ever removed, and only when it holds nothing but what a run writes: an
+    unfinished run, a foreign or unreadable journal, or a stray file is left alone. The journal
+    goes first: a prune cut short leaves a folder of copies without a journal, which reads as a run
+    interrupted before any change and is discarded by the next command that writes.
+    """
+    finished = sorted(
+        (v for v in run_views(root) if v.record is not None and v.record.status in FINISHED),
+        key=lambda v: (v.record.created, v.record.run_id),  # type: ignore[union-attr]
+    )
+    pruned = []
+    for view in finished[: max(0, len(finished) - max(1, keep))]:
+        if view.path.is_symlink() or not {e.name for e in os.scandir(view.path)} <= _RUN_ENTRIES:
+            continue
+        for name in (SPARE, JOURNAL):
+            try:
+                (view.path / name).unlink()
+            except FileNotFoundError:
+                pass
+        shutil.rmtree(view.path)  # never follows a symlink inside (and refuses one at the top)
+        pruned.append(view.name)
+    if pruned:
+        _fsync_dir_quietly(view.path.parent)
+    return pruned
+
+
+def pruned_message(root: Path, run_id: str) -> str | None:
+    """Why `run_id` cannot be undone when it looks like one of ours that retention removed."""
+    kept = [v.name for v in run_views(root) if v.record is not None]
+    if RUN_NAME.fullmatch(run_id) and re.fullmatch(r"[0-9]{8}T[0-9]{6}Z-[0-9a-f]{4}", run_id) and kept and run_id < min(kept):
+        return (f"run {run_id} is too old to undo: only the newest runs are kept (journal.keep_runs) and its "
+                f"journal was pruned; the oldest run kept is {min(kept)}")
+    return None
+
+
 def _state_of(root: Path, record: RunRecord, side: str) -> list[str]:
     """Touched paths whose current bytes differ from the run's `side` ("before" or "after")."""
     differ = []
@@ -1150,13 +1194,14 @@ def undo(root: Path, run_id: str | None = None) -> RunRecord:
         if refused:
             raise RunFailed(f"cannot undo run {run_id}: {refused[0].problem}")
     if not runs:
-        raise RunFailed(f"no applied run to undo in {root}")
+        raise RunFailed((run_id and pruned_message(root, run_id)) or f"no applied run to undo in {root}")
     if run_id is None:
         target = runs[-1]
     else:
         matches = [r for r in runs if r.run_id == run_id]
         if not matches:
-            raise RunFailed(f"no applied run {run_id} in {root} (known: {', '.join(r.run_id for r in runs[-5:])})")
+            raise RunFailed(pruned_message(root, run_id)
+                            or f"no applied run {run_id} in {root} (known: {', '.join(r.run_id for r in runs[-5:])})")
         target = matches[0]
     key = store_key(state_dir(root), create=True)
     assert key is not None

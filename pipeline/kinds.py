@@ -62,7 +62,8 @@ class StaleClass(StrEnum):
 
 @dataclass(frozen=True)
 class ActionInfo:
-    heading: str
+    heading: str  # the run report's, after an apply: what was done
+    plan_heading: str  # the plan's, before: what apply would do (future tense)
     # Actions that move or retire a memory, strongest claim first (0 is strongest). A memory claimed
     # by one of them is left out of the weaker ones: a duplicate being retired is not also demoted.
     claim: int | None = None
@@ -86,24 +87,24 @@ F = FindingKind
 
 # Order of the rows = order of kinds in the plan and the report.
 ACTIONS: dict[ActionKind, ActionInfo] = {
-    A.MERGE_DUPLICATE: ActionInfo("Duplicates merged", claim=0, judged_on_content=True),
-    A.PRUNE_STALE: ActionInfo("Stale entries pruned (archived, not deleted)", claim=1, judged_on_content=True),
-    A.CONFLICT: ActionInfo("Conflicts (require manual resolution)", yields_to_claims=True, automatic=False, judged_on_content=True),
-    A.PROMOTE: ActionInfo("Promotions", claim=5, judged_on_content=True),
-    A.DEMOTE: ActionInfo("Demotions", claim=4, judged_on_content=True),
-    A.ARCHIVE: ActionInfo("Archival", claim=3, judged_on_content=True),
-    A.CONSOLIDATE: ActionInfo("Consolidations", claim=2, judged_on_content=True),
-    A.REBALANCE_VOLUMES: ActionInfo("Volume rebalances", judged_on_content=True),
-    A.COMPRESS: ActionInfo("Compressions", claim=6, judged_on_content=True),
-    A.SYNC_STRENGTH: ActionInfo("Strength rebalances", yields_to_claims=True, judged_on_content=True),
-    A.PROMOTE_RULE: ActionInfo("Rule promotion candidates", yields_to_claims=True),
-    A.REMOVE_ORPHAN_TRACKER: ActionInfo("Cleanup (orphaned trackers)", judged_on_content=True),
-    A.ARCHIVE_SESSION: ActionInfo("Session logs to archive", judged_on_content=True),
-    A.ROTATE_SESSION: ActionInfo("Session rotation"),
-    A.TRIM_BUDGET: ActionInfo("Budget trims"),
-    A.REBUILD_INDEX: ActionInfo("Index rebuilds"),
-    A.ABSOLUTIZE_DATES: ActionInfo("Relative dates made absolute", judged_on_content=True),
-    A.UPDATE_REF: ActionInfo("References updated", judged_on_content=True),
+    A.MERGE_DUPLICATE: ActionInfo("Duplicates merged", "Duplicates to merge", claim=0, judged_on_content=True),
+    A.PRUNE_STALE: ActionInfo("Stale entries pruned (archived, not deleted)", "Stale entries to prune (archived, not deleted)", claim=1, judged_on_content=True),
+    A.CONFLICT: ActionInfo("Conflicts (require manual resolution)", "Conflicts to resolve (by hand, or apply --resolve)", yields_to_claims=True, automatic=False, judged_on_content=True),
+    A.PROMOTE: ActionInfo("Promotions", "Memories to promote", claim=5, judged_on_content=True),
+    A.DEMOTE: ActionInfo("Demotions", "Memories to demote", claim=4, judged_on_content=True),
+    A.ARCHIVE: ActionInfo("Archival", "Memories to archive", claim=3, judged_on_content=True),
+    A.CONSOLIDATE: ActionInfo("Consolidations", "Memories to consolidate", claim=2, judged_on_content=True),
+    A.REBALANCE_VOLUMES: ActionInfo("Volume rebalances", "Volumes to rebalance", judged_on_content=True),
+    A.COMPRESS: ActionInfo("Compressions", "Memories to compress", claim=6, judged_on_content=True),
+    A.SYNC_STRENGTH: ActionInfo("Strength rebalances", "Strengths to rebalance", yields_to_claims=True, judged_on_content=True),
+    A.PROMOTE_RULE: ActionInfo("Rule promotion candidates", "Rule promotion candidates", yields_to_claims=True),
+    A.REMOVE_ORPHAN_TRACKER: ActionInfo("Cleanup (orphaned trackers)", "Orphaned trackers to remove", judged_on_content=True),
+    A.ARCHIVE_SESSION: ActionInfo("Session logs to archive", "Session logs to archive", judged_on_content=True),
+    A.ROTATE_SESSION: ActionInfo("Session rotation", "Session logs to rotate"),
+    A.TRIM_BUDGET: ActionInfo("Budget trims", "Budgets to trim"),
+    A.REBUILD_INDEX: ActionInfo("Index rebuilds", "Indexes to rebuild"),
+    A.ABSOLUTIZE_DATES: ActionInfo("Relative dates made absolute", "Relative dates to make absolute", judged_on_content=True),
+    A.UPDATE_REF: ActionInfo("References updated", "References to update", judged_on_content=True),
 }
 
 FINDINGS: dict[FindingKind, FindingInfo] = {
@@ -143,30 +144,40 @@ def finding_rank(kind: str) -> int:
     return _FINDING_RANK.get(kind, len(_FINDING_RANK))
 
 
+def action_info(kind: str) -> ActionInfo | None:
+    """The kind's row; None for a kind the table does not know."""
+    return _ACTION_BY_NAME.get(kind)
+
+
 def claim_rank(kind: str) -> int | None:
     """How strong a claim the action makes on the memories it moves (0 strongest); None: none."""
-    info = _ACTION_BY_NAME.get(kind)
+    info = action_info(kind)
     return info.claim if info else None
 
 
 def is_automatic(kind: str) -> bool:
-    info = _ACTION_BY_NAME.get(kind)
+    info = action_info(kind)
     return info.automatic if info else True
 
 
 def yields_to_claims(kind: str) -> bool:
-    info = _ACTION_BY_NAME.get(kind)
+    info = action_info(kind)
     return bool(info and info.yields_to_claims)
 
 
 def judged_on_content(kind: str) -> bool:
-    info = _ACTION_BY_NAME.get(kind)
+    info = action_info(kind)
     return bool(info and info.judged_on_content)
 
 
 def action_heading(kind: str) -> str:
-    info = _ACTION_BY_NAME.get(kind)
+    info = action_info(kind)
     return info.heading if info else kind
+
+
+def plan_heading(kind: str) -> str:
+    info = action_info(kind)
+    return info.plan_heading if info else kind
 
 
 def finding_heading(kind: str) -> str:

@@ -7,6 +7,7 @@ from typing import Callable
 from .config import Settings
 from .kinds import CLAIM_KINDS, ActionKind, claim_rank, judged_on_content, yields_to_claims
 from .model import Action, Corpus, Plan, StageError, Stats
+from .rules.absolutize_dates import absolutize_dates
 from .rules.duplicates import merge_duplicates, report_reorders
 from .rules.index_drift import index_drift
 from .rules.staleness import staleness
@@ -68,6 +69,7 @@ def run_rules(corpus: Corpus, settings: Settings) -> Outcome:
     if layout.staleness_without_repo or settings.repo:
         out.extend(staleness(corpus, settings))
     out.extend(index_drift(corpus))
+    out.extend(absolutize_dates(corpus.memories))
     return out
 
 

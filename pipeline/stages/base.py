@@ -23,10 +23,26 @@ T = TypeVar("T", bound=BaseModel)
 
 
 @dataclass
+class StageProgress:
+    """Where a stage is, for a progress bar: batches answered of those asked, the client's counters."""
+
+    stage: str
+    done: int
+    total: int  # 0 until the stage has asked (or when it asks one thing at a time)
+    calls: int
+    cache_hits: int
+    finished: bool = False
+    failed: bool = False
+
+
+@dataclass
 class StageContext:
     corpus: Corpus
     settings: Settings
     client: Any  # pipeline.llm.LLMClient
+    # Hears (batches answered, batches asked) as a stage's batches come back; set by the runner
+    # only when someone watches (a terminal), so without it the calls go out exactly as before.
+    progress: Callable[[int, int], None] | None = None
 
     @property
     def model_label(self) -> str:
@@ -64,6 +80,7 @@ def ask_in_batches(
     make_payload: Callable[[Any, list[K]], BaseModel],
     schema: type[T],
     decisions: Callable[[T], list[Any]],
+    progress: Callable[[int, int], None] | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
     """Ask about `items` in batches, each with its own handles 1..n; {key: decision} and errors.
 
@@ -75,7 +92,15 @@ def ask_in_batches(
     chunks = batched(items, batch_size)
     handle_sets = [Handles([key_of(i) for i in chunk], stage=stage) for chunk in chunks]
     payloads = [make_payload(h, chunk) for h, chunk in zip(handle_sets, chunks)]
-    replies = client.structured_many(stage, payloads, schema) if payloads else []
+    if progress is None:
+        replies = client.structured_many(stage, payloads, schema) if payloads else []
+    else:  # in waves of as many calls as run at once, to report between them
+        wave = max(1, int(getattr(client, "concurrency", 4)))
+        replies = []
+        progress(0, len(payloads))
+        for start in range(0, len(payloads), wave):
+            replies.extend(client.structured_many(stage, payloads[start : start + wave], schema))
+            progress(len(replies), len(payloads))
     answers: dict[str, Any] = {}
     errors: list[str] = []
     for handles, reply in zip(handle_sets, replies):
@@ -98,7 +123,8 @@ def ask_all(ctx: StageContext, stage: str, items: Sequence[K], key_of: Callable[
     """`ask_in_batches` for a stage: any failed batch fails the stage (its proposals are dropped)."""
     from ..llm import StageCallError
 
-    answers, errors = ask_in_batches(ctx.client, stage, items, key_of, ctx.settings.llm.batch_size, make_payload, schema, decisions)
+    answers, errors = ask_in_batches(ctx.client, stage, items, key_of, ctx.settings.llm.batch_size, make_payload, schema,
+                                     decisions, ctx.progress)
     if errors:
         raise StageCallError(stage, errors[0] + (f" (and {len(errors) - 1} more batch error(s))" if len(errors) > 1 else ""))
     return answers

@@ -2,7 +2,8 @@
 
 A retired duplicate gets a new revision with `superseded_by`; the survivor gets a new revision with
 the retired records' corroboration added (it absorbs their observations). A record that is already
-retired is never superseded twice, and a pinned record is never superseded. Learned rules are
+retired is never superseded twice, and a pinned record is never superseded. An in-place text edit
+(`absolutize_dates`, `update_ref`: `edits.py`) is a new revision carrying the replaced text. Learned rules are
 appended to `<bank>/rules/learned.md`, fingerprint-deduplicated; hand-written rule files are never
 touched.
 """
@@ -23,6 +24,8 @@ from ...report import render_run_report
 from ...rules.text import normalize
 from .reader import LEARNED_RULES, parse_records, read_bank_bytes, read_learned, record_sha
 from ...storage.since_plan import changed_since_plan
+from ...storage.text_edits import TEXT_EDIT_KINDS, Fields
+from .edits import text_edit
 
 LEARNED_HEADER = "# Learned rules\n\nAuto-managed by memconsolidate: one line per rule, append-only.\n\n"
 RULE_MIN, RULE_MAX = 3, 300
@@ -81,6 +84,7 @@ def changes(corpus: Corpus, actions: list[Action], settings: Settings, run_id: s
     out = ChangeSet()
     banks: dict[str, _Bank] = {}
     learned: dict[str, list[str]] = {}
+    text_edits: dict[str, Fields] = {}  # record key -> every replacement put in this run
 
     def bank(name: str) -> _Bank:
         if name not in banks:
@@ -142,6 +146,8 @@ def changes(corpus: Corpus, actions: list[Action], settings: Settings, run_id: s
             out.applied.append(action)
         elif action.kind == ActionKind.CONFLICT and resolve:
             _resolve_conflict(action, resolve, bank, out)
+        elif action.kind in TEXT_EDIT_KINDS:
+            text_edit(action, bank, text_edits, out)
         else:
             out.skipped.append((action, f"{action.kind} does not apply to banks"))
 

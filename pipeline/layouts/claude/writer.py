@@ -27,6 +27,9 @@ What each action does:
   only if the reader will find every surviving file in it exactly once (`reconcile_entry_lines`
   makes the rebuild and the reader agree on which lines are entries).
 
+- `absolutize_dates`, `update_ref` (`edits.py`): replacements in the body and description, in place
+  (one write per file, with any note of the run); never on a file the run archives.
+
 Files the reader reported as unreadable (`parse_error`) and symlinks are never moved or edited; they
 stay listed in the index because they are still files of the folder.
 
@@ -67,6 +70,7 @@ from ...storage.files import Unreadable, decode_text, read_text, split_frontmatt
 from .memory_index import ENTRY as REBUILT_ENTRY
 from .memory_index import IndexItem, rebuild
 from ...storage.since_plan import DiskReads, changed_since_plan
+from .edits import apply_text_edits
 
 ARCHIVE_DIR = ".archive"
 REPORT_NAME = "REPORT.md"
@@ -538,6 +542,9 @@ def changes(
                 d.resolved.append(folder_of(sides[0]))
             else:
                 d.outcome[i] = "both sides already carry the note"
+
+    # in-place text edits (absolutize_dates, update_ref): one write per file, on top of its notes
+    d.outcome.update(apply_text_edits(live, by_key, unreadable, d.retire, root, disk, ops_writes))
 
     for key in sorted(d.created):
         ops_writes.append(Op("write", key, data=d.created[key][0], expect=ABSENT))  # never over a file that appeared

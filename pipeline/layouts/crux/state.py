@@ -23,6 +23,7 @@ from ...storage.files import Unreadable
 from ...text.frontmatter_edit import set_keys
 from ...text.lines import decode_utf8, encode_utf8
 from ...storage.since_plan import changed_since_plan
+from ...storage.text_edits import EditRefused, Fields, edit_text
 
 TRACKER_SUFFIX = ".refs.yml"
 
@@ -41,6 +42,7 @@ class Live:
     moved_by: str | None = None  # the action kind that moved it to another type folder
     tracker_merge: list[Tracker] = field(default_factory=list)  # trackers merged into its own
     tracker_sync: bool = False  # a sync_strength action named its tracker
+    text_edits: dict[str, Fields] = field(default_factory=dict)  # file -> in-place replacements (`edits.py`)
 
     @property
     def files(self) -> list[str]:
@@ -48,7 +50,7 @@ class Live:
 
     @property
     def untouched(self) -> bool:
-        return not (self.retired_by or self.moved_by or self.updates or self.notes or self.tracker_merge)
+        return not (self.retired_by or self.moved_by or self.updates or self.notes or self.tracker_merge or self.text_edits)
 
 
 @dataclass
@@ -205,8 +207,10 @@ class Run:
             raise Unreadable(f"{path} is gone")
         return decode_utf8(data)
 
-    def edited(self, path: str, updates: dict[str, Any], notes: Sequence[str]) -> bytes:
+    def edited(self, path: str, updates: dict[str, Any], notes: Sequence[str], edits: Fields | None = None) -> bytes:
         text, bom = self.text_of(path)
+        if edits:  # first: their offsets are into the text as read
+            text = edit_text(text, edits, True, path)
         if updates:
             text = set_keys(text, updates)
         for line in notes:
@@ -217,7 +221,7 @@ class Run:
         """Why the memory's files cannot take these edits (with the ones already pending), or None."""
         for f in live.files:
             try:
-                self.edited(f, {**live.updates, **updates}, [*live.notes, *notes])
-            except (Unreadable, UnicodeDecodeError, ValueError) as exc:
+                self.edited(f, {**live.updates, **updates}, [*live.notes, *notes], live.text_edits.get(f))
+            except (Unreadable, UnicodeDecodeError, ValueError, EditRefused) as exc:
                 return f"{f}: front matter cannot be edited safely ({exc})"
         return None

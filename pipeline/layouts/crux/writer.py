@@ -18,7 +18,9 @@ named by several actions and the outcome does not depend on the plan's order:
    never done; trackers are keyed by slug and stay where they are.
 4. `consolidate`, `rebalance_volumes`, `compress` (`crux_content`): only on memories no earlier
    step changed, since their content was planned from the old state.
-5. `sync_strength`: the tracker's `strength:` line is set to the front-matter value.
+5. `absolutize_dates`, `update_ref` (`edits.py`): replacements in the memory and its twin, in place,
+   both files or neither; skipped on a memory an earlier step archived or rewrote.
+   `sync_strength`: the tracker's `strength:` line is set to the front-matter value.
 6. `promote_rule` is advisory (the user writes the rule): never executed, always listed in the REM
    summary's "Rule Promotion Candidates" (recomputed on the store after the run).
 
@@ -50,6 +52,8 @@ from .summary import render_rem_summary
 from .trackers import merge_trackers, render_tracker
 from ...storage.files import Unreadable
 from ...text.lines import encode_utf8, split_bom
+from ...storage.text_edits import TEXT_EDIT_KINDS
+from .edits import text_edit
 
 PHASES: list[tuple[str, ...]] = [
     ("prune_stale",),
@@ -59,6 +63,7 @@ PHASES: list[tuple[str, ...]] = [
     acts.MOVE_KINDS,
     ("consolidate", "rebalance_volumes"),
     ("compress",),  # after the consolidations: it may compress the file one of them wrote
+    TEXT_EDIT_KINDS,  # in place, on memories no earlier step archived or rewrote
     ("sync_strength",),
 ]
 ADVISORY = "advisory: the user writes the rule by hand (listed under Rule Promotion Candidates in the REM summary)"
@@ -84,6 +89,8 @@ def _handle(run: Run, a: Action, resolve: str | None) -> None:
         content.compress(run, a)
     elif a.kind == ActionKind.SYNC_STRENGTH:
         acts.sync(run, a)
+    elif a.kind in TEXT_EDIT_KINDS:
+        text_edit(run, a)
 
 
 def changes(corpus: Corpus, actions: list[Action], settings: Settings, run_id: str, resolve: str | None) -> ChangeSet:
@@ -127,10 +134,10 @@ def _changes(run: Run, actions: list[Action], resolve: str | None) -> ChangeSet:
 
 def _write_memories(run: Run) -> None:
     for live in sorted(run.lives.values(), key=lambda x: x.m.key):
-        if live.retired_by or not (live.updates or live.notes):
+        if live.retired_by or not (live.updates or live.notes or live.text_edits):
             continue
         for path in live.files:
-            run.ov.write(path, run.edited(path, live.updates, live.notes))
+            run.ov.write(path, run.edited(path, live.updates, live.notes, live.text_edits.get(path)))
 
 
 def _write_trackers(run: Run) -> None:

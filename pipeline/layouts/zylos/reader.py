@@ -257,7 +257,8 @@ def _load_sessions(root: Path, settings: Settings, corpus: Corpus) -> None:
         if rel(root, path) == CURRENT_SESSION:
             header = SESSION_HEADER.search(text)
             header_date = as_date(header.group(1)) if header else None
-            extra = {"current": True, "header_date": header_date.isoformat() if header_date else None}
+            # append_only: an agent may hold it open to append; it is rotated, never rewritten in place
+            extra = {"current": True, "append_only": True, "header_date": header_date.isoformat() if header_date else None}
             created = header_date
         else:
             named = SESSION_FILE.match(path.name)

@@ -21,6 +21,8 @@ What each action does:
 - `rotate_session`: a move of `sessions/current.md` to the action's `rotate_to` and a fresh
   `sessions/current.md` headed `# Session Log: <--now>`. A log older than the session archive age
   (30 days) goes straight to `archive/sessions/`, where the next plan would send it anyway.
+- `absolutize_dates`, `update_ref` (`edits.py`): replacements in an entry's statement line or a
+  tier file, in place; never in the live `sessions/current.md`.
 - `trim_budget` needs judgement (what is still current) and is skipped until a stage supplies text.
 
 Every reference file is rewritten at most once, from its text as read, with all of its removals and
@@ -61,6 +63,8 @@ from ...text.lines import decode_utf8, encode_utf8, ends_with_blank_line, split_
 from ...text.lines import newline_of as eol_of
 from .entries import Entry, field_line, parse_reference, session_header
 from .reader import ARCHIVE_DIR, CURRENT_SESSION
+from ...storage.text_edits import TEXT_EDIT_KINDS, Fields
+from .edits import text_edit, tier_writes
 
 Clock = Callable[[], dt.datetime]
 CLOCK_ENV = "MEMCONSOLIDATE_CLOCK"
@@ -104,6 +108,7 @@ class RefFile:
     boundaries: list[int]
     retire: dict[int, str] = field(default_factory=dict)  # heading line -> its `Archived` line
     notes: dict[int, list[str]] = field(default_factory=dict)  # heading line -> lines to add
+    edited: bool = False  # `lines` carry in-place replacements (edits.py)
 
     def original(self) -> bytes:
         """The bytes this was read from (what the file must still hold when the run writes it)."""
@@ -128,7 +133,7 @@ class RefFile:
 
     @property
     def changed(self) -> bool:
-        return bool(self.retire or self.notes)
+        return bool(self.retire or self.notes or self.edited)
 
     def block_end(self, start: int) -> int:
         """Last line of the block that starts at `start`, trailing blank lines included."""
@@ -242,6 +247,8 @@ class _Writer:
         self.rotated = False
         self.bullets: list[str] = []
         self.disk = DiskReads(self.root, settings.max_file_bytes)
+        self.entry_edits: dict[str, Fields] = {}  # in-place replacements, by entry
+        self.tier_edits: dict[str, Fields] = {}  # and by tier file
 
     # --- accounting ---------------------------------------------------------------------------
 
@@ -589,6 +596,7 @@ class _Writer:
             arch = touched_archives[key]
             out.ops.append(Op("write", key, data=arch.render(), expect=state(arch.original())))
         out.ops.extend(self.moves)
+        out.ops.extend(tier_writes(self, self.moves))
         log = self.log_op(clock().strftime("%H:%M"), run_id)
         if log is not None:
             out.ops.append(log)
@@ -620,6 +628,8 @@ def changes(
             writer.archive_session(action)
         elif action.kind == ActionKind.ROTATE_SESSION:
             writer.rotate(action)
+        elif action.kind in TEXT_EDIT_KINDS:
+            text_edit(writer, action)
         elif action.kind == ActionKind.TRIM_BUDGET:
             writer.skip(
                 action,
