@@ -19,9 +19,9 @@ import typer
 from typer._click import exceptions as click_errors  # typer vendors click: its errors are these
 
 from . import __version__
-from .cli_options import MODEL, OUTPUT, PLANNING, STORE, Options, PathArg, json_option, with_options
+from .cli_options import MODEL, OUTPUT, PLANNING, STORE, Options, PathArg, json_flag, with_options
 from .config import build_settings, find_config, load_user_config
-from .errors import RunFailed, UsageError, os_reason
+from .errors import MemconsolidateError, RunFailed, UsageError, os_reason
 from .printable import printable
 from .render.text import terminal_width
 
@@ -85,10 +85,8 @@ def guarded(fn: Callable[[], Any]) -> Any:
     """Run a command body; turn known errors into one line and an exit code (the one place)."""
     try:
         return fn()
-    except UsageError as exc:
-        _fail(str(exc), 2)
-    except RunFailed as exc:
-        _fail(str(exc), 1)
+    except MemconsolidateError as exc:  # each error class carries its exit code (errors.py)
+        _fail(str(exc), exc.exit_code)
     except OSError as exc:  # a full disk, a folder where a file was: one line, not an internal error
         if os.environ.get("MEMCONSOLIDATE_DEBUG"):
             raise
@@ -180,7 +178,7 @@ def _config_shown(used: Path | None) -> str | None:
 
 @app.command()
 @with_options(PLANNING, OUTPUT)
-def plan(path: PathArg, as_json: json_option("the plan (the memconsolidate.plan/1 contract)") = False, *, opts: Options) -> None:
+def plan(path: PathArg, as_json: Annotated[bool, json_flag("the plan (the memconsolidate.plan/1 contract)")] = False, *, opts: Options) -> None:
     """Read a store and print what should change, actions numbered for `apply --select`. Never writes to the store."""
 
     def body(progress) -> None:
@@ -211,7 +209,7 @@ YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confir
 @with_options(PLANNING, OUTPUT)
 def apply(
     path: PathArg,
-    as_json: json_option("what was applied: run_id, applied actions, skipped, changed files") = False,
+    as_json: Annotated[bool, json_flag("what was applied: run_id, applied actions, skipped, changed files")] = False,
     yes: YesOpt = False,
     select: SelectOpt = None,
     resolve: ResolveOpt = None,
@@ -228,7 +226,7 @@ def apply(
 
         if resolve not in (None, "newer", "keep-both"):
             raise UsageError(f"--resolve must be newer or keep-both, not {resolve!r}")
-        parse_select(select, resolve)  # a wrong kind is reported before anything is planned
+        parse_select(select, resolve)  # type: ignore[arg-type]  # checked just above; a wrong kind is reported before anything is planned
         if not yes and not sys.stdin.isatty():
             # before the lock and the plan: model calls cost money, and nothing may be left behind
             raise UsageError("not a terminal: pass --yes to apply without a prompt (nothing was planned or written)")
@@ -275,7 +273,7 @@ def _apply_json(plan_, result) -> dict[str, Any]:
 def undo(
     path: PathArg,
     run: Annotated[Optional[str], typer.Option("--run", help="The run to undo (default: the latest applied run).")] = None,
-    as_json: json_option("the undo: the run undone, the undo's own run id, restored files") = False,
+    as_json: Annotated[bool, json_flag("the undo: the run undone, the undo's own run id, restored files")] = False,
     *,
     opts: Options,
 ) -> None:
@@ -298,7 +296,7 @@ def undo(
 
 @app.command()
 @with_options(STORE, MODEL, OUTPUT)
-def status(path: PathArg, as_json: json_option("the status: memories, pending counts, runs, state folder size") = False,
+def status(path: PathArg, as_json: Annotated[bool, json_flag("the status: memories, pending counts, runs, state folder size")] = False,
            *, opts: Options) -> None:
     """Memories by type, budgets, pending actions (as `plan` counts them, same model), recent runs, state size."""
 
@@ -321,7 +319,7 @@ def status(path: PathArg, as_json: json_option("the status: memories, pending co
 
 @app.command()
 @with_options(STORE, OUTPUT)
-def runs(path: PathArg, as_json: json_option("the runs kept, oldest first") = False, *, opts: Options) -> None:
+def runs(path: PathArg, as_json: Annotated[bool, json_flag("the runs kept, oldest first")] = False, *, opts: Options) -> None:
     """The runs the store keeps (newest first): id, time, actions, how to undo; older ones are pruned."""
 
     def body() -> None:
@@ -345,7 +343,7 @@ def runs(path: PathArg, as_json: json_option("the runs kept, oldest first") = Fa
 def run(
     path: PathArg,
     if_due: Annotated[bool, typer.Option("--if-due", help="Run only when interval_hours have passed since the last successful run.")] = False,
-    as_json: json_option("the run: ran, reason, recorded, the plan and what was applied") = False,
+    as_json: Annotated[bool, json_flag("the run: ran, reason, recorded, the plan and what was applied")] = False,
     *,
     opts: Options,
 ) -> None:
@@ -388,7 +386,7 @@ def run(
 def eval_(
     stage: Annotated[Optional[str], typer.Option("--stage", help="reorder | conflict (or conflicts) | rule (or rules) | metadata | split | dates (default: all)")] = None,
     dataset: Annotated[Optional[str], typer.Option("--dataset", help="A JSONL dataset (default: <evals>/datasets/<stage>.jsonl).")] = None,
-    as_json: json_option("the eval report (one stage: an object; all: a list)") = False,
+    as_json: Annotated[bool, json_flag("the eval report (one stage: an object; all: a list)")] = False,
     record: Annotated[bool, typer.Option("--record", help="Re-record the mock's replies with this (real) model.")] = False,
     thresholds: Annotated[Optional[str], typer.Option("--thresholds", help="Thresholds file (default: <evals>/thresholds.toml).")] = None,
     config: Annotated[Optional[str], typer.Option("--config", help="Settings file (TOML or JSON).")] = None,

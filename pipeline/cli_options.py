@@ -44,8 +44,10 @@ QuietOpt = Annotated[bool, typer.Option("--quiet", "-q", help="Print only warnin
 VerboseOpt = Annotated[bool, typer.Option("--verbose", "-v", help="Also print what each step did (on stderr).")]
 
 
-def json_option(prints: str) -> Any:
-    return Annotated[bool, typer.Option("--json", help=f"Print {prints} as JSON on stdout (messages stay on stderr).")]
+def json_flag(prints: str) -> Any:
+    """The `--json` option of a command, saying what it prints: `Annotated[bool, json_flag("...")]`
+    (a call inside Annotated, which a type checker reads as a plain bool)."""
+    return typer.Option("--json", help=f"Print {prints} as JSON on stdout (messages stay on stderr).")
 
 
 @dataclass

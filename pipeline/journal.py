@@ -80,9 +80,23 @@ class RunRecord:
     hmac: str = ""
 
 
-def new_run_id() -> str:
+def new_run_id(root: Path | None = None) -> str:
+    """A run id: the UTC second, then a suffix. Runs are ordered by id, so within one second (a
+    nightly run and a retry, or tests) the suffix counts up from the store's last run of that
+    second; the first of a second starts at a random point of the lower half, leaving room."""
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    return f"{stamp}-{secrets.token_hex(2)}"
+    base = root / STATE_DIR / "runs" if root is not None else None
+    try:
+        same = sorted(e.name for e in os.scandir(base) if e.name.startswith(stamp + "-")) if base else []
+    except OSError:
+        same = []
+    last = max((int(n[len(stamp) + 1:], 16) for n in same if re.fullmatch(r"[0-9a-f]{4}", n[len(stamp) + 1:])), default=None)
+    if last is None:
+        return f"{stamp}-{secrets.randbelow(0x8000):04x}"
+    if last < 0xFFFF:
+        return f"{stamp}-{last + 1:04x}"
+    time.sleep(1.0)  # 32k runs in one second: wait for the next one rather than break the order
+    return new_run_id(root)
 
 
 def sha(data: bytes) -> str:
@@ -479,12 +493,14 @@ def _simulate(root: Path, ops: list[Op]) -> _Sim:
                 raise RunFailed(f"cannot append to {op.path}: it does not exist")
             if _hard_linked(root / op.path):
                 raise RunFailed(f"refusing to append to {op.path}: it has other hard links (they would change too); nothing applied")
+            added = op.data
+            assert added is not None  # an append always carries the bytes it adds
             if uses[op.path] > 1:
                 # touched by other ops too: one journaled rewrite, so rollback has a single story
-                op = Op("write", op.path, data=data + op.data, expect=op.expect)
+                op = Op("write", op.path, data=data + added, expect=op.expect)
             else:
-                appends[op.path] = (len(data), op.data)
-            put(op.path, data + op.data)
+                appends[op.path] = (len(data), added)
+            put(op.path, data + added)
         elif op.kind == "truncate":
             data = current(op.path)
             if _hard_linked(root / op.path):
@@ -572,7 +588,7 @@ class _Live:
 
 def execute(root: Path, ops: list[Op], run_id: str | None = None, info: dict | None = None) -> RunRecord:
     """Apply `ops` as one transaction. Raises RunFailed (after rolling back) if a change fails."""
-    run_id = run_id or new_run_id()
+    run_id = run_id or new_run_id(root)
     if not RUN_NAME.fullmatch(run_id):
         raise RunFailed(f"not a run id: {run_id!r}")
     try:
@@ -891,7 +907,7 @@ def rollback(root: Path, run: Path, record: RunRecord, key: bytes | None = None)
             if entry["before"] == ABSENT:
                 created.append(p)
                 continue
-            note = _restore(root, run, p, entry, cur, now, record.touched)  # type: ignore[arg-type]
+            note = _restore(root, run, p, entry, cur, now, record.touched)
             now[p] = _now(root / p)
             if note:
                 out.notes.append(note)
@@ -1098,7 +1114,7 @@ def _recover_one(root: Path, view: RunView) -> str:
 
 def committed_runs(root: Path) -> list[RunRecord]:
     records = [v.record for v in run_views(root) if v.record is not None and v.record.status == "committed"]
-    # In the order they ran: run ids sort by second, then by a random suffix.
+    # In the order they ran: run ids sort by second, then by a suffix counting up (new_run_id).
     return sorted(records, key=lambda r: (r.created, r.run_id))
 
 

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from .kinds import FindingKind
 from .apply import ApplyResult, Resolution, apply_plan, select_actions
 from .config import Settings
 from .errors import RunFailed, os_reason
@@ -215,7 +216,7 @@ def status_store(path: str, settings: Settings, progress: Progress | None = None
     corpus, settings = open_store(root, settings)
     plan = build_plan(corpus, settings, stage_runner(settings, progress=progress))
     by_type = Counter(m.type or "untyped" for m in corpus.memories)
-    budgets = [f.model_dump(by_alias=True, exclude_none=True) for f in plan.findings if f.kind in ("over_budget", "near_budget")]
+    budgets = [f.model_dump(by_alias=True, exclude_none=True) for f in plan.findings if f.kind in (FindingKind.OVER_BUDGET, FindingKind.NEAR_BUDGET)]
     runs = committed_runs(root)
     state = read_state(root)
     return {

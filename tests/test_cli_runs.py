@@ -83,3 +83,18 @@ def test_retention_never_prunes_an_unfinished_or_foreign_run(bank_store):
     pruned = prune_runs(bank_store, 1)
     assert pruned == [undo_run]  # the only finished run of ours beyond the newest one
     assert (runs / first / "journal.json").exists() and (foreign / "journal.json").exists()
+
+
+def test_run_ids_of_one_store_count_up_within_a_second(tmp_path):
+    # Runs are ordered by id (retention, "too old to undo", undo's latest run): ids made in the same
+    # second must still sort in the order they were made (a random suffix did not).
+    from pipeline.journal import new_run_id
+
+    runs = tmp_path / ".memconsolidate" / "runs"
+    runs.mkdir(parents=True)
+    ids = []
+    for _ in range(20):
+        run_id = new_run_id(tmp_path)
+        (runs / run_id).mkdir()
+        ids.append(run_id)
+    assert ids == sorted(ids) and len(set(ids)) == 20

@@ -24,7 +24,7 @@ from pipeline.journal import undo
 from pipeline.layouts.registry import open_store
 from pipeline.model import Action
 from pipeline.plan import build_plan
-from pipeline.report import render
+from pipeline.render.plan import render_plan as render
 from pipeline.storage.text_edits import EditRefused, edit_bytes, replacements_of
 from pipeline.workflow import apply_store
 

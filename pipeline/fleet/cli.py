@@ -12,7 +12,7 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any, Literal, Optional, cast
 
 import typer
 
@@ -24,7 +24,7 @@ from ..errors import UsageError
 # store) and minus --max-calls/--max-cost, which here are the fleet's budget, not each store's.
 FLEET = (("config", ConfigOpt), ("now", NowOpt), *MODEL, ("trust_model", TrustModelOpt))
 
-app = typer.Typer(
+app: typer.Typer = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
@@ -151,7 +151,7 @@ def apply(
 
         if resolve not in (None, "newer", "keep-both"):
             raise UsageError(f"--resolve must be newer or keep-both, not {resolve!r}")
-        parse_select(select, resolve)  # type: ignore[arg-type] - a wrong kind is exit 2 before any store
+        parse_select(select, cast(Literal["newer", "keep-both"] | None, resolve))  # a wrong kind: exit 2 before any store
         if not yes:
             raise UsageError("fleet apply changes every store without a prompt: pass --yes")
 

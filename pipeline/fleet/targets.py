@@ -15,7 +15,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Any, Callable, Iterable
 
 from ..errors import UsageError
 from ..storage.files import SKIP_DIRS
@@ -44,10 +44,11 @@ def read_stores_file(file: str) -> list[str]:
     return out
 
 
-def _layouts() -> tuple[list, list]:
+def _layouts() -> tuple[list[Any], list[Any]]:
     from ..layouts.registry import _detection_order
 
-    rooted, catch_all = [], []
+    rooted: list[Any] = []
+    catch_all: list[Any] = []
     for layout in _detection_order():
         (catch_all if layout.catch_all else rooted).append(layout)
     return rooted, catch_all

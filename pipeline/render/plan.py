@@ -9,31 +9,9 @@ from __future__ import annotations
 from collections import Counter
 
 from ..model import Action, Finding, Plan
-from ..report import FINDING_HEADINGS, QUIET_STALE_CLASSES
-from ..rules.outcome import ACTION_ORDER, FINDING_ORDER
-from ..rules.outcome import _rank as kind_rank
+from ..kinds import QUIET_STALE_CLASSES, FindingKind, action_rank, finding_heading, finding_rank, plan_heading
 from .text import PIPE_WIDTH, common_folder, joined, plural, wrap
 
-# What apply would do, in the future tense (the run report, written after, says what it did).
-PLAN_HEADINGS = {
-    "merge_duplicate": "Duplicates to merge",
-    "prune_stale": "Stale entries to prune (archived, not deleted)",
-    "conflict": "Conflicts to resolve (by hand, or apply --resolve)",
-    "promote": "Memories to promote",
-    "demote": "Memories to demote",
-    "archive": "Memories to archive",
-    "consolidate": "Memories to consolidate",
-    "rebalance_volumes": "Volumes to rebalance",
-    "compress": "Memories to compress",
-    "sync_strength": "Strengths to rebalance",
-    "promote_rule": "Rule promotion candidates",
-    "remove_orphan_tracker": "Orphaned trackers to remove",
-    "archive_session": "Session logs to archive",
-    "rotate_session": "Session logs to rotate",
-    "trim_budget": "Budgets to trim",
-    "rebuild_index": "Indexes to rebuild",
-    "absolutize_dates": "Relative dates to make absolute",
-}
 
 def numbered(plan: Plan) -> list[tuple[int, Action]]:
     return list(enumerate(plan.actions, start=1))
@@ -130,18 +108,18 @@ def render_plan(plan: Plan, width: int = PIPE_WIDTH, config: str | None = None) 
                       width, "", "  "))
     lines.append(f"config {config or 'none'}")  # a path: never wrapped
     lines.extend([summary(plan), ""])
-    kinds = sorted(Counter(a.kind for a in plan.actions), key=lambda k: (kind_rank(ACTION_ORDER, k), k))
+    kinds = sorted(Counter(a.kind for a in plan.actions), key=lambda k: (action_rank(k), k))
     for kind in kinds:
         count = sum(1 for a in plan.actions if a.kind == kind)
-        lines.append(f"{PLAN_HEADINGS.get(kind, kind)} ({count})")
+        lines.append(f"{plan_heading(kind)} ({count})")
         lines.extend(_action_lines(plan, kind, width))
         lines.append("")
     finding_counts = Counter(f.kind for f in plan.findings)
-    for kind in sorted(finding_counts, key=lambda k: (kind_rank(FINDING_ORDER, k), k)):
-        lines.append(f"{FINDING_HEADINGS.get(kind, kind)} ({finding_counts[kind]})")
-        shown = [f for f in plan.findings if f.kind == kind and not (kind == "stale" and f.class_ in QUIET_STALE_CLASSES)]
+    for fkind in sorted(finding_counts, key=lambda k: (finding_rank(k), k)):
+        lines.append(f"{finding_heading(fkind)} ({finding_counts[fkind]})")
+        shown = [f for f in plan.findings if f.kind == fkind and not (fkind == FindingKind.STALE and f.class_ in QUIET_STALE_CLASSES)]
         lines.extend(_finding_lines(shown, width))
-        quiet = Counter(f.class_ or "" for f in plan.findings if f.kind == kind and f not in shown)
+        quiet = Counter(f.class_ or "" for f in plan.findings if f.kind == fkind and f not in shown)
         if quiet:
             lines.append("    " + ", ".join(f"{n} {cls}" for cls, n in sorted(quiet.items())) + " (kept; listed in --json)")
         lines.append("")

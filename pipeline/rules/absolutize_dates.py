@@ -30,13 +30,14 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from ..kinds import ActionKind, FindingKind
 from ..model import Action, Finding, Memory
 from .outcome import Outcome
 from .relative_dates import DateScan, Mention, Replacement, scan_relative_dates
-from ..layouts.zylos.rules.freshness import mtime_date
+from ..storage.files import mtime_date
 
-ACTION_KIND = "absolutize_dates"
-FINDING_KIND = "relative_date"
+ACTION_KIND = ActionKind.ABSOLUTIZE_DATES
+FINDING_KIND = FindingKind.RELATIVE_DATE
 # Vague words about the present ("now", "currently", "today" meaning currently) are in most memories
 # that describe a state (65 "now" in 394 real memories): the scan reports them, the plan does not.
 # The ones that point at an unknown moment ("recently", "soon", "a while ago") are findings.

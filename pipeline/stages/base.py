@@ -13,6 +13,8 @@ from typing import Any, Callable, Protocol, Sequence, TypeVar
 
 from pydantic import BaseModel
 
+from ..kinds import ActionKind
+from ..text.truncate import clip as clip_text
 from ..config import Settings
 from ..model import Corpus, Memory
 from ..rules.outcome import Outcome
@@ -132,17 +134,16 @@ def retired_keys(outcome: Outcome) -> set[str]:
     """Memories an earlier proposal already retires: later stages leave them alone."""
     gone: set[str] = set()
     for a in outcome.actions:
-        if a.kind == "merge_duplicate":
+        if a.kind == ActionKind.MERGE_DUPLICATE:
             gone.update(t for t in a.targets if t != a.survivor)
-        elif a.kind in ("prune_stale", "archive"):
+        elif a.kind in (ActionKind.PRUNE_STALE, ActionKind.ARCHIVE):
             gone.update(a.targets)
     return gone
 
 
 def clip(text: str, limit: int = 1200) -> str:
     """Memory text as shown to the model: bounded, whitespace-folded at the ends."""
-    text = text.strip()
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return clip_text(text.strip(), limit)
 
 
 Guard = Callable[[Memory], str | None]

@@ -27,20 +27,21 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Mapping
 
+from ..errors import MemconsolidateError
 from ..journal import Op, sha
 from ..model import Action
 from ..text.frontmatter_edit import set_keys
+from ..text.lines import LINE_BREAKS, UTF8_BOM
 from ..text.splice import SpliceError, splice
 from .files import Unreadable, decode_text, split_frontmatter
 
 TEXT_EDIT_KINDS = ("absolutize_dates", "update_ref")
-UTF8_BOM = b"\xef\xbb\xbf"
-# Every character str.splitlines() breaks on: none may enter a memory through a replacement.
-LINE_BREAKS = frozenset("\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029")
+# No character str.splitlines() breaks on (text/lines.LINE_BREAKS) may enter a memory through a
+# replacement.
 Fields = dict[str, list["Replacement"]]
 
 
-class EditRefused(Exception):
+class EditRefused(MemconsolidateError):
     """Why the replacements cannot be applied (one line, for the skipped list)."""
 
 

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from typing import Iterable
 
+from ..errors import MemconsolidateError
 
-class SpliceError(ValueError):
+
+class SpliceError(MemconsolidateError, ValueError):  # a ValueError still, for its callers
     """A span that overlaps the one before it, or no longer holds its `before` text."""
 
     def __init__(self, start: int, end: int, before: str) -> None:

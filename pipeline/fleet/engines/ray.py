@@ -12,7 +12,7 @@ Ray is an optional extra (`pip install memconsolidate[fleet]`); it is imported o
 
 from __future__ import annotations
 
-from typing import Any, Sequence
+from typing import Any, Sequence, cast
 
 from ...errors import UsageError
 from ..budget import Ledger, Limits, _Shared, start_state
@@ -112,7 +112,9 @@ class RayEngine:
             for ref in ready:
                 path = pending.pop(ref)
                 done(self._record(ref, path))
-        return ray.get(actor.snapshot.remote()) if actor is not None else None
+        if actor is None:
+            return None
+        return cast("dict[str, Any]", ray.get(cast(Any, actor).snapshot.remote()))
 
     @staticmethod
     def _record(ref: Any, path: str) -> dict[str, Any]:

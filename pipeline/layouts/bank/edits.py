@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, Protocol
 
-from ...apply import ChangeSet
+from ...changes import ChangeSet
 from ...model import Action
 from ...storage.text_edits import EditRefused, Fields, merged, only_fields, replace_in, replacements_of
 

@@ -15,7 +15,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ...apply import ChangeSet
+from ...kinds import ActionKind
+from ...changes import ChangeSet
 from ...config import Settings
 from ...journal import ABSENT, Op, sha
 from ...model import Action, Corpus
@@ -52,7 +53,7 @@ class _Bank:
 
     def revise(self, rid: str, **changes: Any) -> None:
         rec = dict(self.current(rid) or {})
-        rev = rec.get("revision") if isinstance(rec.get("revision"), int) else 0
+        rev = rec["revision"] if isinstance(rec.get("revision"), int) else 0
         if rid not in self.pending:
             rev += 1
         rec.update(changes, revision=rev, updated_at=self.stamp)
@@ -99,7 +100,7 @@ def changes(corpus: Corpus, actions: list[Action], settings: Settings, run_id: s
         changed = changed_since_plan(action, record_state)
         if changed:
             out.skipped.append((action, changed))
-        elif action.kind == "merge_duplicate" and action.survivor:
+        elif action.kind == ActionKind.MERGE_DUPLICATE and action.survivor:
             name, survivor = _split(action.survivor)
             b = bank(name)
             retired = [_split(t)[1] for t in action.targets if t != action.survivor]
@@ -123,7 +124,7 @@ def changes(corpus: Corpus, actions: list[Action], settings: Settings, run_id: s
                 base = c if isinstance(c, int) and not isinstance(c, bool) else 0
                 b.revise(survivor, corroboration=base + absorbed)
                 out.applied.append(action)
-        elif action.kind == "prune_stale":
+        elif action.kind == ActionKind.PRUNE_STALE:
             pruned = 0
             for key in action.targets:
                 name, rid = _split(key)
@@ -135,7 +136,7 @@ def changes(corpus: Corpus, actions: list[Action], settings: Settings, run_id: s
                 out.applied.append(action)
             else:  # reporting it applied would claim a change the run never made
                 out.skipped.append((action, "every target is pinned or already retired"))
-        elif action.kind == "promote_rule":
+        elif action.kind == ActionKind.PROMOTE_RULE:
             rule = getattr(action, "rule", None)
             if not isinstance(rule, str) or not RULE_MIN <= len(rule.strip()) <= RULE_MAX or "\n" in rule.strip():
                 out.skipped.append((action, "no one-line rule text (3–300 characters) from the rules stage"))
@@ -143,7 +144,7 @@ def changes(corpus: Corpus, actions: list[Action], settings: Settings, run_id: s
             name, rid = _split(action.targets[0])
             learned.setdefault(name, []).append(f"{rule.strip()}\t{rid}")
             out.applied.append(action)
-        elif action.kind == "conflict" and resolve:
+        elif action.kind == ActionKind.CONFLICT and resolve:
             _resolve_conflict(action, resolve, bank, out)
         elif action.kind in TEXT_EDIT_KINDS:
             text_edit(action, bank, text_edits, out)

@@ -8,6 +8,7 @@ as read. A file this run archives, an unreadable file or a symlink is never edit
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Collection, Mapping
 
@@ -57,5 +58,9 @@ def apply_text_edits(
     for key in sorted(pending):
         data = disk.bytes(key)
         assert data is not None
-        fold_write(ops, key, data, lambda b, e=pending[key], k=key: edit_bytes(b, e, True, k))
+        fold_write(ops, key, data, partial(_edit, edits=pending[key], key=key))
     return outcome
+
+
+def _edit(data: bytes, edits: Fields, key: str) -> bytes:
+    return edit_bytes(data, edits, True, key)

@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ...text.truncate import HOOK_STRIP, shorten
+
 ENTRY = re.compile(r"^\s*[-*]\s+\[(?P<title>[^\]]*)\]\((?P<target>[^)\s]+)\)\s*(?:(?P<sep>—|–|--|-|:)\s*(?P<hook>.*))?$")
 DEFAULT_SEP = "—"
 
@@ -40,15 +42,7 @@ def parse_entries(text: str) -> dict[str, tuple[str, str]]:
 
 
 def _trim(hook: str, limit: int) -> str:
-    if len(hook) <= limit:
-        return hook
-    if limit <= 1:
-        return ""
-    cut = hook[: limit - 1]
-    space = cut.rfind(" ")
-    if space >= limit // 2:
-        cut = cut[:space]
-    return cut.rstrip(" ,;:—-") + "…"
+    return shorten(hook, limit, strip=HOOK_STRIP)
 
 
 def _line(item: IndexItem, sep: str, hook: str) -> str:

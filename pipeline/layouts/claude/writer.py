@@ -54,13 +54,17 @@ from urllib.parse import quote
 
 import yaml
 
-from ...apply import ChangeSet
+from ...kinds import ActionKind, FindingKind, StaleClass
+from ...changes import ChangeSet
 from ...config import Settings
 from ...journal import ABSENT, Op, sha
 from ...model import Action, Corpus, Finding, Memory
 from ...printable import printable
 from ...report import render_run_report
 from ...rules.refs import KNOWN_EXTENSIONS
+from ...text.lines import append_paragraphs, decode_utf8, encode_utf8, newline_of, split_bom
+from ...text.truncate import HOOK_STRIP
+from ...text.truncate import shorten as shorten_text
 from .reader import INDEX, parse_index
 from ...storage.files import Unreadable, decode_text, read_text, split_frontmatter
 from .memory_index import ENTRY as REBUILT_ENTRY
@@ -70,10 +74,9 @@ from .edits import apply_text_edits
 
 ARCHIVE_DIR = ".archive"
 REPORT_NAME = "REPORT.md"
-UTF8_BOM = b"\xef\xbb\xbf"
-FULLY_STALE = "FULLY_STALE"
-PARTIALLY_STALE = "PARTIALLY_STALE"
-EVERGREEN = "EVERGREEN"
+FULLY_STALE = StaleClass.FULLY_STALE
+PARTIALLY_STALE = StaleClass.PARTIALLY_STALE
+EVERGREEN = StaleClass.EVERGREEN
 INDEX_KINDS = ("rebuild_index", "trim_budget")
 # Characters that would break a `[title](target)` link or that the reader would unquote.
 _NEEDS_QUOTING = re.compile(r"[\s()\[\]<>%\\]")
@@ -119,7 +122,7 @@ class StaleInfo:
                 from ...rules.staleness import staleness
 
                 findings = staleness(self._corpus, self._settings).findings
-            self._by_key = {f.targets[0]: f for f in findings if f.kind == "stale" and f.targets}
+            self._by_key = {f.targets[0]: f for f in findings if f.kind == FindingKind.STALE and f.targets}
         return self._by_key
 
     def cls(self, key: str) -> str | None:
@@ -176,7 +179,7 @@ def decide(
 
     # 1. prunes
     for i, a in enumerate(actions):
-        if a.kind != "prune_stale":
+        if a.kind != ActionKind.PRUNE_STALE:
             continue
         moved = []
         problems = []
@@ -191,7 +194,7 @@ def decide(
 
     # 2. merges, against the prunes: a survivor that is pruned hands over to a member that would be kept
     for i, a in enumerate(actions):
-        if a.kind != "merge_duplicate":
+        if a.kind != ActionKind.MERGE_DUPLICATE:
             continue
         if not a.survivor or a.survivor not in a.targets:
             d.outcome[i] = "no survivor named among the targets"
@@ -227,14 +230,14 @@ def decide(
 
     # 2b. consolidations: the new file is written, the members are archived
     for i, a in enumerate(actions):
-        if a.kind == "consolidate":
+        if a.kind == ActionKind.CONSOLIDATE:
             d.outcome[i] = _consolidate(corpus, a, unmovable, d)
 
     # 3. conflicts, against prunes and merges; their own archivals join afterwards, so the order of
     # conflicts among themselves does not matter either.
     conflict_retire: dict[str, str] = {}
     for i, a in enumerate(actions):
-        if a.kind != "conflict":
+        if a.kind != ActionKind.CONFLICT:
             continue
         if resolve not in ("newer", "keep-both"):
             d.outcome[i] = "conflicts are applied only with --resolve newer|keep-both"
@@ -313,24 +316,17 @@ def _consolidate(corpus: Corpus, a: Action, unmovable: Callable[[str], str | Non
 
 
 def _decode(data: bytes) -> tuple[str, bool]:
-    bom = data.startswith(UTF8_BOM)
-    return data.decode("utf-8-sig"), bom
+    return decode_utf8(data)
 
 
 def _encode(text: str, bom: bool) -> bytes:
     # backslashreplace: a note naming a file whose name is not UTF-8 must not crash the run
-    return (UTF8_BOM if bom else b"") + text.encode("utf-8", "backslashreplace")
+    return encode_utf8(text, bom, "backslashreplace")
 
 
 def with_notes(text: str, lines: list[str]) -> str:
     """`text` with each note line appended to the end of the body, one paragraph each."""
-    newline = "\r\n" if "\r\n" in text else "\n"
-    out = text
-    if out and not out.endswith(("\n", "\r")):
-        out += newline
-    for line in lines:
-        out += newline + line + newline
-    return out
+    return append_paragraphs(text, lines)
 
 
 _LIST_MARKER = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
@@ -342,13 +338,7 @@ def _structural(line: str) -> bool:
 
 
 def shorten(text: str, limit: int = HOOK_CHARS) -> str:
-    if len(text) <= limit:
-        return text
-    cut = text[: limit - 1]
-    space = cut.rfind(" ")
-    if space >= limit // 2:
-        cut = cut[:space]
-    return cut.rstrip(" ,;:—-") + "…"
+    return shorten_text(text, limit, strip=HOOK_STRIP)
 
 
 def first_prose(body: str) -> str:
@@ -487,7 +477,7 @@ def changes(
     root = Path(corpus.root)
     out = ChangeSet()
     by_key = corpus.by_key()
-    unreadable = {t for f in corpus.findings if f.kind == "parse_error" for t in f.targets}
+    unreadable = {t for f in corpus.findings if f.kind == FindingKind.PARSE_ERROR for t in f.targets}
     stale = StaleInfo(corpus, settings, findings)
 
     def unmovable(key: str) -> str | None:
@@ -546,7 +536,7 @@ def changes(
         folder(key).noted.append((key, fresh))
         noted_any.add(key)
     for i, a in enumerate(live):
-        if a.kind == "conflict" and resolve == "keep-both" and d.outcome.get(i) is None:
+        if a.kind == ActionKind.CONFLICT and resolve == "keep-both" and d.outcome.get(i) is None:
             sides = list(dict.fromkeys(a.targets))[:2]
             if any(s in noted_any for s in sides):
                 d.resolved.append(folder_of(sides[0]))
@@ -654,8 +644,8 @@ def _rebuild_index(
             existing = decode_text(old)
         except Unreadable as exc:
             return None, None, "", f"MEMORY.md could not be read again ({exc}): not rebuilt"
-        bom = old.startswith(UTF8_BOM)
-    crlf = existing is not None and "\r\n" in existing
+        bom = split_bom(old)[0]
+    crlf = existing is not None and newline_of(existing) == "\r\n"
     by_key = corpus.by_key()
     entries: dict[str, tuple[str, str]] = {}
     for e in corpus.index_entries:
@@ -747,9 +737,9 @@ def dream_report(
         return key[len(scope) + 1 :] if key.startswith(scope + "/") else key
 
     memories = [m for m in corpus.memories if mine(m.key)]
-    unreadable = sorted({t for f in corpus.findings if f.kind == "parse_error" for t in f.targets if mine(t)})
+    unreadable = sorted({t for f in corpus.findings if f.kind == FindingKind.PARSE_ERROR for t in f.targets if mine(t)})
     classes = Counter(stale[m.key].class_ for m in memories if m.key in stale)
-    reasons = Counter()
+    reasons: Counter[str] = Counter()
     for fc in changed:
         for key, _, _ in fc.archived:
             reasons[_kind_of(d.retire[key])] += 1
@@ -807,7 +797,7 @@ def dream_report(
         lines.append("None.")
     if unreadable:
         lines += ["", "### Unreadable (left untouched)", ""]
-        reasons_by = {t: f.reason for f in corpus.findings if f.kind == "parse_error" for t in f.targets}
+        reasons_by = {t: f.reason for f in corpus.findings if f.kind == FindingKind.PARSE_ERROR for t in f.targets}
         lines += [f"- `{shown(k)}`: {_cell(reasons_by[k])}" for k in unreadable]
     return "\n".join(printable(line) for line in lines) + "\n"
 

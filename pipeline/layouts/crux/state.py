@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Collection, Sequence
 
-from ...apply import ChangeSet
+from ...kinds import FindingKind
+from ...changes import ChangeSet
 from ...config import Settings
 from ...model import Action, Corpus, Memory, Tracker
 from .rules.common import trackers_by_slug
@@ -20,10 +21,10 @@ from .overlay import Overlay
 from .render import append_note
 from ...storage.files import Unreadable
 from ...text.frontmatter_edit import set_keys
+from ...text.lines import decode_utf8, encode_utf8
 from ...storage.since_plan import changed_since_plan
 from ...storage.text_edits import EditRefused, Fields, edit_text
 
-UTF8_BOM = b"\xef\xbb\xbf"
 TRACKER_SUFFIX = ".refs.yml"
 
 
@@ -79,7 +80,7 @@ class Run:
         self.ov = Overlay(self.root, settings.max_file_bytes)
         self.out = ChangeSet()
         self.summary = Summary()
-        self.unreadable = {t for f in corpus.findings if f.kind == "parse_error" for t in f.targets}
+        self.unreadable = {t for f in corpus.findings if f.kind == FindingKind.PARSE_ERROR for t in f.targets}
         self.trackers = trackers_by_slug(corpus)
         self.archived_trackers: set[str] = set()
         self.lives: dict[str, Live] = {}
@@ -204,8 +205,7 @@ class Run:
         data = self.ov.read(path)
         if data is None:
             raise Unreadable(f"{path} is gone")
-        bom = data.startswith(UTF8_BOM)
-        return data.decode("utf-8-sig"), bom
+        return decode_utf8(data)
 
     def edited(self, path: str, updates: dict[str, Any], notes: Sequence[str], edits: Fields | None = None) -> bytes:
         text, bom = self.text_of(path)
@@ -215,7 +215,7 @@ class Run:
             text = set_keys(text, updates)
         for line in notes:
             text = append_note(text, line)
-        return (UTF8_BOM if bom else b"") + text.encode("utf-8")
+        return encode_utf8(text, bom)
 
     def try_edit(self, live: Live, updates: dict[str, Any], notes: Sequence[str] = ()) -> str | None:
         """Why the memory's files cannot take these edits (with the ones already pending), or None."""

@@ -36,7 +36,8 @@ or tracker is such a file is left alone too. Nothing is written when no action a
 
 from __future__ import annotations
 
-from ...apply import ChangeSet
+from ...kinds import ActionKind
+from ...changes import ChangeSet
 from ...config import Settings
 from ...errors import RunFailed
 from ...model import Action, Corpus, Tracker
@@ -46,10 +47,11 @@ from . import content
 from .after import after_corpus, index_memories, old_entries
 from .index import render_crux_index
 from .render import set_tracker_strength
-from .state import UTF8_BOM, Run
+from .state import Run
 from .summary import render_rem_summary
 from .trackers import merge_trackers, render_tracker
 from ...storage.files import Unreadable
+from ...text.lines import encode_utf8, split_bom
 from ...storage.text_edits import TEXT_EDIT_KINDS
 from .edits import text_edit
 
@@ -71,21 +73,21 @@ def _handle(run: Run, a: Action, resolve: str | None) -> None:
     changed = run.changed_since_plan(a)
     if changed:
         run.skip(a, changed)
-    elif a.kind == "prune_stale":
+    elif a.kind == ActionKind.PRUNE_STALE:
         acts.prune(run, a)
-    elif a.kind == "merge_duplicate":
+    elif a.kind == ActionKind.MERGE_DUPLICATE:
         acts.merge(run, a)
-    elif a.kind == "conflict":
+    elif a.kind == ActionKind.CONFLICT:
         acts.conflict(run, a, resolve)
-    elif a.kind == "remove_orphan_tracker":
+    elif a.kind == ActionKind.REMOVE_ORPHAN_TRACKER:
         acts.orphan(run, a)
     elif a.kind in acts.MOVE_KINDS:
         acts.move(run, a)
-    elif a.kind in ("consolidate", "rebalance_volumes"):
+    elif a.kind in (ActionKind.CONSOLIDATE, ActionKind.REBALANCE_VOLUMES):
         content.consolidate(run, a)
-    elif a.kind == "compress":
+    elif a.kind == ActionKind.COMPRESS:
         content.compress(run, a)
-    elif a.kind == "sync_strength":
+    elif a.kind == ActionKind.SYNC_STRENGTH:
         acts.sync(run, a)
     elif a.kind in TEXT_EDIT_KINDS:
         text_edit(run, a)
@@ -111,9 +113,9 @@ def _changes(run: Run, actions: list[Action], resolve: str | None) -> ChangeSet:
     for a in actions:
         if id(a) in handled:
             continue
-        if a.kind == "rebuild_index":
+        if a.kind == ActionKind.REBUILD_INDEX:
             run.applied(a)  # the index is rebuilt after every run that changes something
-        elif a.kind == "promote_rule":
+        elif a.kind == ActionKind.PROMOTE_RULE:
             run.skip(a, ADVISORY)
         else:
             run.skip(a, f"{a.kind} does not apply to crux stores")
@@ -165,8 +167,8 @@ def _write_trackers(run: Run) -> None:
         if edited is None:
             run.out.notes.append(f"{own.key}: strength could not be set without rewriting the tracker; left as it was")
             continue
-        bom = UTF8_BOM if data is not None and data.startswith(UTF8_BOM) else b""  # a one-line edit keeps the BOM too
-        run.ov.write(own.key, bom + edited.encode("utf-8"))
+        bom = data is not None and split_bom(data)[0]  # a one-line edit keeps the BOM too
+        run.ov.write(own.key, encode_utf8(edited, bom))
         if live.tracker_sync:
             run.summary.strength.append((live.m.label, own.strength, live.strength))
 

@@ -25,7 +25,8 @@ from ...journal import Op, state
 from ...model import Action, Memory
 from ...storage.files import Unreadable
 from ...storage.text_edits import EditRefused, Fields, Replacement, edit_bytes, merged, only_fields, replacements_of
-from .reader import FENCE, FIELD, HEADING, STATEMENT_FIELDS, _strip_md
+from .entries import FENCE, FIELD, HEADING, _strip_md
+from .reader import STATEMENT_FIELDS
 
 if TYPE_CHECKING:
     from .writer import _Writer
