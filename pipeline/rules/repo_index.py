@@ -11,6 +11,8 @@ otherwise always "find" the symbols it names itself.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import os
 import re
 import stat
@@ -50,6 +52,7 @@ class RepoIndex:
     # One answer per glob pattern: 400 glob refs on a 100k-file tree must not walk it 400 times.
     _globs: dict[str, bool] = field(init=False, repr=False, compare=False)
     _by_name: dict[str, list[str]] | None = field(init=False, repr=False, compare=False)
+    _sorted: list[str] | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "top_dirs", frozenset(d for d in self.dirs if "/" not in d))
@@ -57,6 +60,7 @@ class RepoIndex:
         object.__setattr__(self, "basenames", frozenset(names))
         object.__setattr__(self, "_globs", {})
         object.__setattr__(self, "_by_name", None)
+        object.__setattr__(self, "_sorted", None)
 
     def paths_named(self, name: str) -> list[str]:
         """Every file whose last segment is `name`, sorted (built once, on first use)."""
@@ -74,14 +78,29 @@ class RepoIndex:
             return False
         if any(c in path for c in "*?["):
             if path not in self._globs:
-                pattern = glob_regex(path)
-                self._globs[path] = any(pattern.match(p) for p in self.files) or any(pattern.match(d) for d in self.dirs)
+                self._globs[path] = self._glob_matches(path)
             return self._globs[path]
         if "/" not in ref:
             return path in self.basenames
         if ref.endswith("/"):
             return path in self.dirs or self.resolve_link(path) in self.dirs
         return path in self.files or path in self.dirs or self._through_link(path)
+
+    def _glob_matches(self, path: str) -> bool:
+        """Match one pattern against the paths sharing its literal prefix (the tree is sorted once)."""
+        if self._sorted is None:
+            object.__setattr__(self, "_sorted", sorted(self.files | self.dirs))
+        paths = self._sorted
+        cut = min(path.find(c) for c in "*?[" if c in path)
+        prefix = path[:cut]
+        pattern = glob_regex(path)
+        lo = bisect.bisect_left(paths, prefix)
+        for p in itertools.islice(paths, lo, None):
+            if not p.startswith(prefix):
+                return False
+            if pattern.match(p):
+                return True
+        return False
 
     def resolve_link(self, path: str) -> str:
         """`path` with its longest symlinked folder prefix replaced by the link's target (once per hop)."""
