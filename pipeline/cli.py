@@ -48,6 +48,7 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print the plan as JSON (t
 CacheDirOpt = Annotated[Optional[str], typer.Option("--cache-dir", help="LLM cache folder.")]
 NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the LLM cache.")]
 MaxCallsOpt = Annotated[Optional[int], typer.Option("--max-calls", help="Stop the LLM stages after N calls.")]
+MaxRetireOpt = Annotated[Optional[float], typer.Option("--max-retire", help="Retire at most this fraction (0-1) of the live memories in one run (default 0.25).")]
 MaxCostOpt = Annotated[Optional[float], typer.Option("--max-cost", help="Stop the LLM stages after this many USD.")]
 TrustModelOpt = Annotated[
     bool,
@@ -110,6 +111,7 @@ def make_settings(
     max_calls: int | None = None,
     max_cost: float | None = None,
     trust_model: bool = False,
+    max_retire: float | None = None,
 ):
     if repo is not None and not os.path.isdir(repo):
         raise UsageError(f"--repo is not a directory: {repo}")
@@ -125,6 +127,7 @@ def make_settings(
         "llm.max_calls": max_calls,
         "llm.max_cost": max_cost,
         "llm.trust_model": trust_model or None,
+        "max_retire_fraction": max_retire,
     }
     return build_settings(load_user_config(config), overrides)
 
@@ -136,6 +139,7 @@ def _progress(as_json: bool) -> Callable[[str], None] | None:
 
 _SETTINGS_OPTIONS = (
     "config", "now", "layout", "repo", "model", "api_base", "llm_mode", "cache_dir", "no_cache", "max_calls", "max_cost", "trust_model",
+    "max_retire",
 )
 
 
@@ -166,6 +170,7 @@ def plan(
     cache_dir: CacheDirOpt = None,
     no_cache: NoCacheOpt = False,
     max_calls: MaxCallsOpt = None,
+    max_retire: MaxRetireOpt = None,
     max_cost: MaxCostOpt = None,
     trust_model: TrustModelOpt = False,
 ) -> None:
@@ -208,6 +213,7 @@ def apply(
     cache_dir: CacheDirOpt = None,
     no_cache: NoCacheOpt = False,
     max_calls: MaxCallsOpt = None,
+    max_retire: MaxRetireOpt = None,
     max_cost: MaxCostOpt = None,
     trust_model: TrustModelOpt = False,
     yes: YesOpt = False,
@@ -334,6 +340,7 @@ def run(
     cache_dir: CacheDirOpt = None,
     no_cache: NoCacheOpt = False,
     max_calls: MaxCallsOpt = None,
+    max_retire: MaxRetireOpt = None,
     max_cost: MaxCostOpt = None,
     trust_model: TrustModelOpt = False,
 ) -> None:

@@ -7,6 +7,7 @@ from typing import Callable
 from .config import Settings
 from .model import Action, Corpus, Plan, StageError, Stats
 from .rules import run_rules
+from .rules.blast_cap import cap_retirements
 from .layouts.registry import layout_of
 from .rules.outcome import Outcome, action_sort_key, finding_sort_key
 
@@ -33,6 +34,7 @@ def _moved(action: Action) -> list[str]:
 def reconcile(actions: list[Action]) -> list[Action]:
     """Drop weaker actions on memories a stronger action already moves or retires."""
     claimed: set[str] = set()
+    retired: set[str] = set()  # claimed by a move that takes the memory away (not a demote or promote)
     kept: list[Action] = []
     ranked = sorted(
         actions,
@@ -44,7 +46,11 @@ def reconcile(actions: list[Action]) -> list[Action]:
             if any(t in claimed for t in moved) or (action.survivor and action.survivor in claimed):
                 continue
             claimed.update(moved)
-        elif action.kind in ("conflict", "promote_rule", "sync_strength") and all(t in claimed for t in action.targets):
+            if action.kind not in ("demote", "promote", "compress"):
+                retired.update(moved)
+        elif action.kind == "promote_rule" and all(t in retired for t in action.targets):
+            continue  # a demoted memory much referenced is still a rule candidate (issue 11, item 15)
+        elif action.kind in ("conflict", "sync_strength") and all(t in claimed for t in action.targets):
             continue
         kept.append(action)
     return kept
@@ -72,14 +78,16 @@ def build_plan(corpus: Corpus, settings: Settings, run_stages: StageRunner | Non
         staged, errors, stats = run_stages(corpus, settings, outcome)
         outcome = staged
     outcome = layout_of(corpus).guard(outcome, settings)
+    live = [m.key for m in corpus.memories if m.type != "archived"]
+    capped = cap_retirements(reconcile(outcome.actions), live, settings.max_retire_fraction)
     return Plan(
         layout=corpus.layout,
         root=corpus.root,
         now=settings.now,
         model=settings.llm.model,
         memories=len(corpus.memories),
-        actions=with_target_hashes(corpus, sorted(reconcile(outcome.actions), key=action_sort_key)),
-        findings=sorted(outcome.findings, key=finding_sort_key),
+        actions=with_target_hashes(corpus, sorted(capped.actions, key=action_sort_key)),
+        findings=sorted(outcome.findings + capped.findings, key=finding_sort_key),
         errors=sorted(errors, key=lambda e: (e.stage, e.message)),
         stats=stats,
     )
