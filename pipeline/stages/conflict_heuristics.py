@@ -120,7 +120,10 @@ def read(clause: str) -> Reading:
     prefixed = len(re.findall(r"\bnon-\w", clause, flags=re.IGNORECASE))
     clause = re.sub(r"\bnon-(\w)", r"\1", clause, flags=re.IGNORECASE)
     clause = re.sub(r"\b\d{4}-\d{2}(-\d{2})?\b", " ", clause)
-    clause = re.sub(r"\b(?:part|pt|volume|vol|step|phase)\s*\d+\b", " ", clause, flags=re.IGNORECASE)
+    # "117-feedback_plans" (a numbered file's name as its title): the number is an id, not a quantity.
+    clause = re.sub(r"^\s*\d+[-_](?=[A-Za-z])", " ", clause)
+    # "part 2", "round 3", "R4": an ordinal label of one piece of a series, not a quantity it claims.
+    clause = re.sub(r"\b(?:part|pt|volume|vol|step|phase|round|iteration)\s*\d+\b|\b[rR]\d{1,2}\b", " ", clause, flags=re.IGNORECASE)
     # "raised from 10 MB to 50 MB" states 50 MB now: the old value is history, not a claim.
     clause = re.sub(r"\bfrom\s+[\d.]+\s*(\w+\s+)?to\s+(?=[\d.])", " to ", clause, flags=re.IGNORECASE)
     clause = re.sub(r"\btim(?:es|ed)? out\b", "timeout", clause, flags=re.IGNORECASE)

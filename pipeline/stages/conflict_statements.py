@@ -22,7 +22,7 @@ _INLINE_CODE = re.compile(r"`[^`\n]*`")
 _LINK = re.compile(r"!?\[([^\]\n]*)\]\([^)\n]*\)")
 _URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)
 _BULLET = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]+")
-_EMPHASIS = re.compile(r"(\*\*|__|\*|_)(?=\S)(.+?)(?<=\S)\1")
+_EMPHASIS = re.compile(r"(?<![\w*])(\*\*|__|\*|_)(?=\S)(.+?)(?<=\S)\1(?![\w*])")  # not `snake_case_names`
 # A line that is only links and separators ("- [a](a.md) — [b](b.md)") is an index, not a claim.
 _ONLY_LINKS = re.compile(r"^[\s\-*+\d.)]*(?:!?\[[^\]\n]*\]\([^)\n]*\)[\s,;:|/·•—–-]*)+$")
 _KEY_VALUE = re.compile(r"^[\w .-]{1,40}:\s*\S+$")  # "Owner: Maria", "Status: done": a label, not an assertion
