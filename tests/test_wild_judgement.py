@@ -5,9 +5,8 @@ automatic `prune_stale`, and at most 2 stub conflicts over all stores (issue 11)
 from __future__ import annotations
 
 import datetime as dt
+import importlib.util
 import json
-import os
-import shutil
 from pathlib import Path
 
 import pytest
@@ -21,14 +20,17 @@ AGE_DAYS = 200
 pytestmark = pytest.mark.skipif(not WILD.is_dir(), reason=f"the wild stores are not beside the clone ({WILD})")
 
 
+def _wild_script():
+    """scripts/wild_stores.py, whose aged copy this test shares (one way to age a store)."""
+    spec = importlib.util.spec_from_file_location("wild_stores", REPO / "scripts" / "wild_stores.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def aged_copy(src: Path, dest: Path) -> Path:
     when = (dt.datetime.fromisoformat(NOW) - dt.timedelta(days=AGE_DAYS)).timestamp()
-    shutil.copytree(src, dest, symlinks=True)
-    for folder, dirs, files in os.walk(dest):
-        for name in files + dirs:
-            p = Path(folder) / name
-            if not p.is_symlink():
-                os.utime(p, (when, when))
+    _wild_script().aged_copy(src, dest, when)
     return dest
 
 
