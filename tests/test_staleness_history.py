@@ -217,3 +217,4 @@ def test_one_glob_pattern_is_matched_once(monkeypatch):
         assert index.has_path("src/**/*.py")
         assert not index.has_path("src/**/*.rs")
     assert compiled == ["src/**/*.py", "src/**/*.rs"]
+

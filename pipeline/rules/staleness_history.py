@@ -113,7 +113,10 @@ def parse_log(raw: bytes) -> GitHistory:
     return GitHistory(ever=frozenset(ever), renames=tuple(renames))
 
 
-_GIT = ["git", "--no-pager", "--no-optional-locks", "-c", "core.fsmonitor=false", "-c", "core.quotepath=off"]
+# A repository's own config must not make a read run a program: no fsmonitor hook, no signature
+# check (gpg.program), no external diff or textconv driver.
+_GIT = ["git", "--no-pager", "--no-optional-locks", "-c", "core.fsmonitor=false", "-c", "core.quotepath=off",
+        "-c", "log.showSignature=false"]
 
 
 def _git(root: Path, *args: str) -> bytes | None:
@@ -142,5 +145,5 @@ def read_history(root: str | Path) -> GitHistory | None:
             return None
     except (OSError, RuntimeError):
         return None
-    raw = _git(root, "log", "-z", "--name-status", "-M", "--format=%x01%H", "HEAD", "--")
+    raw = _git(root, "log", "-z", "--name-status", "-M", "--no-ext-diff", "--no-textconv", "--format=%x01%H", "HEAD", "--")
     return parse_log(raw) if raw is not None else None
