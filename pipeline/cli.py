@@ -117,6 +117,7 @@ _OVERRIDES = {
     "layout": ("layout", "--layout"), "model": ("llm.model", "--model"), "api_base": ("llm.api_base", "--api-base"),
     "llm_mode": ("llm.mode", "--llm-mode"), "cache_dir": ("llm.cache_dir", "--cache-dir"),
     "max_calls": ("llm.max_calls", "--max-calls"), "max_cost": ("llm.max_cost", "--max-cost"),
+    "max_retire": ("max_retire_fraction", "--max-retire"),
 }
 
 

@@ -36,6 +36,10 @@ CacheDirOpt = Annotated[Optional[str], typer.Option("--cache-dir", help="LLM cac
 NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the LLM cache.")]
 MaxCallsOpt = Annotated[Optional[int], typer.Option("--max-calls", help="Stop the LLM stages after N calls.")]
 MaxCostOpt = Annotated[Optional[float], typer.Option("--max-cost", help="Stop the LLM stages after this many USD.")]
+MaxRetireOpt = Annotated[
+    Optional[float],
+    typer.Option("--max-retire", help="Retire at most this fraction (0-1) of the live memories in one run (default 0.25)."),
+]
 TrustModelOpt = Annotated[
     bool,
     typer.Option("--trust-model", help="Let a model's \"same meaning\" verdict retire a memory whose text differs without asking."),
@@ -65,6 +69,7 @@ class Options:
     no_cache: bool = False
     max_calls: int | None = None
     max_cost: float | None = None
+    max_retire: float | None = None
     trust_model: bool = False
     quiet: bool = False
     verbose: bool = False
@@ -75,7 +80,7 @@ STORE = (("layout", LayoutOpt), ("config", ConfigOpt), ("now", NowOpt))
 MODEL = (("model", ModelOpt), ("api_base", ApiBaseOpt), ("llm_mode", LLMModeOpt), ("cache_dir", CacheDirOpt),
          ("no_cache", NoCacheOpt))
 PLANNING = (*STORE, *MODEL, ("repo", RepoOpt), ("max_calls", MaxCallsOpt), ("max_cost", MaxCostOpt),
-            ("trust_model", TrustModelOpt))
+            ("max_retire", MaxRetireOpt), ("trust_model", TrustModelOpt))
 OUTPUT = (("quiet", QuietOpt), ("verbose", VerboseOpt))
 
 _DEFAULTS = {f.name: f.default for f in fields(Options)}

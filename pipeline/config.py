@@ -157,6 +157,9 @@ class Settings(BaseModel):
     journal: JournalConfig = Field(default_factory=JournalConfig)
     # Size above which a memory file is not read (reported as parse_error instead).
     max_file_bytes: int = 4 * 1024 * 1024
+    # The blast-radius cap: one run retires (archives, prunes, merges away) at most this fraction of
+    # a store's live memories; the rest are reported `capped` and wait for the next run.
+    max_retire_fraction: float = Field(default=0.25, ge=0.0, le=1.0)
 
     @field_validator("layout", mode="before")
     @classmethod

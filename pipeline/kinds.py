@@ -67,8 +67,13 @@ class ActionInfo:
     # Actions that move or retire a memory, strongest claim first (0 is strongest). A memory claimed
     # by one of them is left out of the weaker ones: a duplicate being retired is not also demoted.
     claim: int | None = None
+    # A claim that takes the memory away (archive, prune, merge, consolidate), unlike a demotion,
+    # promotion or compression that leaves it live: None means "whenever it claims".
+    retires: bool | None = None
     # Dropped when every target is already claimed by a move (nothing left to act on).
     yields_to_claims: bool = False
+    # Dropped only when every target is retired: a demoted memory can still become a rule.
+    yields_to_retirements: bool = False
     # Executed by apply on its own when `needs_user` is false; False: only under an explicit
     # resolution policy (conflicts are never auto-resolved).
     automatic: bool = True
@@ -90,14 +95,14 @@ ACTIONS: dict[ActionKind, ActionInfo] = {
     A.MERGE_DUPLICATE: ActionInfo("Duplicates merged", "Duplicates to merge", claim=0, judged_on_content=True),
     A.PRUNE_STALE: ActionInfo("Stale entries pruned (archived, not deleted)", "Stale entries to prune (archived, not deleted)", claim=1, judged_on_content=True),
     A.CONFLICT: ActionInfo("Conflicts (require manual resolution)", "Conflicts to resolve (by hand, or apply --resolve)", yields_to_claims=True, automatic=False, judged_on_content=True),
-    A.PROMOTE: ActionInfo("Promotions", "Memories to promote", claim=5, judged_on_content=True),
-    A.DEMOTE: ActionInfo("Demotions", "Memories to demote", claim=4, judged_on_content=True),
+    A.PROMOTE: ActionInfo("Promotions", "Memories to promote", claim=5, retires=False, judged_on_content=True),
+    A.DEMOTE: ActionInfo("Demotions", "Memories to demote", claim=4, retires=False, judged_on_content=True),
     A.ARCHIVE: ActionInfo("Archival", "Memories to archive", claim=3, judged_on_content=True),
     A.CONSOLIDATE: ActionInfo("Consolidations", "Memories to consolidate", claim=2, judged_on_content=True),
     A.REBALANCE_VOLUMES: ActionInfo("Volume rebalances", "Volumes to rebalance", judged_on_content=True),
-    A.COMPRESS: ActionInfo("Compressions", "Memories to compress", claim=6, judged_on_content=True),
+    A.COMPRESS: ActionInfo("Compressions", "Memories to compress", claim=6, retires=False, judged_on_content=True),
     A.SYNC_STRENGTH: ActionInfo("Strength rebalances", "Strengths to rebalance", yields_to_claims=True, judged_on_content=True),
-    A.PROMOTE_RULE: ActionInfo("Rule promotion candidates", "Rule promotion candidates", yields_to_claims=True),
+    A.PROMOTE_RULE: ActionInfo("Rule promotion candidates", "Rule promotion candidates", yields_to_retirements=True),
     A.REMOVE_ORPHAN_TRACKER: ActionInfo("Cleanup (orphaned trackers)", "Orphaned trackers to remove", judged_on_content=True),
     A.ARCHIVE_SESSION: ActionInfo("Session logs to archive", "Session logs to archive", judged_on_content=True),
     A.ROTATE_SESSION: ActionInfo("Session rotation", "Session logs to rotate"),
@@ -163,6 +168,19 @@ def is_automatic(kind: str) -> bool:
 def yields_to_claims(kind: str) -> bool:
     info = action_info(kind)
     return bool(info and info.yields_to_claims)
+
+
+def retires(kind: str) -> bool:
+    """Whether the action's claim takes its memories away (not a demotion, promotion, compression)."""
+    info = action_info(kind)
+    if info is None or info.claim is None:
+        return False
+    return info.retires if info.retires is not None else True
+
+
+def yields_to_retirements(kind: str) -> bool:
+    info = action_info(kind)
+    return bool(info and info.yields_to_retirements)
 
 
 def judged_on_content(kind: str) -> bool:

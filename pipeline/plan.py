@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Callable
 
 from .config import Settings
-from .kinds import CLAIM_KINDS, ActionKind, claim_rank, judged_on_content, yields_to_claims
+from .kinds import CLAIM_KINDS, ActionKind, claim_rank, judged_on_content, retires, yields_to_claims, yields_to_retirements
 from .model import Action, Corpus, Plan, StageError, Stats
 from .rules.absolutize_dates import absolutize_dates
+from .rules.blast_cap import cap_retirements
 from .rules.duplicates import merge_duplicates, report_reorders
 from .rules.index_drift import index_drift
 from .rules.staleness import staleness
@@ -31,6 +32,7 @@ def _strongest_first(a: Action) -> tuple:
 def reconcile(actions: list[Action]) -> list[Action]:
     """Drop weaker actions on memories a stronger action already moves or retires."""
     claimed: set[str] = set()
+    retired: set[str] = set()  # claimed by a move that takes the memory away (not a demote or promote)
     kept: list[Action] = []
     for action in sorted(actions, key=_strongest_first):
         if claim_rank(action.kind) is not None:
@@ -38,6 +40,10 @@ def reconcile(actions: list[Action]) -> list[Action]:
             if any(t in claimed for t in moved) or (action.survivor and action.survivor in claimed):
                 continue
             claimed.update(moved)
+            if retires(action.kind):
+                retired.update(moved)
+        elif yields_to_retirements(action.kind) and all(t in retired for t in action.targets):
+            continue  # a demoted memory much referenced is still a rule candidate (issue 11, item 15)
         elif yields_to_claims(action.kind) and all(t in claimed for t in action.targets):
             continue
         kept.append(action)
@@ -81,14 +87,16 @@ def build_plan(corpus: Corpus, settings: Settings, run_stages: StageRunner | Non
         staged, errors, stats = run_stages(corpus, settings, outcome)
         outcome = staged
     outcome = layout_of(corpus).guard(outcome, settings)
+    live = [m.key for m in corpus.memories if m.type != "archived"]
+    capped = cap_retirements(reconcile(outcome.actions), live, settings.max_retire_fraction)
     return Plan(
         layout=corpus.layout,
         root=corpus.root,
         now=settings.now,
         model=settings.llm.model,
         memories=len(corpus.memories),
-        actions=with_target_hashes(corpus, sorted(reconcile(outcome.actions), key=action_sort_key)),
-        findings=sorted(outcome.findings, key=finding_sort_key),
+        actions=with_target_hashes(corpus, sorted(capped.actions, key=action_sort_key)),
+        findings=sorted(outcome.findings + capped.findings, key=finding_sort_key),
         errors=sorted(errors, key=lambda e: (e.stage, e.message)),
         stats=stats,
     )

@@ -185,13 +185,45 @@ def snapshot(root: Path) -> dict[str, bytes]:
     out = {}
     for p in sorted(root.rglob("*")):
         rel = p.relative_to(root).as_posix()
-        if rel.split("/")[0] == ".memconsolidate":
+        if rel.split("/")[0] in (".memconsolidate", ".git"):
             continue
         if p.is_file() and not p.is_symlink():
             out[rel] = p.read_bytes()
         elif p.is_dir():
             out[rel + "/"] = b""
     return out
+
+
+# Files the claude fixture's memories name that its repository no longer has: its git history shows
+# them deleted, which is what lets staleness prune without asking (issue 11, item 9).
+CLAUDE_DELETED = (
+    "src/api/legacy_routes.ts", "src/billing/invoice.ts", "src/billing/tax.ts", "src/cache/redis.ts",
+    "src/errors/handler.ts", "src/export/csv_job.ts", "src/payments/README.md", "src/payments/gateway.ts",
+    "src/queue/worker.ts", "src/review/checklist.md", "src/search/indexer.ts", "src/utils/date_helpers.ts",
+)
+
+
+def git(root: Path, *args: str) -> str:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_AUTHOR_NAME="t", GIT_AUTHOR_EMAIL="t@example.invalid", GIT_COMMITTER_NAME="t",
+               GIT_COMMITTER_EMAIL="t@example.invalid", GIT_AUTHOR_DATE="2026-01-01T00:00:00Z",
+               GIT_COMMITTER_DATE="2026-01-01T00:00:00Z")
+    out = subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, text=True, check=True)
+    return out.stdout
+
+
+def with_git_history(root: Path, deleted: tuple[str, ...] | list[str] = CLAUDE_DELETED) -> Path:
+    """Make `root` a git work tree whose history held `deleted` (committed, then removed)."""
+    git(root, "init", "-q", "-b", "main")
+    for rel in deleted:
+        path = root / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"// {rel}\n", encoding="utf-8")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "before")
+    git(root, "rm", "-q", *deleted)
+    git(root, "commit", "-q", "-m", "delete")
+    return root
 
 
 def copy_store(src: Path, dst: Path) -> Path:

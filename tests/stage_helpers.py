@@ -13,7 +13,9 @@ from helpers import NOW
 
 
 def settings_for(model: str = "stub", **llm) -> Settings:
-    return build_settings({}, {"now": NOW, "llm.model": model, "llm.no_cache": True, **{f"llm.{k}": v for k, v in llm.items()}})
+    # The stage tests judge what a stage proposes on small stores, not the blast cap (tests/test_blast_cap.py).
+    overrides = {"now": NOW, "llm.model": model, "llm.no_cache": True, "max_retire_fraction": 1.0}
+    return build_settings({}, {**overrides, **{f"llm.{k}": v for k, v in llm.items()}})
 
 
 def plan_with(root: Path, settings: Settings, client=None, only: set[str] | None = None) -> dict:

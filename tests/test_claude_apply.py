@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import FIXTURES, NOW, REPO, files, kill_apply_then_recover, plan_json, run_cli, snapshot
+from helpers import FIXTURES, NOW, REPO, files, kill_apply_then_recover, plan_json, run_cli, snapshot, with_git_history
 
 from pipeline.config import Settings
 from pipeline.journal import execute
@@ -36,7 +36,8 @@ S = Settings(now=dt.date.fromisoformat(NOW))
 
 @pytest.fixture
 def store(fixture_store) -> Path:
-    return fixture_store("claude")
+    # with git history showing the stale memories' files deleted: only then is a prune automatic
+    return with_git_history(fixture_store("claude"))
 
 
 def apply(root: Path, *extra: str, env: dict | None = None) -> subprocess.CompletedProcess:

@@ -49,14 +49,14 @@ def store(tmp_path):
 
 def test_consolidate_writes_one_file_archives_members_and_reindexes(tmp_path):
     root = store(tmp_path)
-    plan = plan_json(root, "--model", "stub")
+    plan = plan_json(root, "--model", "stub", "--max-retire", "1")
     cons = [a for a in plan["actions"] if a["kind"] == "consolidate"]
     assert len(cons) == 1 and cons[0]["source"] == "stub:metadata"
     members = sorted(cons[0]["targets"])
     assert members == [".claude/memory/checkout_backoff.md", ".claude/memory/checkout_retries.md"]
     new_path = cons[0]["outputs"][0]["path"]
     before = snapshot(root)
-    res = run_cli("apply", str(root), "--now", NOW, "--model", "stub", "--yes", "--json")
+    res = run_cli("apply", str(root), "--now", NOW, "--model", "stub", "--yes", "--json", "--max-retire", "1")
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
     assert "consolidate" in [a["kind"] for a in out["applied"]]
@@ -73,7 +73,7 @@ def test_consolidate_writes_one_file_archives_members_and_reindexes(tmp_path):
     assert f"]({new_path.rsplit('/', 1)[-1]})" in index and "checkout_retries.md" not in index
     assert "team_lunch.md" in index
     # nothing further to do, and undo puts every byte back
-    again = plan_json(root, "--model", "stub")
+    again = plan_json(root, "--model", "stub", "--max-retire", "1")
     assert [a for a in again["actions"] if not a["needs_user"]] == []
     assert run_cli("undo", str(root)).returncode == 0
     assert snapshot(root) == before

@@ -6,7 +6,7 @@ import os
 import shutil
 from pathlib import Path
 
-from helpers import FIXTURES, NOW, kinds, plan_json, run_cli
+from helpers import FIXTURES, NOW, copy_store, kinds, plan_json, run_cli, with_git_history
 
 A = ".claude/agent-memory/backend-architect/"
 P = ".claude/projects/-home-dev-acme-shop/memory/"
@@ -20,8 +20,9 @@ def tree_digest(root: Path) -> dict[str, tuple[str, float]]:
     }
 
 
-def test_fixture_actions_exact():
-    plan = plan_json(FIXTURES / "claude", "--model", "none")
+def test_fixture_actions_exact(tmp_path):
+    # with git history showing the files deleted: the prunes are automatic
+    plan = plan_json(with_git_history(copy_store(FIXTURES / "claude", tmp_path / "claude")), "--model", "none")
     assert plan["layout"] == "claude"
     assert plan["memories"] == 23  # 24 topic files, one with malformed YAML
     assert kinds(plan["actions"]) == [
@@ -43,6 +44,13 @@ def test_fixture_actions_exact():
     assert by[("rebuild_index", A + "MEMORY.md")]["reason"] == (
         f"1 file(s) not indexed: {A}project_cache_layer.md; 1 entr(ies) without a file: {A}old_notes.md"
     )
+
+
+def test_without_git_history_a_prune_waits_for_the_user():
+    plan = plan_json(FIXTURES / "claude", "--model", "none")  # nested in this project's tree: not its history
+    prunes = [a for a in plan["actions"] if a["kind"] == "prune_stale"]
+    assert [a["targets"][0] for a in prunes] == [A + "project_export_jobs.md", A + "project_legacy_billing.md"]
+    assert all(a["needs_user"] and "no git history" in a["needs_user_reason"] for a in prunes)
 
 
 def test_fixture_findings_exact():

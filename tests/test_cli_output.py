@@ -51,7 +51,7 @@ def test_one_target_per_line_and_a_shared_folder_once():
     folder = ".claude/agent-memory/backend-architect/"
     section = text.split("Stale entries to prune")[1].split("\n\n")[0]
     assert section.count(folder) == 1, section
-    assert re.search(r"^ +\d+\. project_export_jobs\.md$", section, re.M)
+    assert re.search(r"^ +\d+\. project_export_jobs\.md(  \[[^]]+\])?$", section, re.M)
     pair = text.split("Reorder candidates")[1].split("\n\n")[0]
     assert re.search(r"^ +- project_lint_order\.md$", pair, re.M) and re.search(r"^ +project_lint_order_reworded\.md$", pair, re.M)
 

@@ -236,10 +236,10 @@ def test_archive_beats_demote_for_the_same_memory():
     assert [(a.kind, a.to_type) for a in out.actions] == [("archive", "archived")]
 
 
-def test_archived_goal_gets_no_separate_review():
+def test_a_goal_past_the_archive_threshold_is_reviewed_and_its_archive_needs_the_user():
     out = crux_rules.rules(corpus_of([cm("goal")], [tracker(last=200)]), settings())
-    assert [a.kind for a in out.actions] == ["archive"]
-    assert out.findings == []
+    assert [(a.kind, a.needs_user) for a in out.actions] == [("archive", True)]
+    assert [f.kind for f in out.findings] == ["goal_review"]
 
 
 def test_fresh_strong_memory_is_only_promoted():

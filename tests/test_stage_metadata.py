@@ -348,7 +348,7 @@ def test_claude_folder_groups_same_type_memories_with_strong_word_overlap(tmp_pa
     for name, text in files.items():
         (folder / name).write_text(text, encoding="utf-8")
     (folder / "MEMORY.md").write_text("".join(f"- [{n}]({n}) — x\n" for n in sorted(files)), encoding="utf-8")
-    settings = build_settings({}, {"now": NOW, "llm.model": "stub", "llm.no_cache": True, "repo": str(tmp_path / "proj")})
+    settings = build_settings({}, {"now": NOW, "llm.model": "stub", "llm.no_cache": True, "repo": str(tmp_path / "proj"), "max_retire_fraction": 1.0})
     plan = plan_with(tmp_path / "proj", settings)
     (action,) = of_kind(plan, "consolidate")
     assert action["targets"] == [".claude/memory/project_search_indexer.md", ".claude/memory/project_search_swap.md"]
@@ -373,7 +373,7 @@ def test_groups_over_the_per_run_limit_wait_for_the_next_run(tmp_path):
             mems[f"memories/learning/g{n}{side}.memory.md"] = crux_memory(
                 f"Group {n} {side}", f"Service {n} note {side}: see docs/s{n}{side}.md.\n", tags=[f"s{n}", f"k{n}", f"x{n}{side}"])
     store = crux_store(tmp_path / "s", mems)
-    settings = build_settings({}, {"now": NOW, "llm.model": "stub", "llm.no_cache": True, "llm.max_pairs_per_stage": 2})
+    settings = build_settings({}, {"now": NOW, "llm.model": "stub", "llm.no_cache": True, "llm.max_pairs_per_stage": 2, "max_retire_fraction": 1.0})
     plan = plan_with(store, settings)
     assert [a["targets"][0] for a in of_kind(plan, "consolidate")] == ["memories/learning/g0a.memory.md", "memories/learning/g1a.memory.md"]
     (capped,) = [f for f in plan["findings"] if f["kind"] == "capped" and f["reason"].startswith("metadata")]

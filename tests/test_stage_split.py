@@ -278,14 +278,14 @@ def test_plan_shows_the_stage_of_every_content_proposal(tmp_path):
     from helpers import FIXTURES, plan_json
 
     store = oversized_store(tmp_path)
-    first = plan_json(store, "--model", "stub", "--no-cache")
+    first = plan_json(store, "--model", "stub", "--no-cache", "--max-retire", "1")
     assert first["errors"] == []
     (consolidate,) = of_kind(first, "consolidate")
     assert (consolidate["source"], consolidate["split_source"]) == ("stub:metadata", "stub:split")
-    assert plan_json(store, "--model", "stub", "--no-cache") == first
+    assert plan_json(store, "--model", "stub", "--no-cache", "--max-retire", "1") == first
     assert of_kind(plan_json(store, "--model", "none"), "consolidate") == []
 
     crux = shutil.copytree(FIXTURES / "crux", tmp_path / "crux")
-    plan = plan_json(crux, "--model", "stub", "--no-cache")
+    plan = plan_json(crux, "--model", "stub", "--no-cache", "--max-retire", "1")
     sources = {(a["kind"], a["source"]) for a in plan["actions"] if a["source"] != "deterministic"}
     assert {("consolidate", "stub:metadata"), ("compress", "stub:compress"), ("promote_rule", "stub:rules")} <= sources

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import FIXTURES, NOW, files, plan_json
+from helpers import FIXTURES, NOW, files, plan_json, with_git_history
 from helpers import start_cli
 
 from pipeline import apply as apply_mod
@@ -207,7 +207,7 @@ def test_crux_a_consolidation_member_edited_after_the_plan_is_not_consolidated(t
 
 
 def test_claude_a_duplicate_or_stale_file_edited_after_the_plan_is_not_archived(tmp_path):
-    root = store(tmp_path, "claude")
+    root = with_git_history(store(tmp_path, "claude"))  # history makes the prune automatic
     loser = CLAUDE_P + "project_ci_cache_copy.md"
     stale = CLAUDE_A + "project_export_jobs.md"
     apply_with_edits(root, {loser: "merge_duplicate", stale: "prune_stale"}, b"\nUpdated after the plan.\n")

@@ -55,9 +55,16 @@ _CALL = re.compile(r"(?<![\w.])(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*)\(", re.ASCII)
 _DEFINITION = re.compile(
     r"\b(def|class|function|func|fn|interface|struct|enum|trait)\s+([A-Za-z_]\w*)(\()?", re.ASCII
 )
+_DOTTED_CALL = re.compile(r"(?<![\w./])[A-Za-z_][\w.]*\.[A-Za-z_]\w*\(", re.ASCII)
 _HUMP = re.compile(r"[a-z0-9][A-Z]")
 # "Next.js", "Node.js": framework names, not files.
 _FRAMEWORK_JS = re.compile(r"^[A-Z][A-Za-z0-9]*\.js$")
+# `process.env`, `res.json`, `os.environ`, `sys.path`: an attribute of a runtime object, not a file,
+# though the last part may look like an extension. (`config.json`, `app.py` stay files.)
+_RUNTIME_OBJECTS = frozenset(
+    """process import meta os sys window document globalThis self this module exports require console
+    Deno Bun Math JSON Object Array Promise req res request response ctx context event err error""".split()
+)
 
 
 @dataclass(frozen=True)
@@ -86,6 +93,8 @@ def _is_bare_file(token: str) -> bool:
     if "/" in token or any(c in token for c in "*?[<>{}"):
         return False
     stem, dot, ext = token.rpartition(".")
+    if stem.split(".", 1)[0] in _RUNTIME_OBJECTS:
+        return False
     return bool(stem) and bool(dot) and ext in KNOWN_EXTENSIONS and not _FRAMEWORK_JS.match(token)
 
 
@@ -140,9 +149,10 @@ def extract_refs(text: str) -> Refs:
     prose = _FENCE.sub("\n", text)
     for m in _INLINE_CODE.finditer(prose):
         code = m.group(1)
+        called = {c.group(0)[:-1] for c in _DOTTED_CALL.finditer(code)}
         for token in _TOKEN_SPLIT.split(code):
             inline = _inline_token_ref(token)
-            if inline:
+            if inline and token not in called:  # `foo.bar()`, `res.json()`: a call, not a file
                 files.add(inline)
         symbols |= _symbols_from_inline(code)
     symbols |= _symbols_from_prose(_INLINE_CODE.sub(" ", prose))

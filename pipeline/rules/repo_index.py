@@ -11,6 +11,8 @@ otherwise always "find" the symbols it names itself.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import os
 import re
 import stat
@@ -43,13 +45,32 @@ class RepoIndex:
     identifiers: frozenset[str] = frozenset()
     # False when a cap stopped the scan: then "not found" proves nothing and nothing counts as missing.
     complete: bool = True
+    # In-repository symlinks (link path -> target path, both repo-relative): a ref through one resolves.
+    links: tuple[tuple[str, str], ...] = ()
     top_dirs: frozenset[str] = field(init=False)
     basenames: frozenset[str] = field(init=False)
+    # One answer per glob pattern: 400 glob refs on a 100k-file tree must not walk it 400 times.
+    _globs: dict[str, bool] = field(init=False, repr=False, compare=False)
+    _by_name: dict[str, list[str]] | None = field(init=False, repr=False, compare=False)
+    _sorted: list[str] | None = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "top_dirs", frozenset(d for d in self.dirs if "/" not in d))
         names = {p.rsplit("/", 1)[-1] for p in self.files} | {d.rsplit("/", 1)[-1] for d in self.dirs}
         object.__setattr__(self, "basenames", frozenset(names))
+        object.__setattr__(self, "_globs", {})
+        object.__setattr__(self, "_by_name", None)
+        object.__setattr__(self, "_sorted", None)
+
+    def paths_named(self, name: str) -> list[str]:
+        """Every file whose last segment is `name`, sorted (built once, on first use)."""
+        if self._by_name is None:
+            by_name: dict[str, list[str]] = {}
+            for p in sorted(self.files):
+                by_name.setdefault(p.rsplit("/", 1)[-1], []).append(p)
+            object.__setattr__(self, "_by_name", by_name)
+        assert self._by_name is not None
+        return list(self._by_name.get(name, []))
 
     def has_path(self, ref: str) -> bool:
         """A repo-relative path, folder (trailing `/`), glob, or bare file name exists."""
@@ -57,19 +78,56 @@ class RepoIndex:
         if not path:
             return False
         if any(c in path for c in "*?["):
-            pattern = _glob_regex(path)
-            return any(pattern.match(p) for p in sorted(self.files | self.dirs))
+            if path not in self._globs:
+                self._globs[path] = self._glob_matches(path)
+            return self._globs[path]
         if "/" not in ref:
             return path in self.basenames
         if ref.endswith("/"):
-            return path in self.dirs
-        return path in self.files or path in self.dirs
+            return path in self.dirs or self.resolve_link(path) in self.dirs
+        return path in self.files or path in self.dirs or self._through_link(path)
+
+    def _glob_matches(self, path: str) -> bool:
+        """Match one pattern against the paths sharing its literal prefix (the tree is sorted once)."""
+        if self._sorted is None:
+            object.__setattr__(self, "_sorted", sorted(self.files | self.dirs))
+        paths: list[str] = self._sorted or []
+        cut = min(path.find(c) for c in "*?[" if c in path)
+        prefix = path[:cut]
+        pattern = glob_regex(path)
+        lo = bisect.bisect_left(paths, prefix)
+        for p in itertools.islice(paths, lo, None):
+            if not p.startswith(prefix):
+                return False
+            if pattern.match(p):
+                return True
+        return False
+
+    def resolve_link(self, path: str) -> str:
+        """`path` with its longest symlinked folder prefix replaced by the link's target (once per hop)."""
+        links = dict(self.links)
+        for _hop in range(8):  # a bounded number of hops: a cycle of links never loops
+            parts = path.split("/")
+            for i in range(len(parts), 0, -1):
+                prefix = "/".join(parts[:i])
+                if prefix in links:
+                    path = "/".join([links[prefix], *parts[i:]]).strip("/")
+                    break
+            else:
+                return path
+        return path
+
+    def _through_link(self, path: str) -> bool:
+        if not self.links:
+            return False
+        real = self.resolve_link(path)
+        return real != path and (real in self.files or real in self.dirs)
 
     def has_symbol(self, name: str) -> bool:
         return name in self.identifiers
 
 
-def _glob_regex(pattern: str) -> re.Pattern[str]:
+def glob_regex(pattern: str) -> re.Pattern[str]:
     out = []
     i = 0
     while i < len(pattern):
@@ -97,7 +155,22 @@ class _Acc:
     files: set[str] = field(default_factory=set)
     dirs: set[str] = field(default_factory=set)
     identifiers: set[bytes] = field(default_factory=set)
+    links: dict[str, str] = field(default_factory=dict)
     complete: bool = True
+
+
+def _link_target(top: Path, path: Path) -> str | None:
+    """A symlinked folder's target relative to `top`, when it is one and stays inside it."""
+    if not path.is_symlink():
+        return None
+    try:
+        real = path.resolve(strict=True)
+        top_real = top.resolve()
+    except (OSError, RuntimeError):
+        return None  # dangling or a loop
+    if real == top_real or top_real not in real.parents:
+        return None
+    return real.relative_to(top_real).as_posix()
 
 
 def _is_text_candidate(name: str) -> bool:
@@ -132,9 +205,12 @@ def _walk(top: Path, roots: list[Path], no_text: set[str], caps: ScanCaps) -> di
         skip_text = any(_under(rel_dir, p) for p in no_text)
         for name in dirnames:
             rel = f"{rel_dir}/{name}" if rel_dir else name
+            target = _link_target(top, here / name)
             for acc in accs:
                 if rel.startswith(acc.prefix):
                     acc.dirs.add(rel[len(acc.prefix) :])
+                    if target is not None and target.startswith(acc.prefix):
+                        acc.links[rel[len(acc.prefix) :]] = target[len(acc.prefix) :]
         for name in sorted(filenames):
             entries += 1
             if entries > caps.max_entries:
@@ -175,6 +251,7 @@ def _walk(top: Path, roots: list[Path], no_text: set[str], caps: ScanCaps) -> di
             dirs=frozenset(acc.dirs),
             identifiers=frozenset(i.decode("ascii") for i in acc.identifiers),
             complete=acc.complete and not stopped,
+            links=tuple(sorted(acc.links.items())),
         )
     return result
 

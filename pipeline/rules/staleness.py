@@ -37,6 +37,8 @@ from .outcome import Outcome
 from .prune_guards import guard_reason
 from .refs import REPO_RELATIVE, Refs, extract_refs, scope
 from .repo_index import RepoIndex
+from .staleness_history import GitHistory
+from .staleness_refs import MISSING, MOVED, NEVER, names_other_project, ref_status, update_ref_action
 from .staleness_context import CONTEXT_KEY, StalenessContext, consult_log_of, load_context, repo_of
 
 EVERGREEN = StaleClass.EVERGREEN
@@ -52,6 +54,7 @@ class Assessment:
     missing: tuple[str, ...] = ()  # missing file refs, then missing symbols
     unverifiable: tuple[str, ...] = ()
     kept_reason: str | None = None
+    moved: tuple[tuple[str, str], ...] = ()  # (ref as written, where it is now)
 
 
 def _describe(items: list[str] | tuple[str, ...], limit: int = 5) -> str:
@@ -63,42 +66,69 @@ def memory_refs(m: Memory) -> Refs:
     return extract_refs(f"{m.description}\n{m.body}" if m.description else m.body)
 
 
-def classify(refs: Refs, index: RepoIndex | None) -> Assessment:
-    """The staleness class of one memory's refs against one repository index."""
-    if index is None:
-        return Assessment(EVERGREEN, "no repository to check against (pass --repo)")
+def _split_scope(refs: Refs, index: RepoIndex, foreign: str | None) -> tuple[list[str], list[str], str]:
+    """(verifiable, unverifiable, why none is verifiable): in a memory about another project, no
+    relative path or bare name is anchored here."""
     verifiable: list[str] = []
     external: list[str] = []
     for ref in refs.files:
         (verifiable if scope(ref, index.top_dirs)[0] == REPO_RELATIVE else external).append(ref)
+    if foreign and verifiable:
+        return [], external + verifiable, f"the memory {foreign}"
+    return verifiable, external, "no verifiable file refs"
+
+
+def classify(refs: Refs, index: RepoIndex | None, history: GitHistory | None = None, foreign: str | None = None) -> Assessment:
+    """The staleness class of one memory's refs against one repository index (and its git history)."""
+    if index is None:
+        return Assessment(EVERGREEN, "no repository to check against (pass --repo)")
+    verifiable, external, why = _split_scope(refs, index, foreign)
+    missing_files: list[str] = []
+    moved: list[tuple[str, str]] = []
+    for ref in verifiable:
+        verdict, where = ref_status(ref, index, history)
+        if verdict == MISSING:
+            missing_files.append(ref)
+        elif verdict == MOVED:
+            moved.append((ref, where))
+        elif verdict == NEVER:
+            external.append(ref)
+    checked = [r for r in verifiable if r not in external]
     unverifiable = tuple(external)
-    if not verifiable:
+    if not checked:
         note = f"; {len(external)} unverifiable: {_describe(external)}" if external else ""
-        return Assessment(EVERGREEN, "no verifiable file refs" + note, unverifiable=unverifiable)
-    missing_files = [r for r in verifiable if not index.has_path(r)]
+        return Assessment(EVERGREEN, why + note, unverifiable=unverifiable)
     missing_symbols = [s for s in refs.symbols if not index.has_symbol(s)]
     missing = tuple(missing_files + missing_symbols)
     shown = _describe(missing_files + [f"symbol {s}" for s in missing_symbols])
+    moved_t = tuple(moved)
     if not index.complete and missing:
         return Assessment(
             PARTIALLY_STALE,
             f"not found, but the repository scan hit a size cap so this proves nothing: {shown}",
             missing,
             unverifiable,
+            moved=moved_t,
         )
+    if moved:
+        where = _describe([f"{a} -> {b}" for a, b in moved])
+        extra = f"; missing: {shown}" if missing else ""
+        return Assessment(PARTIALLY_STALE, f"moved: {where}{extra}", missing, unverifiable, moved=moved_t)
     if not missing:
         return Assessment(
-            FRESH, f"found: {len(verifiable)} file ref(s) and {len(refs.symbols)} symbol(s)", (), unverifiable
+            FRESH, f"found: {len(checked)} file ref(s) and {len(refs.symbols)} symbol(s)", (), unverifiable
         )
-    if len(missing_files) == len(verifiable) and len(missing_symbols) == len(refs.symbols):
+    if len(missing_files) == len(checked) and len(missing_symbols) == len(refs.symbols):
         return Assessment(FULLY_STALE, f"every verifiable ref is missing: {shown}", missing, unverifiable)
     return Assessment(PARTIALLY_STALE, f"missing: {shown}", missing, unverifiable)
 
 
-def assess(m: Memory, index: RepoIndex | None, layout: str) -> Assessment:
+def assess(m: Memory, index: RepoIndex | None, layout: str, history: GitHistory | None = None) -> Assessment:
     if not m.has_frontmatter and get_layout(layout).evergreen_without_frontmatter:
         return Assessment(EVERGREEN, "no front matter: treated as EVERGREEN (refs cannot be tied to metadata)")
-    return classify(memory_refs(m), index)
+    text = f"{m.description}\n{m.body}"
+    foreign = names_other_project(text, index.root if index else None)
+    return classify(memory_refs(m), index, history, foreign)
 
 
 def keep_anyway(m: Memory, settings: Settings, terms: dict[str, dt.date]) -> str | None:
@@ -120,7 +150,8 @@ def stale_outcome(memories: list[Memory], ctx: StalenessContext, settings: Setti
     terms_by_log = {log: consulted_terms(entries, settings.now, window) for log, entries in sorted(ctx.consult.items())}
     for m in sorted(memories, key=lambda m: m.key):
         repo = repo_of(m, settings)
-        a = assess(m, ctx.repos.get(repo) if repo else None, layout)
+        history = ctx.history.get(repo) if repo else None
+        a = assess(m, ctx.repos.get(repo) if repo else None, layout, history)
         if a.cls == FULLY_STALE:
             log = consult_log_of(m, settings)
             kept = keep_anyway(m, settings, terms_by_log.get(log, {}) if log else {})
@@ -133,17 +164,30 @@ def stale_outcome(memories: list[Memory], ctx: StalenessContext, settings: Setti
             extra["unverifiable"] = list(a.unverifiable)
         if a.kept_reason:
             extra["kept_reason"] = a.kept_reason
+        if a.moved:
+            extra["moved"] = [{"ref": old, "to": new} for old, new in a.moved]
         out.findings.append(Finding(kind="stale", targets=[m.key], reason=a.reason, **extra))
+        if a.moved:
+            update = update_ref_action(m, a.moved)
+            if update is not None:
+                out.actions.append(update)
         if a.cls == FULLY_STALE:
-            out.actions.append(
-                Action(
-                    kind="prune_stale",
-                    targets=[m.key],
-                    reason=f"fully stale, {a.reason}",
-                    missing=list(a.missing),
-                )
-            )
+            out.actions.append(prune_action(m, a, history))
     return out
+
+
+def prune_action(m: Memory, a: Assessment, history: GitHistory | None) -> Action:
+    """Only git history proves the files were deleted; without it the user decides."""
+    if history is None:
+        return Action(
+            kind="prune_stale",
+            targets=[m.key],
+            reason=f"fully stale, {a.reason}",
+            needs_user=True,
+            needs_user_reason="no git history to tell a deleted file from one that was never in this repository",
+            missing=list(a.missing),
+        )
+    return Action(kind="prune_stale", targets=[m.key], reason=f"fully stale, {a.reason}", missing=list(a.missing))
 
 
 def staleness(corpus: Corpus, settings: Settings) -> Outcome:

@@ -18,6 +18,7 @@ from ..layouts.registry import layout_of
 from ..storage.files import Unreadable, parse_error, read_text
 from .consult_gate import ConsultEntry, parse_consult_log
 from .repo_index import RepoIndex, scan_repos
+from .staleness_history import GitHistory, read_history
 
 CONTEXT_KEY = "staleness_context"
 MAX_LOG_BYTES = 64 * 1024 * 1024
@@ -28,6 +29,8 @@ class StalenessContext:
     repos: dict[str, RepoIndex] = field(default_factory=dict)  # absolute root -> index
     consult: dict[str, list[ConsultEntry]] = field(default_factory=dict)  # absolute log path -> entries
     findings: list[Finding] = field(default_factory=list)
+    # absolute root -> its git history; None (or absent) when it is not a git work tree with commits
+    history: dict[str, GitHistory | None] = field(default_factory=dict)
 
 
 def repo_of(m: Memory, settings: Settings) -> str | None:
@@ -84,4 +87,7 @@ def load_context(corpus: Corpus, settings: Settings) -> StalenessContext:
         consult[log] = entries
         if problem is not None:
             findings.append(problem)
-    return StalenessContext(repos={r: indexes[str(Path(r).resolve())] for r in repos}, consult=consult, findings=findings)
+    history = {r: read_history(r) for r in repos}  # one read-only `git log` per repository per run
+    return StalenessContext(
+        repos={r: indexes[str(Path(r).resolve())] for r in repos}, consult=consult, findings=findings, history=history
+    )

@@ -16,6 +16,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from ..rules.text import STOPWORDS, normalize
+from .conflict_statements import statements
 
 NEGATIONS = frozenset("not never no dont don t cannot cant won wont shouldn shouldnt mustn mustnt nothing none nobody neither nor".split())
 # Verbs that carry a negation of the action that follows them.
@@ -119,7 +120,10 @@ def read(clause: str) -> Reading:
     prefixed = len(re.findall(r"\bnon-\w", clause, flags=re.IGNORECASE))
     clause = re.sub(r"\bnon-(\w)", r"\1", clause, flags=re.IGNORECASE)
     clause = re.sub(r"\b\d{4}-\d{2}(-\d{2})?\b", " ", clause)
-    clause = re.sub(r"\b(?:part|pt|volume|vol|step|phase)\s*\d+\b", " ", clause, flags=re.IGNORECASE)
+    # "117-feedback_plans" (a numbered file's name as its title): the number is an id, not a quantity.
+    clause = re.sub(r"^\s*\d+[-_](?=[A-Za-z])", " ", clause)
+    # "part 2", "round 3", "R4": an ordinal label of one piece of a series, not a quantity it claims.
+    clause = re.sub(r"\b(?:part|pt|volume|vol|step|phase|round|iteration)\s*\d+\b|\b[rR]\d{1,2}\b", " ", clause, flags=re.IGNORECASE)
     # "raised from 10 MB to 50 MB" states 50 MB now: the old value is history, not a claim.
     clause = re.sub(r"\bfrom\s+[\d.]+\s*(\w+\s+)?to\s+(?=[\d.])", " to ", clause, flags=re.IGNORECASE)
     clause = re.sub(r"\btim(?:es|ed)? out\b", "timeout", clause, flags=re.IGNORECASE)
@@ -402,34 +406,83 @@ def _reversed_steps(text_a: str, text_b: str) -> bool:
 
 
 def judge_conflict(text_a: str, text_b: str) -> tuple[bool, str, str]:
-    """(contradiction?, kind, one-line explanation) for two memories on the same subject.
+    """(contradiction?, kind, one-line explanation) for two memories on the same subject."""
+    return judge_conflict_quoted(text_a, text_b)[:3]
 
-    The main clauses are compared first; a later clause ("...; do not poll it") may contradict too.
+
+def judge_conflict_quoted(text_a: str, text_b: str) -> tuple[bool, str, str, str, str]:
+    """`judge_conflict` plus the two clauses that clash (as written, markup removed; "" when none).
+
+    Only statements are compared: tables, link lists, wikilinks, code, placeholders and headings
+    are set aside first (`conflict_statements`). The main clauses are compared first; a later
+    clause ("...; do not poll it") may contradict too.
     """
+    text_a, text_b = statements(text_a), statements(text_b)
+    if not text_a.strip() or not text_b.strip():
+        return False, "none", "no statement to compare (markup only)", "", ""
     if text_a.strip().endswith("?") or text_b.strip().endswith("?"):
-        return False, "none", "a question asserts nothing"
+        return False, "none", "a question asserts nothing", "", ""
     ca, cb = clauses(text_a), clauses(text_b)
+    main_a, main_b = ca[0].strip(), cb[0].strip()
     if _reversed_steps(text_a, text_b) and read(ca[0]).negative == read(cb[0]).negative:
-        return True, "opposing_advice", "the same steps in the opposite order"
+        qa, qb = _step_sentences(text_a, text_b)
+        return True, "opposing_advice", "the same steps in the opposite order", qa, qb
     first = _judge_clauses(read(ca[0]), read(cb[0]))
     if first[0]:
-        return _dated(first, text_a, text_b)
+        return (*_dated(first, text_a, text_b), main_a, main_b)
     ra, rb = read(ca[0]), read(cb[0])
     if ra.content & rb.content and not (ra.scopes - rb.scopes and rb.scopes - ra.scopes):
-        for rejecting, other in ((text_a, text_b), (text_b, text_a)):
+        for rejecting, other, flip in ((text_a, text_b, False), (text_b, text_a, True)):
             word = _rejected_choice(rejecting, other)
             if word and first[2] != "a question asserts nothing":
-                return _dated((True, "incompatible_approach", f"one rejects '{word}', which the other puts forward"), text_a, text_b)
-    for x in ca:
-        for y in cb:
-            if (x, y) == (ca[0], cb[0]):
+                verdict = _dated((True, "incompatible_approach", f"one rejects '{word}', which the other puts forward"), text_a, text_b)
+                qr, qo = _clause_with(rejecting, word), clauses(other)[0].strip()
+                return (*verdict, *((qo, qr) if flip else (qr, qo)))
+    # A later clause is weighed against the other text's head (its title or first sentence) only, and
+    # only near the top: a long document has dozens of clauses, and every pair of them is a chance
+    # for a false alarm.
+    for i, x in enumerate(ca[:LATER_CLAUSES]):
+        for j, y in enumerate(cb[:LATER_CLAUSES]):
+            if (i, j) == (0, 0) or min(i, j) > 1:
                 continue
             verdict = _judge_clauses(read(_resolve_pronoun(x, ca)), read(_resolve_pronoun(y, cb)))
             if verdict[0] and verdict[1] == "opposing_advice":
-                return _dated(verdict, text_a, text_b)
-    return first
+                return (*_dated(verdict, text_a, text_b), x.strip(), y.strip())
+    return (*first, "", "")
 
 
+def clash_clauses(text_a: str, text_b: str) -> tuple[str, str]:
+    """The two clauses that clash: the stub's own when it sees the contradiction, else (a model's
+    verdict) the pair of statements that say the most about the same thing."""
+    verdict = judge_conflict_quoted(text_a, text_b)
+    if verdict[0] and verdict[3] and verdict[4]:
+        return verdict[3], verdict[4]
+    ca = [c.strip() for c in clauses(statements(text_a))] or [text_a.strip()]
+    cb = [c.strip() for c in clauses(statements(text_b))] or [text_b.strip()]
+    best = max(
+        ((len(read(x).content & read(y).content), -i - j, x, y) for i, x in enumerate(ca[:40]) for j, y in enumerate(cb[:40])),
+        default=(0, 0, ca[0], cb[0]),
+    )
+    return best[2], best[3]
+
+
+def _clause_with(text: str, word: str) -> str:
+    for c in clauses(text):
+        if word in normalize(c).split():
+            return c.strip()
+    return clauses(text)[0].strip()
+
+
+def _step_sentences(text_a: str, text_b: str) -> tuple[str, str]:
+    """The two sentences that order the same steps oppositely."""
+    for sa in re.split(r"[.;!?]\s+|\n", text_a):
+        for sb in re.split(r"[.;!?]\s+|\n", text_b):
+            if steps(sa) and steps(sb) and _reversed_steps(sa, sb):
+                return sa.strip(), sb.strip()
+    return clauses(text_a)[0].strip(), clauses(text_b)[0].strip()
+
+
+LATER_CLAUSES = 4
 _PRONOUN_OBJECT = re.compile(r"\b(them|it|they|these|those)\b", re.IGNORECASE)
 
 

@@ -17,7 +17,7 @@ from ..model import Action, Corpus, Finding, Memory
 from ..rules.outcome import Outcome
 from ..rules.subject_pairs import SubjectPair, subject_pairs
 from .base import StageContext, ask_all, clip, retired_keys
-from .conflict_heuristics import judge_conflict
+from .conflict_heuristics import clash_clauses, judge_conflict
 from .model_text import model_text
 
 NAME = "conflicts"
@@ -122,12 +122,14 @@ class ConflictStage:
                 a_key, b_key = pair_key.split("\x00")
                 a, b = by_key[a_key], by_key[b_key]
                 explanation = model_text(d.explanation or d.reasoning, limit=300)
+                clash = [model_text(c, limit=200) for c in clash_clauses(statement(a), statement(b))]
                 out.actions.append(
                     Action(
                         kind="conflict",
                         targets=[a_key, b_key],
                         needs_user=True,
-                        reason=f"{explanation}{_type_note(a, b)}",
+                        reason=f"{explanation}: \u201c{clash[0]}\u201d vs \u201c{clash[1]}\u201d{_type_note(a, b)}",
+                        clauses=clash,
                         source=ctx.source(NAME),
                         conflict_kind=d.kind if d.kind != "none" else "opposing_advice",
                         resolution_options=sorted(set(d.options)) or ["keep_a", "keep_b", "merge", "keep_both_with_note"],

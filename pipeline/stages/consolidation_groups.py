@@ -13,7 +13,9 @@ crux (7d): a memory whose tags are mostly (half, at least two) covered by an exi
 topic's tags joins that topic instead: it is merged into the topic's volume it shares most tags
 with (then the smallest, then the first part).
 
-claude: no tags. Two memories of one folder and one type are partners when their significant words
+claude: no tags. First series: files `<prefix>-r1.md` .. `<prefix>-r7.md` (also `-round2`, `-part3`)
+of one folder and one type whose name and description all name the prefix's subject are one group,
+in round order. Then two memories of one folder and one type are partners when their significant words
 (name, description and body) overlap strongly: at least `CLAUDE_MIN_SHARED` (5) shared words that
 make up at least `CLAUDE_OVERLAP` (60 %) of the smaller word set. Words used by more than
 `CLAUDE_MAX_DF` of a folder's memories (30 %, at least 3, at most 50) are not indexed.
@@ -27,13 +29,15 @@ judge): merging "always X" with "never X" would hide a conflict.
 
 from __future__ import annotations
 
+import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 from typing import Iterable
 
 from ..model import Corpus, Memory
 from ..rules.outcome import Outcome
-from ..rules.text import significant_words
+from ..rules.text import STOPWORDS, significant_words, tokens
 from .base import retired_keys
 from .conflict_heuristics import judge_conflict
 
@@ -94,8 +98,11 @@ def _tags(m: Memory) -> frozenset[str]:
     return frozenset(t.lower() for t in m.tags)
 
 
+_ID_PREFIX = re.compile(r"^\d+[-_ .]+")  # "117-feedback_plans": a file number, not a claim about 117
+
+
 def _titles_conflict(a: Memory, b: Memory) -> bool:
-    ta, tb = a.title or a.description, b.title or b.description
+    ta, tb = _ID_PREFIX.sub("", a.title or a.description), _ID_PREFIX.sub("", b.title or b.description)
     if not ta or not tb:
         return False
     try:
@@ -281,9 +288,86 @@ def claude_words(m: Memory) -> frozenset[str]:
     return significant_words(" ".join([m.title.replace("-", " ").replace("_", " "), m.description, m.body]))
 
 
+_SERIES = re.compile(r"^(?P<prefix>.+?)[-_](?:r|round|part|pt)(?P<n>\d{1,2})$", re.IGNORECASE)
+_TYPE_WORDS = frozenset({"project", "feedback", "reference", "user"})
+
+
+def subject_words(text: str) -> list[str]:
+    """The words that name a subject, in the order written: no numbers or ids ("117", "r4")."""
+    out: list[str] = []
+    for w in tokens(text.replace("-", " ").replace("_", " ")):
+        if w in STOPWORDS or len(w) < 3 or re.fullmatch(r"[a-z]?\d+", w):
+            continue  # "117", "r4", "v2", "2026": numbers and ids, not a subject
+        if w not in out:
+            out.append(w)
+    return out
+
+
+def _title_phrase(members: list[Memory]) -> str | None:
+    """The longest run of subject words every member's name has, in order ("self contained plans"
+    from 117-feedback_self_contained_plans, 1376-feedback_self_contained_plans ...), if two words long."""
+    names = [[w for w in subject_words(m.title) if w not in _TYPE_WORDS] for m in members]
+    first = names[0]
+    best: list[str] = []
+    for i in range(len(first)):
+        for j in range(len(first), i + len(best), -1):
+            run = " ".join(first[i:j])
+            if all(f" {run} " in f" {' '.join(n)} " for n in names[1:]):
+                best = first[i:j]
+                break
+    return " ".join(best) if len(best) >= 2 else None
+
+
+def _ordered(common: frozenset[str], members: list[Memory]) -> tuple[str, ...]:
+    """What the stub's title is made of: the members' shared name phrase, else their shared words
+    in the order the first member writes them; never numbers ("117, 1376 and 1378" is not a title a
+    person would write) and never the type word every memory of the type has."""
+    phrase = _title_phrase(members)
+    if phrase:
+        return (phrase,)
+    first = members[0]
+    order = subject_words(" ".join([first.title, first.description, first.body]))
+    ranked = [w for w in order if w in common and w not in _TYPE_WORDS]
+    rest = sorted(w for w in common if w not in ranked and w not in _TYPE_WORDS and not re.fullmatch(r"[a-z]?\d+", w))
+    return tuple(ranked + rest)
+
+
+def series_groups(pool: list[Memory]) -> list[Group]:
+    """Files of one series (`x-r1.md` .. `x-r7.md`): one folder, one type, one topic prefix, and that
+    subject in every member's name and description. Stores without tags keep their rounds this way."""
+    series: dict[tuple[str, str, str], list[tuple[int, Memory]]] = defaultdict(list)
+    for m in pool:
+        match = _SERIES.match(PurePosixPath(m.key).stem)
+        if match:
+            series[(m.group, m.type or "", match.group("prefix").lower())].append((int(match.group("n")), m))
+    groups = []
+    for (_folder, _type, prefix), numbered in sorted(series.items()):
+        subject = [w for w in subject_words(prefix) if w not in _TYPE_WORDS]
+        if not subject:
+            continue
+        members = [m for _n, m in sorted(numbered, key=lambda x: (x[0], x[1].key))
+                   if set(subject) & set(subject_words(m.title)) and set(subject) & set(subject_words(m.description))]
+        members = members[:MAX_GROUP]
+        if len(members) < 2 or any(_titles_conflict(members[0], m) for m in members[1:]):
+            continue
+        rounds = [_SERIES.match(PurePosixPath(m.key).stem).group("n") for m in members]  # type: ignore[union-attr]
+        groups.append(
+            Group(
+                members=tuple(m.key for m in members),
+                reason=f"{len(members)} {members[0].type} memories of one series '{prefix}' (rounds {', '.join(rounds)}) "
+                f"with the same subject in name and description",
+                shared=(" ".join(subject),),
+            )
+        )
+    return groups
+
+
 def claude_groups(corpus: Corpus, outcome: Outcome) -> list[Group]:
     busy = busy_keys(corpus, outcome)
     pool = [m for m in corpus.memories if m.key not in busy and not m.pinned and m.type and m.has_frontmatter]
+    series = series_groups(pool)
+    in_series = {k for g in series for k in g.members}
+    pool = [m for m in pool if m.key not in in_series]
     by_key = {m.key: m for m in pool}
     features = {m.key: claude_words(m) for m in pool}
     folder_size = Counter(m.group for m in corpus.memories)
@@ -317,7 +401,7 @@ def claude_groups(corpus: Corpus, outcome: Outcome) -> list[Group]:
                 members=tuple(m.key for m in members),
                 reason=f"{len(members)} {members[0].type} memories in one folder share at least {round(share * 100)}% of their "
                 f"significant words ({', '.join(sorted(common)[:6])})",
-                shared=tuple(sorted(common)),
+                shared=_ordered(common, members),
             )
         )
-    return sorted(groups, key=lambda g: g.members)
+    return sorted(series + groups, key=lambda g: g.members)

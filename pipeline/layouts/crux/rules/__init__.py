@@ -4,7 +4,9 @@ Each step is its own module; this one calls them and settles overlaps, one move 
 archive beats demote beats promote. A memory that is strong enough to promote but unreferenced past
 the demote threshold is demoted (or archived), not promoted: its strength was earned before it went
 unused, and the staleness is the newer evidence. The skipped promotion is named in the reason.
-A goal that is archived gets no separate `goal_review`.
+A goal past the archive threshold keeps its `goal_review`, and its archive needs the user. With no
+tracking data at all, "unreferenced" is unknown: demotions and archives then need the user, and a
+finding says the usage data is missing.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from ....kinds import ActionKind, FindingKind, claim_rank
 from ....config import Settings
 from ....model import Action, Corpus
 from .archive import archivals
+from .usage import usage_data_missing, without_usage_data
 from .common import existing_files, trackers_by_slug
 from .consistency import missing_trackers, orphan_trackers, stale_sources, strength_sync
 from .demote import demotions
@@ -56,13 +59,12 @@ def rules(corpus: Corpus, settings: Settings) -> Outcome:
     existing = existing_files(corpus)
     memories = sorted(corpus.memories, key=lambda m: m.key)
 
-    promote = promotions(memories, crux, existing)
+    promote = promotions(memories, crux, existing, trackers)
     demote = demotions(memories, trackers, crux, now, existing)
     archive = archivals(memories, trackers, crux, now, existing)
     out = Outcome(findings=promote.findings + demote.findings)
-    out.actions.extend(settle_moves(archive.actions + demote.actions + promote.actions))
-    archived = {a.targets[0] for a in out.actions if a.kind == ActionKind.ARCHIVE}
-    out.findings = [f for f in out.findings if not (f.kind == FindingKind.GOAL_REVIEW and f.targets[0] in archived)]
+    out.actions.extend(without_usage_data(settle_moves(archive.actions + demote.actions + promote.actions), corpus, crux))
+    out.findings.extend(usage_data_missing(corpus, crux))
 
     out.extend(orphan_trackers(corpus.trackers, store.get("memory_files") or [m.key for m in memories]))
     out.extend(strength_sync(memories, trackers))

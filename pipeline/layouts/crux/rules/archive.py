@@ -13,6 +13,7 @@ from .common import ARCHIVED, is_archived, move_action, staleness
 from ....rules.outcome import Outcome
 
 IDEA = "idea"
+GOAL = "goal"
 
 
 def archivals(
@@ -33,5 +34,9 @@ def archivals(
             because = f"unreferenced for {stale.days} days, threshold: {limit}; {stale.basis}; an idea is archived, not demoted"
         else:
             continue
-        out.actions.append(move_action("archive", m, ARCHIVED, because, crux, existing))
+        action = move_action("archive", m, ARCHIVED, because, crux, existing)
+        if m.type == GOAL:
+            # a goal may be waiting, not finished: the user reviews it (goal_review) and decides
+            action = action.model_copy(update={"needs_user": True, "reason": action.reason + "; a goal: archive only after review"})
+        out.actions.append(action)
     return out

@@ -1,0 +1,149 @@
+"""A repository's git history, read once per run, so staleness can tell deleted from moved from never-there.
+
+A file a memory names that is absent today means three different things (issue 11, item 9):
+
+- it existed and was deleted: missing (the memory may be stale);
+- it was renamed or moved (git's rename detection, or a deleted file whose name now lives at exactly
+  one other path): moved, an `update_ref` proposal, never a prune;
+- it never existed in this repository: the memory is about some other codebase, unverifiable.
+
+Without history none of that can be told, so the rule never prunes on its own then.
+
+`read_history` is the only I/O: one read-only `git log` subprocess per repository (no optional locks,
+no pager, no fsmonitor, GIT_* variables that could point it elsewhere removed). `GitHistory` and its
+lookups are pure.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from dataclasses import dataclass, field
+from pathlib import Path
+
+GIT_TIMEOUT_S = 60
+_STATUS_LETTERS = frozenset("ACDMRTUXB")
+
+
+@dataclass(frozen=True)
+class GitHistory:
+    """Every path the repository's history (HEAD) ever held, and where renamed ones went."""
+
+    ever: frozenset[str] = frozenset()  # repo-relative files that existed in some commit
+    renames: tuple[tuple[str, str], ...] = ()  # (old, new) in the order git reported them (newest first)
+    ever_dirs: frozenset[str] = field(init=False)
+    _rename_map: dict[str, str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        dirs: set[str] = set()
+        for p in self.ever:
+            parts = p.split("/")[:-1]
+            for i in range(1, len(parts) + 1):
+                dirs.add("/".join(parts[:i]))
+        object.__setattr__(self, "ever_dirs", frozenset(dirs))
+        mapping: dict[str, str] = {}
+        for old, new in reversed(self.renames):  # oldest first: a later rename of `new` wins
+            mapping[old] = new
+        object.__setattr__(self, "_rename_map", mapping)
+
+    def existed(self, path: str) -> bool:
+        return path in self.ever or path in self.ever_dirs
+
+    def existed_name(self, name: str) -> bool:
+        """A bare file name that some path in history ended with."""
+        return any(p.rsplit("/", 1)[-1] == name for p in self.ever)
+
+    def renamed_to(self, path: str) -> str | None:
+        """Where git's rename detection says `path` went, following a chain of renames."""
+        seen = {path}
+        current = self._rename_map.get(path)
+        while current is not None and current in self._rename_map and current not in seen:
+            seen.add(current)
+            current = self._rename_map[current]
+        return current
+
+    def folder_renamed_to(self, folder: str) -> str | None:
+        """The one folder every renamed file of `folder` went to, if there is exactly one."""
+        prefix = folder.rstrip("/") + "/"
+        targets = set()
+        for old, new in self.renames:
+            if old.startswith(prefix):
+                rest = old[len(prefix):]
+                if new.endswith("/" + rest):
+                    targets.add(new[: -len(rest) - 1])
+                else:
+                    return None
+        return targets.pop() if len(targets) == 1 else None
+
+
+def _git_env() -> dict[str, str]:
+    # GIT_DIR, GIT_WORK_TREE, GIT_INDEX_FILE ... from the caller's environment would read another repository.
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env["GIT_PAGER"] = "cat"
+    env["GIT_TERMINAL_PROMPT"] = "0"
+    return env
+
+
+def parse_log(raw: bytes) -> GitHistory:
+    """`git log -z --name-status -M --format=%x01%H` output into a GitHistory."""
+    ever: set[str] = set()
+    renames: list[tuple[str, str]] = []
+    tokens = [t.decode("utf-8", "surrogateescape") for t in raw.split(b"\x00")]
+    i = 0
+    while i < len(tokens):
+        tok = tokens[i].lstrip("\n")
+        i += 1
+        if not tok or tok.startswith("\x01"):
+            continue
+        letter, score = tok[0], tok[1:]
+        if letter not in _STATUS_LETTERS or (score and not score.isdigit()):
+            continue
+        if letter in "RC":
+            old = tokens[i] if i < len(tokens) else ""
+            new = tokens[i + 1] if i + 1 < len(tokens) else ""
+            i += 2
+            ever.update(p for p in (old, new) if p)
+            if letter == "R" and old and new:
+                renames.append((old, new))
+            continue
+        path = tokens[i] if i < len(tokens) else ""
+        i += 1
+        if path:
+            ever.add(path)
+    return GitHistory(ever=frozenset(ever), renames=tuple(renames))
+
+
+# A repository's own config must not make a read run a program: no fsmonitor hook, no signature
+# check (gpg.program), no external diff or textconv driver.
+_GIT = ["git", "--no-pager", "--no-optional-locks", "-c", "core.fsmonitor=false", "-c", "core.quotepath=off",
+        "-c", "log.showSignature=false"]
+
+
+def _git(root: Path, *args: str) -> bytes | None:
+    try:
+        out = subprocess.run(
+            [*_GIT, *args], cwd=str(root), env=_git_env(), capture_output=True, timeout=GIT_TIMEOUT_S,
+            stdin=subprocess.DEVNULL,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None  # no git, not a folder, or too slow: no history, so nothing is pruned on its own
+    return out.stdout if out.returncode == 0 else None
+
+
+def read_history(root: str | Path) -> GitHistory | None:
+    """The history of the git work tree whose top level is `root`, or None without one.
+
+    A folder nested inside some bigger work tree (a fixture or vendored copy inside another project)
+    is not judged by that outer project's history: its files were never that project's to rename.
+    """
+    root = Path(root)
+    top = _git(root, "rev-parse", "--show-toplevel")
+    if top is None:
+        return None
+    try:
+        if Path(top.decode("utf-8", "surrogateescape").strip()).resolve() != root.resolve():
+            return None
+    except (OSError, RuntimeError):
+        return None
+    raw = _git(root, "log", "-z", "--name-status", "-M", "--no-ext-diff", "--no-textconv", "--format=%x01%H", "HEAD", "--")
+    return parse_log(raw) if raw is not None else None

@@ -1,0 +1,143 @@
+"""What one file reference's absence means, and the `update_ref` edit for one that moved (issue 11, items 8-9).
+
+Pure: a `RepoIndex` (today's tree) and an optional `GitHistory` (everything the tree ever held) in,
+a verdict out. A ref is only ever MISSING when it was anchored in this repository and, when there is
+history, history shows it once existed here.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from ..model import Action, Memory
+from .repo_index import RepoIndex, glob_regex
+from .staleness_history import GitHistory
+
+PRESENT = "present"
+MISSING = "missing"
+MOVED = "moved"
+NEVER = "never"  # never in this repository's history: unverifiable, not missing
+
+# "the Haskell cardano-node codebase", "(another repository)", "repo `other-thing`": the memory
+# describes a codebase that is not this one, so its bare names and relative paths are not ours.
+_OTHER_PROJECT = re.compile(
+    r"\b(?:another|other|different|external|separate|upstream|third-party)\s+(?:project|repo|repository|codebase)s?\b",
+    re.IGNORECASE,
+)
+_NAMED_CODEBASE = re.compile(r"\bthe\s+(?:[A-Za-z]+\s+)?`?([\w]+(?:[.-][\w]+)+)`?\s+(?:codebase|repository|repo|source tree)\b", re.IGNORECASE)
+_REPO_NAMED = re.compile(r"\brepo(?:sitory)?\s+`([\w.-]+)`", re.IGNORECASE)
+# An absolute or home path in prose (`/Users/me/code/other`, `~/src/thing`): somewhere else on a disk.
+_ABSOLUTE = re.compile(r"(?:(?<=[\s`'\"(\[])|^)(~/|/(?:Users|home|opt|srv|var|mnt|workspace|root|tmp|usr)/)[\w.@+-]+", re.MULTILINE)
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)
+
+
+def names_other_project(text: str, repo_root: str | None) -> str | None:
+    """Why this memory is about another project or place (a phrase for the reason), or None."""
+    text = _URL.sub(" ", text)
+    own = (repo_root or "").rstrip("/")
+    own_name = own.rsplit("/", 1)[-1].lower()
+    for m in _ABSOLUTE.finditer(text):
+        start = m.start(1)
+        end = text.find(" ", start)
+        path = text[start: end if end >= 0 else len(text)].strip("`'\").,;:")
+        if own and (path == own or path.startswith(own + "/")):
+            continue
+        return f"names a path outside the repository ({path})"
+    other = _OTHER_PROJECT.search(text)
+    if other:
+        return f"names another project ({other.group(0)!r})"
+    for pattern in (_NAMED_CODEBASE, _REPO_NAMED):
+        for m in pattern.finditer(text):
+            name = m.group(1).lower()
+            if name != own_name and not own_name.startswith(name) and not name.startswith(own_name or "\x00"):
+                return f"names another project ({m.group(0)!r})"
+    return None
+
+
+def ref_status(ref: str, index: RepoIndex, history: GitHistory | None) -> tuple[str, str]:
+    """(PRESENT | MISSING | MOVED | NEVER, the new path when MOVED) for one repo-anchored ref."""
+    if index.has_path(ref):
+        return PRESENT, ""
+    if history is None:
+        return MISSING, ""  # nothing tells deleted from never-there: the prune then needs the user
+    path = ref.rstrip("/")
+    if any(c in path for c in "*?["):
+        pattern = glob_regex(path)
+        return (MISSING, "") if any(pattern.match(p) for p in history.ever) else (NEVER, "")
+    if "/" not in ref:
+        return (MISSING, "") if history.existed_name(path) else (NEVER, "")
+    if not history.existed(path):
+        return NEVER, ""
+    if ref.endswith("/") or path in history.ever_dirs:
+        target = history.folder_renamed_to(path)
+        return (MOVED, target + "/") if target and index.has_path(target + "/") else (MISSING, "")
+    renamed = history.renamed_to(path)
+    if renamed and index.has_path(renamed):
+        return MOVED, renamed
+    name = path.rsplit("/", 1)[-1]
+    elsewhere = index.paths_named(name)
+    if len(elsewhere) == 1 and not generic_name(name):
+        return MOVED, elsewhere[0]
+    return MISSING, ""
+
+
+# File names every project has many of: one elsewhere says nothing about where this one went.
+_GENERIC_STEMS = frozenset(
+    """readme index main mod lib __init__ init app utils util types config setup test tests package
+    makefile dockerfile license changelog contributing layout page route routes server client api
+    constants helpers styles settings schema models handler handlers""".split()
+)
+
+
+def generic_name(name: str) -> bool:
+    return name.split(".", 1)[0].lower() in _GENERIC_STEMS
+
+
+_WORDISH = re.compile(r"[\w/-]")
+
+
+def _occurrences(text: str, ref: str) -> list[int]:
+    """Offsets where `ref` stands as a whole path (optionally after `./`), not inside a longer one."""
+    out = []
+    start = text.find(ref)
+    while start >= 0:
+        end = start + len(ref)
+        before = text[:start]
+        if before.endswith("./"):
+            before = before[:-2]
+        ok_before = not before or not (_WORDISH.match(before[-1]) or before[-1] == ".")
+        after = text[end:end + 2]
+        ok_after = not after or not (_WORDISH.match(after[0]) or (after[0] == "." and len(after) > 1 and after[1].isalnum()))
+        if ok_before and ok_after:
+            out.append(start)
+        start = text.find(ref, start + 1)
+    return out
+
+
+def ref_replacements(m: Memory, moved: tuple[tuple[str, str], ...]) -> list[dict[str, Any]]:
+    """The shared in-place edit payload: every whole occurrence of a moved ref, in description and body."""
+    edits: list[dict[str, Any]] = []
+    for field in ("description", "body"):
+        text = getattr(m, field)
+        for old, new in moved:
+            for start in _occurrences(text, old):
+                edits.append({"field": field, "start": start, "end": start + len(old), "before": old, "after": new})
+    edits.sort(key=lambda e: (e["field"], e["start"]))
+    return edits
+
+
+def update_ref_action(m: Memory, moved: tuple[tuple[str, str], ...]) -> Action | None:
+    """Point a memory's moved refs at where the files are now: an edit the user approves, never a prune."""
+    replacements = ref_replacements(m, moved)
+    if not replacements:
+        return None
+    shown = ", ".join(f"{old} -> {new}" for old, new in moved)
+    return Action(
+        kind="update_ref",
+        targets=[m.key],
+        reason=f"moved in this repository's history: {shown}",
+        needs_user=True,
+        replacements=replacements,
+        moved=[{"ref": old, "to": new} for old, new in moved],
+    )

@@ -1,0 +1,68 @@
+"""What a memory claims, with its markup set aside (issue 11, item 11).
+
+Real memory files are markdown: tables of facts per row, lists of links, `[[wikilinks]]`, fenced
+code, `{{placeholders}}`, headings. None of those is a statement someone could contradict: a table
+cell "no" beside a cell "yes" are two rows, not two opinions; a heading names a topic; a link list
+is an index. The conflict judge reads only the prose that is left, one statement per sentence or
+bullet, each kept with the words it was written in so an action can quote it.
+"""
+
+from __future__ import annotations
+
+import re
+
+_FRONT_MATTER = re.compile(r"\A---\n.*?\n---[ \t]*\n", re.DOTALL)
+_FENCE = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[ \t]*$|\Z)", re.MULTILINE | re.DOTALL)
+_HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+_HEADING = re.compile(r"^[ \t]{0,3}#{1,6}\s.*$|^.+\n[=-]{3,}[ \t]*$", re.MULTILINE)
+_TABLE_ROW = re.compile(r"^[ \t]*\|.*$|^[ \t]*[:-]{3,}[ \t]*\|.*$", re.MULTILINE)
+_WIKILINK = re.compile(r"\[\[[^\]\n]*\]\]")
+_PLACEHOLDER = re.compile(r"\{\{[^}\n]*\}\}|\$\{[^}\n]*\}|<[A-Za-z_][\w -]*>|\[[A-Z][A-Z0-9_ -]+\]")
+_INLINE_CODE = re.compile(r"`[^`\n]*`")
+_LINK = re.compile(r"!?\[([^\]\n]*)\]\([^)\n]*\)")
+_URL = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+", re.IGNORECASE)
+_BULLET = re.compile(r"^[ \t]*(?:[-*+]|\d+[.)])[ \t]+")
+_EMPHASIS = re.compile(r"(?<![\w*])(\*\*|__|\*|_)(?=\S)(.+?)(?<=\S)\1(?![\w*])")  # not `snake_case_names`
+# A line that is only links and separators ("- [a](a.md) — [b](b.md)") is an index, not a claim.
+_ONLY_LINKS = re.compile(r"^[\s\-*+\d.)]*(?:!?\[[^\]\n]*\]\([^)\n]*\)[\s,;:|/·•—–-]*)+$")
+_KEY_VALUE = re.compile(r"^[\w .-]{1,40}:\s*\S+$")  # "Owner: Maria", "Status: done": a label, not an assertion
+_WORD = re.compile(r"[A-Za-z]{2,}")
+
+
+def _line_statement(line: str) -> str:
+    if _ONLY_LINKS.match(line):
+        return ""
+    line = _BULLET.sub("", line)
+    line = _WIKILINK.sub(" ", line)
+    line = _PLACEHOLDER.sub(" ", line)
+    line = _LINK.sub(lambda m: m.group(1), line)
+    line = _URL.sub(" ", line)
+    line = _EMPHASIS.sub(lambda m: m.group(2), line)
+    line = _INLINE_CODE.sub(" ", line)
+    line = " ".join(line.split())
+    if _KEY_VALUE.match(line) or len(_WORD.findall(line)) < 2:
+        return ""
+    return line
+
+
+def statement_lines(text: str) -> list[str]:
+    """The prose lines of a memory that can make a claim, markup removed, in order."""
+    text = _FRONT_MATTER.sub("", text.replace("\r\n", "\n"))
+    text = _FENCE.sub("\n", text)
+    text = _HTML_COMMENT.sub(" ", text)
+    text = _TABLE_ROW.sub("", text)
+    text = _HEADING.sub("", text)
+    out = []
+    for line in text.split("\n"):
+        stmt = _line_statement(line)
+        if stmt:
+            out.append(stmt)
+    return out
+
+
+def statements(text: str) -> str:
+    """The claim-bearing text of a memory: its prose lines, one per line. Plain text is unchanged
+    apart from whitespace."""
+    if not any(mark in text for mark in ("|", "#", "[", "`", "{", "<", "---", "\n", "*", "_")):
+        return text
+    return "\n".join(statement_lines(text))

@@ -1,0 +1,220 @@
+"""Staleness that does not prune good memories (issue 11, items 8-10), on claude stores built the way
+the wild ones are: a subagent folder under `.claude/agent-memory/<agent>/` inside a small repository,
+with git history made here (commits, a rename, a move, a deletion)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from pathlib import Path
+
+import pytest
+
+from helpers import NOW, git, plan_json
+
+from pipeline.rules.refs import extract_refs
+from pipeline.rules.repo_index import RepoIndex, scan_repos
+from pipeline.rules.staleness import FULLY_STALE, classify
+from pipeline.rules.staleness_history import parse_log, read_history
+from pipeline.rules.staleness_refs import MISSING, MOVED, NEVER, PRESENT, names_other_project, ref_status
+
+AGENT = ".claude/agent-memory/dev/"
+OLD = dt.datetime(2026, 3, 1, tzinfo=dt.timezone.utc).timestamp()
+
+
+def write(path: Path, text: str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def memory(root: Path, name: str, body: str, description: str = "notes") -> Path:
+    path = write(root / AGENT / f"{name}.md", f"---\nname: {name}\ndescription: {description}\ntype: project\n---\n\n{body}\n")
+    os.utime(path, (OLD, OLD))  # a long-lived checkout: past the 14-day prune guard
+    return path
+
+
+def index_file(root: Path, names: list[str]) -> None:
+    lines = ["# Memory", ""] + [f"- [{n}]({n}.md) — about {n}" for n in names]
+    write(root / AGENT / "MEMORY.md", "\n".join(lines) + "\n")
+
+
+def repo_with_history(root: Path) -> Path:
+    """src/ingest/loader.py renamed to src/ingest/reader.py, scripts/old_sync.sh moved to tools/sync/,
+    src/legacy/exporter.py deleted; src/api/server.py still there."""
+    write(root / "src" / "ingest" / "loader.py", "def load_rows():\n    return []\n" * 5)
+    write(root / "scripts" / "old_sync.sh", "#!/bin/sh\necho syncing the mirror now\n" * 5)
+    write(root / "src" / "legacy" / "exporter.py", "def export_csv():\n    pass\n")
+    write(root / "src" / "api" / "server.py", "def serve_forever():\n    pass\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "first")
+    git(root, "mv", "src/ingest/loader.py", "src/ingest/reader.py")
+    (root / "tools").mkdir()
+    git(root, "mv", "scripts/old_sync.sh", "tools/old_sync.sh")
+    git(root, "rm", "-q", "src/legacy/exporter.py")
+    git(root, "commit", "-q", "-m", "rename, move, delete")
+    return root
+
+
+def actions(plan: dict, kind: str) -> dict[str, dict]:
+    return {a["targets"][0].removeprefix(AGENT): a for a in plan["actions"] if a["kind"] == kind}
+
+
+def stale(plan: dict) -> dict[str, dict]:
+    return {f["targets"][0].removeprefix(AGENT): f for f in plan["findings"] if f["kind"] == "stale"}
+
+
+@pytest.fixture
+def store(tmp_path) -> Path:
+    root = repo_with_history(tmp_path / "proj")
+    memory(root, "deleted_exporter", "CSV export lives in `src/legacy/exporter.py` and is run weekly.")
+    memory(root, "renamed_loader", "Rows are read by `src/ingest/loader.py` before validation.",
+           description="reading rows via src/ingest/loader.py")
+    memory(root, "moved_script", "The mirror is refreshed by `scripts/old_sync.sh` every hour.")
+    memory(root, "never_here", "The billing engine keeps invoices in `src/billing/invoice.py`.")
+    memory(root, "fresh_server", "The API starts in `src/api/server.py`.")
+    index_file(root, ["deleted_exporter", "renamed_loader", "moved_script", "never_here", "fresh_server"])
+    return root
+
+
+# --- item 9: git history decides --------------------------------------------------------------
+
+
+def test_history_tells_deleted_moved_and_never_there(store):
+    plan = plan_json(store, "--model", "none", "--now", NOW)
+    classes = {k: f["class"] for k, f in stale(plan).items()}
+    assert classes == {
+        "deleted_exporter.md": "FULLY_STALE",
+        "renamed_loader.md": "PARTIALLY_STALE",
+        "moved_script.md": "PARTIALLY_STALE",
+        "never_here.md": "EVERGREEN",  # never in this repository: unverifiable, not missing
+        "fresh_server.md": "FRESH",
+    }
+    prunes = actions(plan, "prune_stale")
+    assert list(prunes) == ["deleted_exporter.md"]
+    assert prunes["deleted_exporter.md"]["needs_user"] is False  # history proves the file was deleted
+    assert stale(plan)["never_here.md"]["unverifiable"] == ["src/billing/invoice.py"]
+
+
+def test_a_renamed_or_moved_file_is_an_update_ref_with_replacements(store):
+    plan = plan_json(store, "--model", "none", "--now", NOW)
+    updates = actions(plan, "update_ref")
+    assert set(updates) == {"renamed_loader.md", "moved_script.md"}
+    renamed = updates["renamed_loader.md"]
+    assert renamed["needs_user"] is True
+    assert renamed["moved"] == [{"ref": "src/ingest/loader.py", "to": "src/ingest/reader.py"}]
+    text = (store / AGENT / "renamed_loader.md").read_text()
+    body = text.split("---\n", 2)[2]
+    for r in renamed["replacements"]:
+        source = {"body": body, "description": "reading rows via src/ingest/loader.py"}[r["field"]]
+        assert source[r["start"]:r["end"]] == r["before"] == "src/ingest/loader.py"
+        assert r["after"] == "src/ingest/reader.py"
+    assert sorted(r["field"] for r in renamed["replacements"]) == ["body", "description"]
+    assert updates["moved_script.md"]["moved"] == [{"ref": "scripts/old_sync.sh", "to": "tools/old_sync.sh"}]
+
+
+def test_without_git_history_no_prune_is_automatic(tmp_path):
+    root = tmp_path / "proj"
+    write(root / "src" / "api" / "server.py", "def serve_forever():\n    pass\n")
+    memory(root, "deleted_exporter", "CSV export lives in `src/legacy/exporter.py` and is run weekly.")
+    index_file(root, ["deleted_exporter"])
+    plan = plan_json(root, "--model", "none", "--now", NOW)
+    prune = actions(plan, "prune_stale")["deleted_exporter.md"]
+    assert prune["needs_user"] is True and "no git history" in prune["needs_user_reason"]
+
+
+def test_a_folder_nested_in_another_work_tree_is_not_judged_by_its_history(tmp_path):
+    outer = tmp_path / "outer"
+    write(outer / "README.md", "outer project\n")
+    git(outer, "init", "-q", "-b", "main")
+    git(outer, "add", "-A")
+    git(outer, "commit", "-q", "-m", "outer")
+    inner = outer / "vendored"
+    write(inner / "src" / "a.py", "x = 1\n")
+    assert read_history(outer) is not None
+    assert read_history(inner) is None
+
+
+def test_in_repo_symlinked_folders_resolve(tmp_path):
+    root = tmp_path / "proj"
+    write(root / "memory-src" / "notes" / "setup.md", "# setup\n")
+    write(root / "src" / "main.py", "x = 1\n")
+    (root / "docs").symlink_to("memory-src", target_is_directory=True)
+    (root / "outside").symlink_to(tmp_path, target_is_directory=True)
+    index = scan_repos([root])[str(root.resolve())]
+    assert ("docs", "memory-src") in index.links and all(link != "outside" for link, _ in index.links)
+    assert index.has_path("docs/notes/setup.md")
+    assert index.has_path("docs/notes/")
+    assert not index.has_path("docs/notes/gone.md")
+    assert not index.has_path("outside/proj/src/main.py")
+
+
+def test_parse_log_follows_a_chain_of_renames():
+    raw = b"\x01c3\x00\nR090\x00b.py\x00c.py\x00\x01c2\x00\nR100\x00a.py\x00b.py\x00\x01c1\x00\nA\x00a.py\x00A\x00d/e.md\x00"
+    history = parse_log(raw)
+    assert history.renamed_to("a.py") == "c.py"
+    assert history.existed("d") and history.existed("d/e.md") and not history.existed("z.py")
+
+
+def test_a_generic_name_elsewhere_is_not_a_move():
+    index = RepoIndex(root="/r", files=frozenset({"README.md", "lib/unique_parser.rs"}), dirs=frozenset({"lib"}))
+    history = parse_log(b"\x01c\x00\nD\x00old/README.md\x00D\x00old/unique_parser.rs\x00")
+    assert ref_status("old/README.md", index, history) == (MISSING, "")
+    assert ref_status("old/unique_parser.rs", index, history) == (MOVED, "lib/unique_parser.rs")
+    assert ref_status("lib/unique_parser.rs", index, history) == (PRESENT, "")
+    assert ref_status("old/never.rs", index, history) == (NEVER, "")
+
+
+# --- item 8: only refs anchored in this repository are checked ---------------------------------
+
+
+def test_dotted_identifiers_are_not_files():
+    refs = extract_refs("Read `process.env.API_KEY` via `process.env`, `os.environ`, call `foo.bar()` or `res.json()`.")
+    assert refs.files == ()
+    assert extract_refs("Settings live in `config.json` and `app.py`.").files == ("app.py", "config.json")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "These notes describe the Haskell cardano-node codebase (another repository).",
+        "Mirrors `/Users/someone/code/ledger/src/rules.rs` behaviour.",
+        "Upstream: see ~/src/pallas/crates for the originals.",
+    ],
+)
+def test_a_memory_about_another_project_has_no_verifiable_refs(text):
+    index = RepoIndex(root="/work/proj", files=frozenset({"src/main.rs"}), dirs=frozenset({"src"}))
+    assert names_other_project(text, "/work/proj")
+    refs = extract_refs(text + " It names `rules.rs` and `src/ledger/rules.rs`.")
+    a = classify(refs, index, None, names_other_project(text, "/work/proj"))
+    assert a.cls == "EVERGREEN" and "rules.rs" in a.unverifiable and "src/ledger/rules.rs" in a.unverifiable
+
+
+def test_own_absolute_paths_and_this_repository_do_not_count_as_another_project():
+    assert names_other_project("Run `/work/proj/scripts/x.sh` in this repository.", "/work/proj") is None
+    assert names_other_project("The whole repo is grepped; see https://example.com/other/repo", "/work/proj") is None
+
+
+def test_urls_and_home_paths_are_unverifiable():
+    index = RepoIndex(root="/r", files=frozenset(), dirs=frozenset({"src"}))
+    a = classify(extract_refs("See https://example.com/src/a.py and `~/src/b.py`."), index)
+    assert a.cls == "EVERGREEN" and a.cls != FULLY_STALE
+
+
+# --- item 10: globs -----------------------------------------------------------------------------
+
+
+def test_one_glob_pattern_is_matched_once(monkeypatch):
+    from pipeline.rules import repo_index
+
+    files = frozenset(f"src/pkg{i}/mod{i}.py" for i in range(200))
+    index = RepoIndex(root="/r", files=files, dirs=frozenset({"src"} | {f"src/pkg{i}" for i in range(200)}))
+    compiled = []
+    real = repo_index.glob_regex
+    monkeypatch.setattr(repo_index, "glob_regex", lambda p: compiled.append(p) or real(p))
+    for _ in range(50):
+        assert index.has_path("src/**/*.py")
+        assert not index.has_path("src/**/*.rs")
+    assert compiled == ["src/**/*.py", "src/**/*.rs"]
+
