@@ -10,6 +10,7 @@ from __future__ import annotations
 from ...config import Settings
 from ...model import Action, Corpus, Finding
 from ...rules.outcome import Outcome
+from .memory_md import MAX_LINES
 
 
 def index_budget(corpus: Corpus, budget: int) -> Outcome:
@@ -31,5 +32,23 @@ def index_budget(corpus: Corpus, budget: int) -> Outcome:
     return out
 
 
+def index_lines(corpus: Corpus, max_lines: int = MAX_LINES) -> Outcome:
+    """Claude Code loads the first 200 lines of MEMORY.md: what is below is not seen. Trimming hooks
+    cannot fix that and dropping entries is never done, so this is for the user (a sub-index)."""
+    out = Outcome()
+    for index, count in sorted(corpus.extra.get("index_lines", {}).items()):
+        if count > max_lines:
+            out.findings.append(
+                Finding(
+                    kind="over_budget",
+                    targets=[index],
+                    reason=f"{count} lines, over the {max_lines} lines Claude Code loads: move a section into a sub-index file",
+                    lines=count,
+                    max_lines=max_lines,
+                )
+            )
+    return out
+
+
 def rules(corpus: Corpus, settings: Settings) -> Outcome:
-    return index_budget(corpus, settings.claude.index_budget_bytes)
+    return index_budget(corpus, settings.claude.index_budget_bytes).extend(index_lines(corpus))
