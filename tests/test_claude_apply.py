@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import FIXTURES, NOW, REPO, files, kill_apply_then_recover, plan_json, run_cli, snapshot
+from helpers import FIXTURES, NOW, REAL_STORES, REPO, copy_real, files, kill_apply_then_recover, plan_json, run_cli, snapshot
 
 from pipeline.config import Settings
 from pipeline.journal import execute
@@ -27,7 +27,7 @@ from pipeline.layouts.claude import memory_md, reader as claude, writer as claud
 from pipeline.layouts.claude.writer import first_prose, raw_scalar
 
 EXPECTED = REPO / "tests" / "data" / "expected" / "claude"
-REAL = REPO / "tests" / "data" / "real" / "orchestkit"
+REAL = REAL_STORES / "orchestkit"  # read in place, copied writable to apply
 A = ".claude/agent-memory/backend-architect/"
 P = ".claude/projects/-home-dev-acme-shop/memory/"
 MASK = "RUN_ID"
@@ -418,7 +418,7 @@ def test_a_killed_apply_is_undone_by_the_next_plan(store, step):
 
 def test_real_orchestkit_store_applies_and_undoes(tmp_path):
     root = tmp_path / "orchestkit"
-    shutil.copytree(REAL, root)
+    copy_real(REAL, root)
     before = snapshot(root)
     res = apply(root)
     assert res.returncode == 0, res.stderr
