@@ -324,7 +324,7 @@ def rebuild(
         out: list[str] = []
         for idx, text in enumerate(lines):
             for item in after.get(idx, []):
-                out.append(entry_line(item, sep, _cut(hooks[item.filename], limit), _indent_of(parsed, idx, after)))
+                out.append(entry_line(item, sep, _cut(hooks[item.filename], limit), _indent_of(parsed, idx)))
             if keep[idx]:
                 out.append(_trimmed(parsed[idx], text, limit) if limit is not None else text)
         for item in after.get(len(lines), []):
@@ -338,11 +338,11 @@ def rebuild(
             out += [entry_line(i, sep, _cut(hooks[i.filename], limit)) for i in at_end]
         return "\n".join(out).rstrip("\n") + "\n"
 
-    text, warnings = _fit(render, budget, min_hook, max_lines, len(lines) + len(add) + 3)
+    text, warnings = _fit(render, budget, min_hook, max_lines)
     return RebuiltIndex(text, warnings, sorted(i.filename for i in add), removed)
 
 
-def _indent_of(parsed: list[Line], idx: int, after: dict[int, list[IndexItem]]) -> str:
+def _indent_of(parsed: list[Line], idx: int) -> str:
     # The indentation of the entry whose block ends at `idx` (its siblings are at that depth).
     for j in range(idx - 1, -1, -1):
         if parsed[j].entry is not None:
@@ -361,7 +361,9 @@ def _trimmed(p: Line, text: str, limit: int) -> str:
     return text[: p.hook_at] + trim(text[p.hook_at :].strip(), limit)
 
 
-def _fit(render: Callable[[int | None], str], budget: int, min_hook: int, max_lines: int, longest: int) -> tuple[str, list[str]]:
+def _fit(render: Callable[[int | None], str], budget: int, min_hook: int, max_lines: int) -> tuple[str, list[str]]:
+    """The rendered index, hooks cut shorter (4 characters a step) until it fits `budget` bytes, and
+    what to tell the user: no entry is ever dropped, so it may still be over either limit."""
     text = render(None)
     warnings: list[str] = []
     if len(text.encode()) > budget:
@@ -391,7 +393,7 @@ def _fresh(heading: str, add: list[IndexItem], budget: int, min_hook: int, max_l
         body = [f"# {heading}", ""] + [entry_line(i, DEFAULT_SEP, _cut(h, limit)) for i, h in zip(items, hooks)]
         return "\n".join(body) + "\n"
 
-    text, warnings = _fit(render, budget, min_hook, max_lines, len(items) + 2)
+    text, warnings = _fit(render, budget, min_hook, max_lines)
     return RebuiltIndex(text, warnings, [i.filename for i in items], [])
 
 

@@ -1,17 +1,23 @@
 """`claude` layout: Claude Code auto-memory folders (dream, seed 001).
 
 A memory folder holds a `MEMORY.md` index and sibling topic files (`*.md`) with front matter `name`,
-`description`, `type` (user, feedback, project, reference). Folders are found at any depth under
-PATH: `.claude/agent-memory/<agent>/`, `.claude/projects/<hash>/memory/`, `.claude/memory/`, and
-PATH itself when it holds a MEMORY.md.
+`description`, `type` (user, feedback, project, reference). A store is any folder under PATH that
+holds a MEMORY.md (`.claude/agent-memory/<agent>/`, `.claude/projects/<hash>/memory/` and
+`.claude/memory/` count even before they have one); symlinked folders that stay inside PATH are
+followed once, and a dangling or outside one is a `symlink_skipped` finding.
 
-Real folders (orchestkit) mix a top-level `type:` with a nested `metadata: {type: ...}`, often have
-no front matter at all (type None: dream treats those as EVERGREEN), and their MEMORY.md mixes
-index lines with free prose. Only `- [Title](file.md) — hook` lines (also `--`, `-`, `:` or no
-hook) are index entries; prose naming a file is not.
+Front matter is read as Claude Code reads it: YAML first, `key: value` lines when strict YAML
+rejects it (`text.lenient_frontmatter`). Real folders mix a top-level `type:` with a nested
+`metadata: {type: ...}` and often have no front matter at all (type None: dream treats those as
+EVERGREEN). What MEMORY.md reaches — links anywhere in a line, inline-code mentions, sub-indexes —
+is decided by `memory_md`, the one grammar the reader, the drift check and the rebuild share;
+sub-index files are indexes, not memories. A MEMORY.md with no topic files beside it holds the
+memories itself: one per bullet or paragraph of a section, keyed `MEMORY.md#<heading-slug>/<n>`.
 
-Staleness is checked against the repository that holds the folder's `.claude/` (or `--repo`); the
-scan itself happens once, lazily, in `rules.staleness_context`.
+Staleness is checked against the repository that holds the folder's `.claude/` (or `--repo`, or,
+for `~/.claude/projects/<encoded-path>/memory/`, the `cwd` its session transcripts record; else the
+git work tree around the folder). With none, a `staleness_skipped` finding says why and the folder's
+memories are not judged. The scan itself happens once, lazily, in `rules.staleness_context`.
 """
 
 from __future__ import annotations
@@ -20,11 +26,9 @@ import datetime as dt
 import hashlib
 import json
 import os
-import posixpath
 import re
 from pathlib import Path
 from typing import Any, Iterator
-from urllib.parse import unquote
 
 from ...config import Settings
 from ...text.lenient_frontmatter import split_frontmatter_lenient
@@ -143,7 +147,7 @@ def _link_problem(root: Path, link: Path) -> str | None:
 
 
 def memory_folders(root: Path) -> Iterator[Path]:
-    """Memory folders under `root`, in sorted order."""
+    """Memory folders under `root`, in sorted order (`discover` without its findings)."""
     yield from discover(root)[0]
 
 

@@ -19,13 +19,18 @@ What each action does:
   (once: a side that already carries the note is not noted again). A side that another action of
   the run archives is not resolved: the conflict is skipped.
 - `rebuild_index` / `trim_budget` on a MEMORY.md, and every folder in which anything changed:
-  the MEMORY.md is rebuilt by `memory_index.rebuild` (its prose kept, one sorted line per surviving
-  topic file, within `index_budget_bytes` by trimming hooks, never dropping an entry). Titles and
-  hooks come from the existing entry, else the front matter (`name`, `description`), else the file
-  stem and the body's first paragraph. The old MEMORY.md is copied to `.archive/<run-id>/MEMORY.md`
-  first. A MEMORY.md the reader could not read is never rewritten, and a rebuilt one is written
-  only if the reader will find every surviving file in it exactly once (`reconcile_entry_lines`
-  makes the rebuild and the reader agree on which lines are entries).
+  the MEMORY.md is edited, not rewritten (`memory_md.rebuild`): headings, prose, order, sub-indexes
+  and hooks stay; entry lines of files that are gone are removed (inline links to them struck out),
+  a repeated entry line goes, and each file MEMORY.md no longer reaches gets an entry beside its
+  siblings (else in one "Unindexed" section at the end). Within `index_budget_bytes` hooks are
+  trimmed at word boundaries, never an entry dropped; over 200 lines the user is told. Titles and
+  hooks of new entries come from the front matter (`name`, `description`), else the file stem and
+  the body's first paragraph. The old MEMORY.md is copied to `.archive/<run-id>/MEMORY.md` first. A
+  MEMORY.md the reader could not read is never rewritten, and an edited one is written only if the
+  same grammar, reading it back, reaches every surviving file and no entry is left dangling.
+- A memory kept inside MEMORY.md itself (`MEMORY.md#<section>/<n>`) that is archived, pruned or
+  merged away is cut out of MEMORY.md in place, its lines checked against what was read; the old
+  MEMORY.md is archived first, as above.
 
 Files the reader reported as unreadable (`parse_error`) and symlinks are never moved or edited; they
 stay listed in the index because they are still files of the folder.
