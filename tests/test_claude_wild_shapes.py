@@ -378,3 +378,13 @@ def test_one_grammar_serves_reader_drift_and_rebuild(tmp_path):
 def test_parse_index_is_the_grammar(name):
     entries = reader.parse_index("- **[Cat](index-cat.md)** — sub\n- 3. [Three](three.md) — n\n", name, ".")
     assert [(e.target, e.title, e.hook) for e in entries] == [("index-cat.md", "Cat", "sub"), ("three.md", "Three", "n")]
+
+
+def test_a_symlinked_memory_md_holding_memories_is_never_cut(tmp_path):
+    real = write(tmp_path / "notes/tester.md", INLINE)
+    folder = tmp_path / ".claude/agent-memory/tester"
+    folder.mkdir(parents=True)
+    os.symlink("../../../notes/tester.md", folder / "MEMORY.md")
+    out = apply_json(tmp_path)
+    assert out["applied"] == [] and [s["why"] for s in out["skipped"]] == ["not edited, MEMORY.md is a symlink: left untouched"]
+    assert real.read_text(encoding="utf-8") == INLINE

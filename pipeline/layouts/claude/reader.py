@@ -397,7 +397,8 @@ def load_folder(root: Path, folder: Path, settings: Settings, corpus: Corpus) ->
     if repo is None:
         extra["staleness_skipped"] = no_repo
         corpus.findings.append(Finding(kind="staleness_skipped", targets=[folder_key], reason=f"staleness not checked: {no_repo}"))
-    if project is not None:
+    # The consult hook logs where the session runs: the project, else (home layout) the repository.
+    if project is not None and (repo is None or settings.repo or not _is_home(project)):
         extra["consult_log"] = str(project / settings.claude.consult_log)
     elif repo is not None:
         extra["consult_log"] = str(Path(repo) / settings.claude.consult_log)

@@ -295,6 +295,8 @@ def _consolidate(corpus: Corpus, a: Action, unmovable: Callable[[str], str | Non
     if not isinstance(path, str) or not isinstance(meta, dict) or not isinstance(body, str) or not path.endswith(".md"):
         return "the consolidated file has no path, front matter or body"
     members = list(dict.fromkeys(a.targets))
+    if any("#" in t for t in members):
+        return "memories kept inside MEMORY.md are merged there, not consolidated into a new file"
     if len(members) < 2 or any(folder_of(t) != folder_of(path) for t in members):
         return "members and the consolidated file must share one memory folder"
     if _name(path) == INDEX or path in corpus.by_key() or path in d.created or (Path(corpus.root) / path).exists():
@@ -479,6 +481,9 @@ def changes(
     # notes first (a noted file is never also archived: conflicts skip archived sides)
     noted_any: set[str] = set()
     for key in sorted(d.notes):
+        if by_key[key].extra.get("in_index"):
+            out.notes.append(f"{key}: not noted, a memory kept inside MEMORY.md is not annotated")
+            continue
         try:
             data = disk.bytes(key)
             if data is None:
@@ -688,6 +693,8 @@ def _cut_index_memories(
 ) -> tuple[list[Op] | None, str]:
     """The ops that cut memories kept inside MEMORY.md out of it (its old copy archived first), or
     None and why not. Each memory's lines must still hold what the reader read from them."""
+    if (Path(corpus.root) / index_key).is_symlink():
+        return None, "not edited, MEMORY.md is a symlink: left untouched"
     try:
         old = disk.bytes(index_key)
     except Unreadable as exc:
