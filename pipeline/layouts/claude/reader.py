@@ -88,17 +88,19 @@ def _worth_reporting(root: Path, link: Path) -> bool:
 
 def discover(root: Path) -> tuple[list[Path], list[Finding]]:
     """Memory folders under `root` (any folder holding a MEMORY.md, and Claude Code's own places
-    holding `*.md`), and findings for symlinked folders that could not be followed.
-
-    Real folders are walked first; a symlinked folder is then followed once if it stays inside
-    `root` and leads somewhere not already walked (so a store reached both ways is read once, by
-    its real path, and a link to an ancestor cannot loop)."""
-    folders: list[Path] = []
+    holding `*.md`), and findings for symlinked folders that could not be followed."""
     findings: list[Finding] = []
+    return sorted(_walk_folders(root, findings)), findings
+
+
+def _walk_folders(root: Path, findings: list[Finding]) -> Iterator[Path]:
+    """The memory folders as the walk meets them. Real folders are walked first; a symlinked folder
+    is then followed once if it stays inside `root` and leads somewhere not already walked (so a
+    store reached both ways is read once, by its real path, and a link to an ancestor cannot loop)."""
     walked: set[Path] = set()
     links: list[Path] = []
 
-    def walk(start: Path) -> None:
+    def walk(start: Path) -> Iterator[Path]:
         for dirpath, dirnames, filenames in os.walk(start):
             here = Path(dirpath)
             try:
@@ -115,9 +117,9 @@ def discover(root: Path) -> tuple[list[Path], list[Finding]]:
             links.extend(here / n for n in sorted(filenames) if n not in WALK_SKIP and _dangling(here / n))
             dirnames[:] = sorted(n for n in dirnames if n not in WALK_SKIP and n not in linked)
             if INDEX in filenames and (here / INDEX).is_file() or (_dot_claude_pattern(here) and _has_md(here)):
-                folders.append(here)
+                yield here
 
-    walk(root)
+    yield from walk(root)
     while links:
         link = links.pop(0)
         problem = _link_problem(root, link)
@@ -126,8 +128,7 @@ def discover(root: Path) -> tuple[list[Path], list[Finding]]:
                 findings.append(Finding(kind="symlink_skipped", targets=[rel(root, link)], reason=problem))
             continue
         if link.resolve() not in walked:
-            walk(link)
-    return sorted(folders), findings
+            yield from walk(link)
 
 
 def _dangling(path: Path) -> bool:
@@ -152,7 +153,8 @@ def memory_folders(root: Path) -> Iterator[Path]:
 
 
 def detect(root: Path) -> bool:
-    return next(memory_folders(root), None) is not None
+    # Lazily: the first folder found is enough (the load walks again, in full).
+    return next(_walk_folders(root, []), None) is not None
 
 
 def configure(root: Path, settings: Settings) -> Settings:
