@@ -388,3 +388,16 @@ def test_a_symlinked_memory_md_holding_memories_is_never_cut(tmp_path):
     out = apply_json(tmp_path)
     assert out["applied"] == [] and [s["why"] for s in out["skipped"]] == ["not edited, MEMORY.md is a symlink: left untouched"]
     assert real.read_text(encoding="utf-8") == INLINE
+
+
+def test_a_cwd_naming_another_project_is_not_trusted(tmp_path, monkeypatch):
+    other = tmp_path / "work/other"
+    other.mkdir(parents=True)
+    store = _home_store(tmp_path, monkeypatch, str(tmp_path / "work/shop"))
+    transcript = next(store.glob("*/5d0c.jsonl"))
+    transcript.write_text(json.dumps({"cwd": str(other)}) + "\n", encoding="utf-8")  # exists, but is not this project
+    corpus, _ = open_store(store, Settings())
+    assert corpus.memories[0].extra["repo"] is None
+    assert [f.kind for f in corpus.findings] == ["staleness_skipped"]
+    assert reader.names_project("/home/a/my_app.v2", "-home-a-my-app-v2")
+    assert reader.names_project("/home/a/my_app.v2", "-home-a-my_app-v2")

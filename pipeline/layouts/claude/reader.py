@@ -197,6 +197,11 @@ def encoded(path: str) -> str:
     return re.sub(r"[^A-Za-z0-9]", "-", path)
 
 
+def names_project(cwd: str, folder_name: str) -> bool:
+    # Older Claude Code versions replaced only `/` and `.`: either spelling names the project.
+    return folder_name in (encoded(cwd), re.sub(r"[/.]", "-", cwd))
+
+
 def transcript_cwds(project_dir: Path) -> list[str]:
     """The `cwd` the newest session transcripts (`*.jsonl`) beside `memory/` record, first one per
     file, read line by line within a byte bound."""
@@ -244,7 +249,7 @@ def repo_from_transcripts(project_dir: Path) -> tuple[str | None, str]:
         return None, f"no session transcript (*.jsonl) in {project_dir.name}/ records a cwd"
     for cwd in dict.fromkeys(cwds):
         path = Path(cwd)
-        if path.is_absolute() and path.is_dir() and encoded(cwd) == project_dir.name:
+        if path.is_absolute() and path.is_dir() and names_project(cwd, project_dir.name):
             return str(path), ""
     shown = ", ".join(list(dict.fromkeys(cwds))[:3])
     return None, f"the cwd the transcripts record ({shown}) does not exist here or is not the project {project_dir.name}"
