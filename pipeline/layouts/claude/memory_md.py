@@ -182,11 +182,12 @@ def reach(index_text: str, names: Collection[str], read: Callable[[str], str | N
     if max_lines is not None:
         lines = lines[:max_lines]
     entries = [line.entry for line in lines if line.entry is not None and not line.code]
+    entry_set = set(entries)
     inline: dict[str, None] = {}
     for line in lines:
         if not line.code:
             for _, _, _, name in line.links:
-                if name != line.entry and name not in entries and name != INDEX:
+                if name not in entry_set and name != INDEX:
                     inline.setdefault(name)
     reached: dict[str, str] = {}
     for name in linked(lines, names):
@@ -208,8 +209,7 @@ def reach(index_text: str, names: Collection[str], read: Callable[[str], str | N
             if n not in reached:
                 reached[n] = f"sub-index {name}"
                 queue.append(n)
-    entries = [e for e in entries if e != INDEX]
-    return Reach(lines, entries, [n for n in inline if n not in entries], reached, sub_indexes)
+    return Reach(lines, [e for e in entries if e != INDEX], list(inline), reached, sub_indexes)
 
 
 # ---------------------------------------------------------------------------------------------

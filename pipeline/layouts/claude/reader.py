@@ -372,10 +372,10 @@ def index_entries(text: str, index_key: str, folder_key: str, found: memory_md.R
     """`parse_index` plus every file the index reaches otherwise (inline code, sub-indexes)."""
     out = parse_index(text, index_key, folder_key)
     listed = {e.target for e in out}
-    for name, how in found.reached.items():
+    for name in found.reached:
         key = _key(folder_key, name)
         if key not in listed:
-            out.append(IndexEntry(index=index_key, target=key, hook=f"reached via {how}"))
+            out.append(IndexEntry(index=index_key, target=key))  # named in inline code, or via a sub-index
             listed.add(key)
     return out
 
