@@ -3,9 +3,10 @@
 pyproject.toml can either list packages or find them, not both, and `pipeline.prompts` lives outside
 `pipeline/` (the top-level `prompts/` folder, mapped in `[tool.setuptools.package-dir]`), where no
 finder looks. So the packages under `pipeline/` are found, and a new subpackage cannot silently fall
-out of the wheel, and the prompts package is added by name.
+out of the wheel, and the prompts package is added by name; so is `pipeline.evals` (the top-level
+`evals/` folder: datasets, thresholds, recordings, as data).
 """
 
 from setuptools import find_packages, setup
 
-setup(packages=[*find_packages(include=["pipeline", "pipeline.*"]), "pipeline.prompts"])
+setup(packages=[*find_packages(include=["pipeline", "pipeline.*"]), "pipeline.prompts", "pipeline.evals"])

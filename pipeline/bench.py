@@ -28,7 +28,7 @@ def synthetic_bank(root: Path, n: int, seed: int = 7) -> Path:
     rng = random.Random(seed)
     bank = root / "bench"
     bank.mkdir(parents=True)
-    lines = []
+    lines: list[str] = []
     for i in range(n):
         roll = rng.random()
         if lines and roll < 0.05:  # exact duplicate, different case and punctuation

@@ -1,58 +1,67 @@
 """The `memconsolidate` command line. Thin: parse options into Settings, call the pipeline, print.
 
 `--json` writes data only to stdout; messages go to stderr. Bad usage, a bad path or a bad config
-is one line on stderr and exit code 2, never a traceback (MEMCONSOLIDATE_DEBUG=1 shows it).
+is one line on stderr and exit code 2, never a traceback (MEMCONSOLIDATE_DEBUG=1 shows it). What a
+person reads is laid out by `pipeline.render`; the shared options are defined in `cli_options`.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import errno
 import json
 import os
 import sys
+from pathlib import Path
 from typing import Annotated, Any, Callable, Optional
 
 import typer
+from typer._click import exceptions as click_errors  # typer vendors click: its errors are these
 
-from .config import build_settings, load_user_config
-from .errors import RunFailed, UsageError, os_reason
-from .layouts.registry import names as layout_names
+from . import __version__
+from .cli_options import MODEL, OUTPUT, PLANNING, STORE, Options, PathArg, json_flag, with_options
+from .config import build_settings, find_config, load_user_config
+from .errors import MemconsolidateError, RunFailed, UsageError, os_reason
 from .printable import printable
+from .render.text import terminal_width
+
+EPILOG = """\
+Exit codes: 0 success (also `run --if-due` when not due or when another run holds the store);
+1 the run failed (a stage error in `run`, a declined prompt, a failed apply or undo);
+2 bad usage, path, config or a store that cannot be written (one line on stderr).
+
+Environment: MEMCONSOLIDATE_MODEL (default --model), MEMCONSOLIDATE_CACHE_DIR (LLM reply cache),
+MEMCONSOLIDATE_EVALS (eval datasets, thresholds, recordings), MEMCONSOLIDATE_RECORDINGS (the mock's
+replies), MEMCONSOLIDATE_DEBUG=1 (tracebacks), XDG_CONFIG_HOME (user config), COLUMNS (width at a
+terminal), and the provider's key for a real model (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...).
+
+Config: --config FILE, else STORE/.memconsolidate.toml, else $XDG_CONFIG_HOME/memconsolidate/config.toml.
+"""
 
 app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
-    add_completion=False,
+    add_completion=True,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    rich_markup_mode=None,
     help="Keep AI-agent memory stores healthy: plan, apply, undo.",
+    epilog=EPILOG,
 )
 
 
+def _version(value: bool) -> None:
+    if value:
+        sys.stdout.write(f"memconsolidate {__version__}\n")
+        raise typer.Exit(0)
+
 
 @app.callback()
-def _root() -> None:
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
     """Keep AI-agent memory stores healthy: plan, apply, undo."""
-
-
-PathArg = Annotated[str, typer.Argument(help="The memory store (folder).", show_default=False)]
-LayoutOpt = Annotated[str, typer.Option("--layout", help="|".join(["auto", *layout_names()]))]
-ModelOpt = Annotated[
-    Optional[str],
-    typer.Option("--model", help="none | stub | mock | any litellm model string (default: stub, or MEMCONSOLIDATE_MODEL)"),
-]
-ApiBaseOpt = Annotated[Optional[str], typer.Option("--api-base", help="Base URL of an OpenAI-compatible server.")]
-LLMModeOpt = Annotated[Optional[str], typer.Option("--llm-mode", help="tools|json|json_schema|md_json")]
-ConfigOpt = Annotated[Optional[str], typer.Option("--config", help="Settings file (TOML or JSON).")]
-NowOpt = Annotated[Optional[str], typer.Option("--now", help="Today, for every age computation (YYYY-MM-DD).")]
-RepoOpt = Annotated[Optional[str], typer.Option("--repo", help="Repository root for staleness checks.")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print the plan as JSON (the contract) on stdout.")]
-CacheDirOpt = Annotated[Optional[str], typer.Option("--cache-dir", help="LLM cache folder.")]
-NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the LLM cache.")]
-MaxCallsOpt = Annotated[Optional[int], typer.Option("--max-calls", help="Stop the LLM stages after N calls.")]
-MaxCostOpt = Annotated[Optional[float], typer.Option("--max-cost", help="Stop the LLM stages after this many USD.")]
-TrustModelOpt = Annotated[
-    bool,
-    typer.Option("--trust-model", help="Let a model's \"same meaning\" verdict retire a memory whose text differs without asking."),
-]
 
 
 def _fail(message: str, code: int) -> None:
@@ -65,17 +74,24 @@ def _print(*lines: str) -> None:
     sys.stdout.write("".join(printable(line) + "\n" for line in lines))
 
 
+def _say(message: str) -> None:
+    sys.stderr.write(f"memconsolidate: {printable(message)}\n")
+
+
+UNWRITABLE = (errno.EROFS, errno.EACCES, errno.EPERM)
+
+
 def guarded(fn: Callable[[], Any]) -> Any:
-    """Run a command body; turn known errors into one line and an exit code."""
+    """Run a command body; turn known errors into one line and an exit code (the one place)."""
     try:
         return fn()
-    except UsageError as exc:
-        _fail(str(exc), 2)
-    except RunFailed as exc:
-        _fail(str(exc), 1)
+    except MemconsolidateError as exc:  # each error class carries its exit code (errors.py)
+        _fail(str(exc), exc.exit_code)
     except OSError as exc:  # a full disk, a folder where a file was: one line, not an internal error
         if os.environ.get("MEMCONSOLIDATE_DEBUG"):
             raise
+        if exc.errno in UNWRITABLE and exc.filename:  # the user's to fix, like a bad path
+            _fail(f"cannot write to {os.fsdecode(exc.filename)}: {os_reason(exc)}", 2)
         _fail(f"cannot complete: {os_reason(exc)}", 1)
     except KeyboardInterrupt:
         _fail("interrupted", 130)
@@ -96,160 +112,148 @@ def parse_now(value: str | None) -> dt.date | None:
         raise UsageError(f"--now must be a date like 2026-11-29, not {value!r}") from None
 
 
-def make_settings(
-    *,
-    config: str | None,
-    now: str | None = None,
-    layout: str = "auto",
-    repo: str | None = None,
-    model: str | None = None,
-    api_base: str | None = None,
-    llm_mode: str | None = None,
-    cache_dir: str | None = None,
-    no_cache: bool = False,
-    max_calls: int | None = None,
-    max_cost: float | None = None,
-    trust_model: bool = False,
-):
-    if repo is not None and not os.path.isdir(repo):
-        raise UsageError(f"--repo is not a directory: {repo}")
-    overrides = {
-        "now": parse_now(now),
-        "layout": layout,
-        "repo": os.path.abspath(repo) if repo else None,
-        "llm.model": model,
-        "llm.api_base": api_base,
-        "llm.mode": llm_mode,
-        "llm.cache_dir": cache_dir,
-        "llm.no_cache": no_cache or None,
-        "llm.max_calls": max_calls,
-        "llm.max_cost": max_cost,
-        "llm.trust_model": trust_model or None,
-    }
-    return build_settings(load_user_config(config), overrides)
+# Settings an option sets, and the option's name for an error about its value.
+_OVERRIDES = {
+    "layout": ("layout", "--layout"), "model": ("llm.model", "--model"), "api_base": ("llm.api_base", "--api-base"),
+    "llm_mode": ("llm.mode", "--llm-mode"), "cache_dir": ("llm.cache_dir", "--cache-dir"),
+    "max_calls": ("llm.max_calls", "--max-calls"), "max_cost": ("llm.max_cost", "--max-cost"),
+}
 
 
-def _progress(as_json: bool) -> Callable[[str], None] | None:
-    """Stage progress on stderr, for people at a terminal; never mixed into --json or logs."""
-    return _say if sys.stderr.isatty() and not as_json else None
-
-
-_SETTINGS_OPTIONS = (
-    "config", "now", "layout", "repo", "model", "api_base", "llm_mode", "cache_dir", "no_cache", "max_calls", "max_cost", "trust_model",
-)
-
-
-def settings_from(options: dict[str, Any]):
-    """Settings from a command's options (the ones every planning command shares)."""
-    return make_settings(**{k: options[k] for k in _SETTINGS_OPTIONS if k in options})
+def make_settings(opts: Options, store: str | None = None):
+    """(Settings, the config file used or None) from a command's options and the store it names."""
+    if opts.repo is not None and not os.path.isdir(opts.repo):
+        raise UsageError(f"--repo is not a directory: {opts.repo}")
+    overrides: dict[str, Any] = {dotted: getattr(opts, name) for name, (dotted, _) in _OVERRIDES.items()}
+    overrides.update({
+        "now": parse_now(opts.now),
+        "repo": os.path.abspath(opts.repo) if opts.repo else None,
+        "llm.no_cache": opts.no_cache or None,
+        "llm.trust_model": opts.trust_model or None,
+    })
+    used = find_config(opts.config, store if store is not None and os.path.isdir(store) else None)
+    flags = {dotted: flag for dotted, flag in _OVERRIDES.values()}
+    return build_settings(load_user_config(used, store), overrides, flags), used
 
 
 def emit_json(data: Any) -> None:
     sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, sort_keys=False) + "\n")
 
 
-def _say(message: str) -> None:
-    sys.stderr.write(f"memconsolidate: {printable(message)}\n")
+def _progress(opts: Options, as_json: bool = False):
+    from .render.progress import stage_progress
+
+    return stage_progress(sys.stderr, enabled=not (as_json or opts.quiet), verbose=opts.verbose)
+
+
+def with_progress(opts: Options, as_json: bool, body: Callable[[Any], None]) -> None:
+    """`body(progress)` under the error handler, the stage bars closed (marked cut short on Ctrl-C)
+    before anything else is printed."""
+
+    def run() -> None:
+        bars = _progress(opts, as_json)
+        try:
+            body(bars)
+        except KeyboardInterrupt:
+            if bars:
+                bars.close(interrupted=True)
+            raise
+        finally:
+            if bars:
+                bars.close()
+
+    guarded(run)
+
+
+def _width() -> int:
+    return terminal_width(sys.stdout)
+
+
+def _config_shown(used: Path | None) -> str | None:
+    return str(used) if used else None
+
+
+# --- commands ------------------------------------------------------------------------------
 
 
 @app.command()
-def plan(
-    path: PathArg,
-    layout: LayoutOpt = "auto",
-    model: ModelOpt = None,
-    api_base: ApiBaseOpt = None,
-    llm_mode: LLMModeOpt = None,
-    config: ConfigOpt = None,
-    now: NowOpt = None,
-    repo: RepoOpt = None,
-    as_json: JsonOpt = False,
-    cache_dir: CacheDirOpt = None,
-    no_cache: NoCacheOpt = False,
-    max_calls: MaxCallsOpt = None,
-    max_cost: MaxCostOpt = None,
-    trust_model: TrustModelOpt = False,
-) -> None:
-    """Read a store and print what should change. Never writes to the store."""
-    options = dict(locals())
+@with_options(PLANNING, OUTPUT)
+def plan(path: PathArg, as_json: Annotated[bool, json_flag("the plan (the memconsolidate.plan/1 contract)")] = False, *, opts: Options) -> None:
+    """Read a store and print what should change, actions numbered for `apply --select`. Never writes to the store."""
 
-    def body() -> None:
-        from .report import render
+    def body(progress) -> None:
+        from .render.plan import render_plan
         from .workflow import plan_store
 
-        settings = settings_from(options)
-        _, _, result = plan_store(path, settings, _say, _progress(as_json))
+        settings, used = make_settings(opts, path)
+        _, _, result = plan_store(path, settings, _say, progress)
+        if progress:
+            progress.close()
         if as_json:
             emit_json(result.to_json_dict())
         else:
-            sys.stdout.write(render(result))
+            sys.stdout.write(render_plan(result, _width(), _config_shown(used)))
 
-    guarded(body)
+    with_progress(opts, as_json, body)
 
 
 SelectOpt = Annotated[
     Optional[list[str]],
-    typer.Option("--select", help="Apply only these: action kinds or 1-based action numbers (repeatable, comma-separated)."),
+    typer.Option("--select", help="Apply only these: action numbers from the plan, or action kinds (repeatable, comma-separated)."),
 ]
 ResolveOpt = Annotated[Optional[str], typer.Option("--resolve", help="Apply conflicts with this policy: newer | keep-both.")]
-YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")]
+YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation (needed off a terminal).")]
 
 
 @app.command()
+@with_options(PLANNING, OUTPUT)
 def apply(
     path: PathArg,
-    layout: LayoutOpt = "auto",
-    model: ModelOpt = None,
-    api_base: ApiBaseOpt = None,
-    llm_mode: LLMModeOpt = None,
-    config: ConfigOpt = None,
-    now: NowOpt = None,
-    repo: RepoOpt = None,
-    as_json: JsonOpt = False,
-    cache_dir: CacheDirOpt = None,
-    no_cache: NoCacheOpt = False,
-    max_calls: MaxCallsOpt = None,
-    max_cost: MaxCostOpt = None,
-    trust_model: TrustModelOpt = False,
+    as_json: Annotated[bool, json_flag("what was applied: run_id, applied actions, skipped, changed files")] = False,
     yes: YesOpt = False,
     select: SelectOpt = None,
     resolve: ResolveOpt = None,
+    *,
+    opts: Options,
 ) -> None:
     """Plan, then execute the automatic actions (or those chosen with --select). Journaled; undoable."""
-    options = dict(locals())
 
-    def body() -> None:
-        from .report import render
+    def body(progress) -> None:
+        from .apply import parse_select
+        from .render.plan import render_plan
+        from .render.runs import render_applied, render_nothing
         from .workflow import apply_store
 
         if resolve not in (None, "newer", "keep-both"):
             raise UsageError(f"--resolve must be newer or keep-both, not {resolve!r}")
-        settings = settings_from(options)
+        parse_select(select, resolve)  # type: ignore[arg-type]  # checked just above; a wrong kind is reported before anything is planned
+        if not yes and not sys.stdin.isatty():
+            # before the lock and the plan: model calls cost money, and nothing may be left behind
+            raise UsageError("not a terminal: pass --yes to apply without a prompt (nothing was planned or written)")
+        settings, used = make_settings(opts, path)
 
         def confirm(p, n: int) -> bool:
             if yes:
                 return True
-            if not sys.stdin.isatty():
-                raise UsageError("not a terminal: pass --yes to apply without a prompt")
-            sys.stderr.write(render(p))
-            return typer.confirm(printable(f"Apply {n} action(s) to {p.root}?"), default=False, err=True)
+            if progress:
+                progress.close()
+            sys.stderr.write(render_plan(p, terminal_width(sys.stderr), _config_shown(used)))
+            noun = "action" if n == 1 else "actions"
+            return typer.confirm(printable(f"Apply {n} {noun} to {p.root}?"), default=False, err=True)
 
-        result_plan, result = apply_store(path, settings, _say, select, resolve, confirm, _progress(as_json))  # type: ignore[arg-type]
+        result_plan, result = apply_store(path, settings, _say, select, resolve, confirm, progress)  # type: ignore[arg-type]
+        if progress:
+            progress.close()
         if as_json:
             emit_json(_apply_json(result_plan, result))
+        elif opts.quiet:
             return
-        if result is None or result.record is None:
-            skipped = len(result.changes.skipped) if result else 0
-            _print(f"Nothing to apply ({len(result_plan.actions)} actions in the plan, {skipped} skipped).")
-            return
-        ch = result.changes
-        _print(
-            f"Applied run {result.run_id}: {len(ch.applied)} action(s), {len(ch.skipped)} skipped, "
-            f"{len(result.record.touched)} file(s) changed.",
-            f"Undo with: memconsolidate undo {result_plan.root} --run {result.run_id}",
-            *(f"  skipped {a.kind} {', '.join(a.targets)}: {why}" for a, why in ch.skipped),
-        )
+        elif result is None or result.record is None:
+            sys.stdout.write(render_nothing(result_plan, result))
+        else:
+            sys.stdout.write(render_applied(result_plan, result, _width()))
 
-    guarded(body)
+    with_progress(opts, as_json, body)
 
 
 def _apply_json(plan_, result) -> dict[str, Any]:
@@ -265,9 +269,13 @@ def _apply_json(plan_, result) -> dict[str, Any]:
 
 
 @app.command()
+@with_options(OUTPUT)
 def undo(
     path: PathArg,
     run: Annotated[Optional[str], typer.Option("--run", help="The run to undo (default: the latest applied run).")] = None,
+    as_json: Annotated[bool, json_flag("the undo: the run undone, the undo's own run id, restored files")] = False,
+    *,
+    opts: Options,
 ) -> None:
     """Restore the store byte-for-byte to how it was before a run."""
 
@@ -276,181 +284,208 @@ def undo(
 
         record = undo_store(path, run, _say)
         target = record.info.get("undo_of", record.run_id)
-        _print(f"Undid run {target}: {len(record.touched)} file(s) restored.")
+        if as_json:
+            emit_json({"undone": target, "run_id": record.run_id if "undo_of" in record.info else None,
+                       "restored": sorted(record.touched)})
+        elif not opts.quiet:
+            n = len(record.touched)
+            _print(f"Undid run {target}: {n} {'file' if n == 1 else 'files'} restored.")
 
     guarded(body)
 
 
 @app.command()
-def status(
-    path: PathArg,
-    layout: LayoutOpt = "auto",
-    config: ConfigOpt = None,
-    now: NowOpt = None,
-    as_json: JsonOpt = False,
-) -> None:
-    """Memories by type, budgets, last run, pending actions, unfinished journal."""
+@with_options(STORE, MODEL, OUTPUT)
+def status(path: PathArg, as_json: Annotated[bool, json_flag("the status: memories, pending counts, runs, state folder size")] = False,
+           *, opts: Options) -> None:
+    """Memories by type, budgets, pending actions (as `plan` counts them, same model), recent runs, state size."""
 
-    def body() -> None:
+    def body(progress) -> None:
+        from .render.status import render_status
         from .workflow import status_store
 
-        settings = make_settings(config=config, now=now, layout=layout)
-        info = status_store(path, settings)
+        settings, used = make_settings(opts, path)
+        info = status_store(path, settings, progress)
+        info["config"] = _config_shown(used)
+        if progress:
+            progress.close()
         if as_json:
             emit_json(info)
-            return
-        out = [f"{info['layout']} store {info['root']}: {info['memories']} memories"]
-        out.append("  by type: " + (", ".join(f"{k}={v}" for k, v in info["by_type"].items()) or "none"))
-        for b in info["budgets"]:
-            out.append(f"  {b['kind']}: {', '.join(b['targets'])}: {b['reason']}")
-        last = info["last_run"]
-        out.append(f"  last run: {last['last_success']} ({last.get('run_id')})" if last else "  last run: never")
-        out.append("  pending: " + (", ".join(f"{k}={v}" for k, v in info["pending_actions"].items()) or "nothing"))
-        if info["needs_user"]:
-            out.append("  need you: " + ", ".join(f"{k}={v}" for k, v in info["needs_user"].items()))
-        if info["run_in_progress"]:
-            out.append(f"  a run is in progress (pid {info['run_in_progress']}); its journal: " + ", ".join(info["unfinished_journal"]))
-        elif info["unfinished_journal"]:
-            out.append("  UNFINISHED JOURNAL: " + ", ".join(info["unfinished_journal"]) + " (the next command on the store rolls it back)")
-        for j in info["foreign_journal"]:
-            out.append(f"  NOT ACTED ON: run {j['run']}: {j['why']}")
-        _print(*out)
+        else:
+            sys.stdout.write(render_status(info, _width(), _config_shown(used)))
+
+    with_progress(opts, as_json, body)
+
+
+@app.command()
+@with_options(STORE, OUTPUT)
+def runs(path: PathArg, as_json: Annotated[bool, json_flag("the runs kept, oldest first")] = False, *, opts: Options) -> None:
+    """The runs the store keeps (newest first): id, time, actions, how to undo; older ones are pruned."""
+
+    def body() -> None:
+        from .history import run_history
+        from .layouts.registry import resolve_root
+        from .render.runs import render_runs
+
+        settings, _ = make_settings(opts, path)
+        root = resolve_root(path)
+        entries = [e.to_json() for e in run_history(root)]
+        if as_json:
+            emit_json(entries)
+        else:
+            sys.stdout.write(render_runs(entries, str(root), settings.journal.keep_runs, _width()))
 
     guarded(body)
 
 
 @app.command()
+@with_options(PLANNING, OUTPUT)
 def run(
     path: PathArg,
     if_due: Annotated[bool, typer.Option("--if-due", help="Run only when interval_hours have passed since the last successful run.")] = False,
-    layout: LayoutOpt = "auto",
-    model: ModelOpt = None,
-    api_base: ApiBaseOpt = None,
-    llm_mode: LLMModeOpt = None,
-    config: ConfigOpt = None,
-    now: NowOpt = None,
-    repo: RepoOpt = None,
-    as_json: JsonOpt = False,
-    cache_dir: CacheDirOpt = None,
-    no_cache: NoCacheOpt = False,
-    max_calls: MaxCallsOpt = None,
-    max_cost: MaxCostOpt = None,
-    trust_model: TrustModelOpt = False,
+    as_json: Annotated[bool, json_flag("the run: ran, reason, recorded, the plan and what was applied")] = False,
+    *,
+    opts: Options,
 ) -> None:
-    """The nightly entry point: plan and apply the automatic actions, non-interactively."""
-    options = dict(locals())
+    """The nightly entry point: plan and apply the automatic actions, non-interactively; one line per run on stdout."""
 
-    def body() -> None:
-        from .workflow import run_store
+    def body(progress) -> None:
+        from .lock import LockHeld
+        from .render.runs import cron_line
+        from .workflow import RunOutcome, run_store
 
-        settings = settings_from(options)
-        outcome = run_store(path, settings, _say, if_due, progress=_progress(as_json))
+        settings, _ = make_settings(opts, path)
+        wall = dt.datetime.now(dt.timezone.utc)
+        root = os.path.abspath(path)
+        try:
+            outcome = run_store(path, settings, _say, if_due, wall=wall, progress=progress)
+        except LockHeld as exc:
+            if not if_due:
+                raise
+            outcome = RunOutcome(ran=False, reason=str(exc))  # cron stays quiet: the other run does the work
+        if progress:
+            progress.close()
         if as_json:
             emit_json({
                 "ran": outcome.ran, "reason": outcome.reason, "recorded": outcome.recorded,
                 "plan": outcome.plan.to_json_dict() if outcome.plan else None,
                 "apply": _apply_json(outcome.plan, outcome.result) if outcome.ran else None,
             })
-        elif not outcome.ran:
-            _print(outcome.reason)
-        else:
-            applied = len(outcome.result.changes.applied) if outcome.result else 0
-            rid = outcome.result.run_id if outcome.result and outcome.result.record else "none"
-            _print(f"Ran: {applied} action(s) applied (run {rid}); {len(outcome.plan.errors)} stage error(s).",
-                   *(f"  error {e.stage}: {e.message}" for e in outcome.plan.errors))
+        elif not opts.quiet:
+            sys.stdout.write(cron_line(wall, root, settings.llm.model, outcome))
+        for e in outcome.plan.errors if outcome.plan else []:
+            _say(f"error {e.stage}: {e.message}")
         if outcome.ran and not outcome.recorded and not outcome.applied_unrecorded:
             raise RunFailed("the run did not complete cleanly (see errors); it was not recorded as the last run")
 
-    guarded(body)
+    with_progress(opts, as_json, body)
 
 
 @app.command("eval")
+@with_options(MODEL, OUTPUT)
 def eval_(
-    stage: Annotated[Optional[str], typer.Option("--stage", help="reorder | conflict | rule | metadata | split | dates (default: all)")] = None,
-    dataset: Annotated[Optional[str], typer.Option("--dataset", help="A JSONL dataset (default: evals/datasets/<stage>.jsonl).")] = None,
-    model: ModelOpt = None,
-    api_base: ApiBaseOpt = None,
-    llm_mode: LLMModeOpt = None,
-    config: ConfigOpt = None,
-    as_json: JsonOpt = False,
-    cache_dir: CacheDirOpt = None,
-    no_cache: NoCacheOpt = False,
+    stage: Annotated[Optional[str], typer.Option("--stage", help="reorder | conflict (or conflicts) | rule (or rules) | metadata | split | dates (default: all)")] = None,
+    dataset: Annotated[Optional[str], typer.Option("--dataset", help="A JSONL dataset (default: <evals>/datasets/<stage>.jsonl).")] = None,
+    as_json: Annotated[bool, json_flag("the eval report (one stage: an object; all: a list)")] = False,
     record: Annotated[bool, typer.Option("--record", help="Re-record the mock's replies with this (real) model.")] = False,
-    thresholds: Annotated[Optional[str], typer.Option("--thresholds", help="Thresholds file (default: evals/thresholds.toml).")] = None,
+    thresholds: Annotated[Optional[str], typer.Option("--thresholds", help="Thresholds file (default: <evals>/thresholds.toml).")] = None,
+    config: Annotated[Optional[str], typer.Option("--config", help="Settings file (TOML or JSON).")] = None,
+    *,
+    opts: Options,
 ) -> None:
-    """Score a stage's judge on labelled cases, beside the seeds' own heuristics."""
+    """Score a stage's judge on labelled cases, beside the seeds' own heuristics.
+
+    The data is found in $MEMCONSOLIDATE_EVALS, else the source tree's evals/, else the copy
+    installed with the package, else ./evals.
+    """
 
     def body() -> None:
-        from pathlib import Path
-
-        from .evaluate import run_eval
-        from .evaluate.cases import default_dataset
+        from .evaluate import available_stages, run_eval
+        from .evaluate.cases import dataset_stage, default_dataset, evals_dir, find_evals
         from .llm import make_client
+        from .render.eval_table import render_eval_table
 
-        settings = make_settings(config=config, model=model, api_base=api_base, llm_mode=llm_mode, cache_dir=cache_dir, no_cache=no_cache)
-        if settings.llm.model == "none" and stage != "dates":  # dates is scored on rules alone
+        opts.config = config
+        settings, _ = make_settings(opts)
+        name = dataset_stage(stage) if stage else None
+        if settings.llm.model == "none" and name != "dates":  # dates is scored on rules alone
             raise UsageError("eval needs a model: stub, mock or a litellm model string")
         if record and settings.llm.model in ("stub", "mock"):
             raise UsageError("--record needs a real model (the mock replays what a real model said)")
-        if dataset and not stage:
+        if dataset and not name:
             raise UsageError("--dataset needs --stage")
-        from .evaluate import available_stages
-
-        stages = [stage] if stage else [s for s in available_stages() if default_dataset(s).exists()]
-        client = make_client(settings.llm, record=record)
+        evals = evals_dir() if dataset else find_evals()  # a named dataset needs no evals folder
+        stages = [name] if name else [s for s in available_stages() if default_dataset(s).exists()]
+        recordings = None if os.environ.get("MEMCONSOLIDATE_RECORDINGS") else evals / "recordings"
+        client = make_client(settings.llm, record=record, recordings=recordings)
         results = []
         try:
-            for name in stages:
-                results.append(run_eval(name, Path(dataset) if dataset else None, settings, client, Path(thresholds) if thresholds else None))
+            for s in stages:
+                results.append(run_eval(s, Path(dataset) if dataset else None, settings, client, Path(thresholds) if thresholds else None))
         finally:
             close = getattr(client, "close", None)
             if close:
                 close()
         if as_json:
-            emit_json(results[0].report if stage else [r.report for r in results])
+            emit_json(results[0].report if name else [r.report for r in results])
         else:
-            sys.stdout.write(_eval_table(results))
-        failed = False
-        for r in results:
-            for e in r.errors:
-                _say(f"{r.report['stage']}: model error: {e}")
-            if any("no recorded reply" in e for e in r.errors):
-                failed = True
-                _say(
-                    f"{r.report['stage']}: the mock's recordings are missing or stale for the current prompt: re-record with "
-                    f"`memconsolidate eval --stage {r.report['stage']} --record --model <real model>` (evals/recordings/README.md)"
-                )
-            for f in r.failures:
-                failed = True
-                _say(f"{r.report['stage']} ({r.report['model']}): below threshold: {f}")
-            if r.error_failure:
-                failed = True
-                _say(f"{r.report['stage']} ({r.report['model']}): {r.error_failure}")
-        if failed:
+            sys.stdout.write(render_eval_table(results))
+        if _eval_failed(results):
             raise typer.Exit(1)
 
     guarded(body)
 
 
-def _eval_table(results) -> str:
-    lines = [f"{'stage':<9} {'model':<22} {'n':>4} {'acc':>6} {'prec':>6} {'rec':>6} {'f1':>6} {'err':>4}  baselines (acc)"]
+def _eval_failed(results) -> bool:
+    failed = False
     for r in results:
-        rep = r.report
-        m = rep["metrics"]
-        base = ", ".join(f"{k} {v.get('accuracy', 0):.3f}" for k, v in rep.get("baselines", {}).items())
-
-        def f(x):
-            return f"{x:.3f}" if isinstance(x, (int, float)) else "  -  "
-
-        lines.append(
-            f"{rep['stage']:<9} {rep['model'][:22]:<22} {rep['n']:>4} {f(m.get('accuracy'))} {f(m.get('precision'))} "
-            f"{f(m.get('recall'))} {f(m.get('f1'))} {rep.get('errors', 0):>4}  {base}"
-        )
-        if r.failures:
-            lines.append(f"{'':<9} below threshold: {'; '.join(r.failures)}")
+        for e in r.errors:
+            _say(f"{r.report['stage']}: model error: {e}")
+        if any("no recorded reply" in e for e in r.errors):
+            failed = True
+            _say(
+                f"{r.report['stage']}: the mock's recordings are missing or stale for the current prompt: re-record with "
+                f"`memconsolidate eval --stage {r.report['stage']} --record --model <real model>` (evals/recordings/README.md)"
+            )
+        for f in r.failures:
+            failed = True
+            _say(f"{r.report['stage']} ({r.report['model']}): below threshold: {f}")
         if r.error_failure:
-            lines.append(f"{'':<9} {r.error_failure}")
-    return "\n".join(lines) + "\n"
+            failed = True
+            _say(f"{r.report['stage']} ({r.report['model']}): {r.error_failure}")
+    return failed
+
+
+@app.command("help")
+def help_(
+    ctx: typer.Context,
+    command: Annotated[Optional[str], typer.Argument(help="The command to explain (default: all).", show_default=False)] = None,
+) -> None:
+    """Show the help of memconsolidate or of one of its commands."""
+    root = ctx.parent
+    assert root is not None
+    group = root.command
+    if command is None:
+        sys.stdout.write(root.get_help() + "\n")
+        return
+    cmd = group.get_command(root, command)  # type: ignore[attr-defined]
+    if cmd is None:
+        _fail(f"no command {command!r} (commands: {', '.join(group.list_commands(root))})", 2)  # type: ignore[attr-defined]
+    with type(root)(cmd, info_name=command, parent=root) as sub:
+        sys.stdout.write(cmd.get_help(sub) + "\n")
+
+
+# --- entry point ---------------------------------------------------------------------------
+
+
+def _usage_line(exc: click_errors.UsageError) -> str:
+    where = exc.ctx.command_path if exc.ctx is not None else "memconsolidate"
+    return f"{exc.format_message()} (see `{where} --help`)"
+
+
+from .fleet.cli import app as _fleet_app  # noqa: E402 - it imports the option types defined above
+
+app.add_typer(_fleet_app, name="fleet", help="Plan, apply or run many stores at once (JSON lines; local processes or Ray).")
 
 
 def main() -> None:
@@ -459,7 +494,25 @@ def main() -> None:
     for stream in (sys.stdout, sys.stderr):
         if hasattr(stream, "reconfigure"):
             stream.reconfigure(encoding="utf-8", errors="backslashreplace")
-    app()
+    if sys.stderr.isatty():
+        app()  # click's own usage screens, for a person
+        return
+    # Off a terminal (a log, a pipe, cron) a usage error is one line, like every other error.
+    try:
+        code = app(standalone_mode=False)
+    except click_errors.NoArgsIsHelpError as exc:
+        sys.stdout.write(exc.ctx.get_help() + "\n" if exc.ctx else "")
+        sys.exit(exc.exit_code)
+    except click_errors.UsageError as exc:
+        sys.stderr.write(f"memconsolidate: {printable(_usage_line(exc))}\n")
+        sys.exit(exc.exit_code)
+    except click_errors.ClickException as exc:
+        sys.stderr.write(f"memconsolidate: {printable(exc.format_message())}\n")
+        sys.exit(exc.exit_code)
+    except typer.Abort:
+        sys.stderr.write("memconsolidate: aborted\n")
+        sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)
 
 
 if __name__ == "__main__":

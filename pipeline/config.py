@@ -113,29 +113,35 @@ class BankConfig(BaseModel):
 
 
 class LLMConfig(BaseModel):
-    model: str = "stub"
+    model: str = Field("stub", min_length=1)
     api_base: str | None = None
     mode: Literal["tools", "json", "json_schema", "md_json"] | None = None  # None: per provider
     cache_dir: str | None = None
     no_cache: bool = False
-    max_calls: int | None = None
-    max_cost: float | None = None
-    timeout_s: float = 60.0
-    max_attempts: int = 3  # transient-error attempts (tenacity)
-    max_reasks: int = 1  # schema-invalid replies re-asked (instructor)
+    max_calls: int | None = Field(None, ge=0)
+    max_cost: float | None = Field(None, ge=0)
+    timeout_s: float = Field(60.0, gt=0)
+    max_attempts: int = Field(3, ge=1)  # transient-error attempts (tenacity)
+    max_reasks: int = Field(1, ge=0)  # schema-invalid replies re-asked (instructor)
     strict: bool = False  # instructor's strict validation; lenient is kinder to small local models
-    concurrency: int = 4
-    batch_size: int = 8
-    max_pairs_per_stage: int = 400  # candidate pairs offered to one stage in one run, strongest first
+    concurrency: int = Field(4, ge=1)
+    batch_size: int = Field(8, ge=1)
+    max_pairs_per_stage: int = Field(400, ge=0)  # candidate pairs offered to one stage in one run, strongest first
     # A model's "same meaning" verdict retires a memory whose text differs only when trusted;
     # otherwise the merge waits for the user (the stub, the tool's own heuristic, is not asked).
     trust_model: bool = False
 
 
 class ScheduleConfig(BaseModel):
-    interval_hours: float = 24
+    interval_hours: float = Field(24, gt=0)
     # iii's slack: a run is due a little early, so an hourly heartbeat does not drift a day late.
-    slack_minutes: float = 30
+    slack_minutes: float = Field(30, ge=0)
+
+
+class JournalConfig(BaseModel):
+    # Applied runs whose journals (and before-images) are kept for undo; older ones are pruned
+    # after each successful apply.
+    keep_runs: int = Field(20, ge=1)
 
 
 class Settings(BaseModel):
@@ -148,6 +154,7 @@ class Settings(BaseModel):
     bank: BankConfig = Field(default_factory=BankConfig)
     llm: LLMConfig = Field(default_factory=LLMConfig)
     schedule: ScheduleConfig = Field(default_factory=ScheduleConfig)
+    journal: JournalConfig = Field(default_factory=JournalConfig)
     # Size above which a memory file is not read (reported as parse_error instead).
     max_file_bytes: int = 4 * 1024 * 1024
 
@@ -165,8 +172,30 @@ class Settings(BaseModel):
         return value
 
 
-def load_user_config(path: str | Path | None) -> dict[str, Any]:
-    """Read `--config FILE` (TOML or JSON) into a nested dict of Settings sections."""
+PROJECT_CONFIG = ".memconsolidate.toml"  # a store's own settings for memconsolidate
+# Settings a config found inside the store may not make: the store's files are not trusted to send
+# its memories to another server or to choose where the reply cache is written.
+STORE_CONFIG_FORBIDS = ("llm.api_base", "llm.cache_dir")
+
+
+def user_config_path() -> Path:
+    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+    return Path(base) / "memconsolidate" / "config.toml"
+
+
+def find_config(explicit: str | Path | None, store: str | Path | None) -> Path | None:
+    """The settings file to read: `--config`, else `<store>/.memconsolidate.toml`, else
+    `$XDG_CONFIG_HOME/memconsolidate/config.toml` (~/.config when unset), else none."""
+    if explicit is not None:
+        return Path(explicit)
+    candidates = [Path(store) / PROJECT_CONFIG] if store is not None else []
+    candidates.append(user_config_path())
+    return next((c for c in candidates if c.is_file()), None)
+
+
+def load_user_config(path: str | Path | None, store: str | Path | None = None) -> dict[str, Any]:
+    """Read a settings file (TOML or JSON) into a nested dict of Settings sections; every key is
+    checked against Settings, so a misspelt one is an error rather than silently ignored."""
     if path is None:
         return {}
     p = Path(path)
@@ -183,11 +212,37 @@ def load_user_config(path: str | Path | None) -> dict[str, Any]:
         raise ConfigError(f"config {p} is not valid {'JSON' if p.suffix == '.json' else 'TOML'}: {exc}") from None
     if not isinstance(data, dict):
         raise ConfigError(f"config {p} must be a table of sections")
+    unknown = _unknown_key(Settings, data, "")
+    if unknown:
+        raise ConfigError(f"unknown setting {unknown} in config {p}")
+    if store is not None and p.parent.resolve() == Path(store).resolve() and p.name == PROJECT_CONFIG:
+        for dotted in STORE_CONFIG_FORBIDS:
+            section, _, key = dotted.partition(".")
+            if isinstance(data.get(section), dict) and key in data[section]:
+                raise ConfigError(f"config {p} is inside the store and may not set {dotted}: set it with --config or on the command line")
     return data
 
 
-def build_settings(user: dict[str, Any], overrides: dict[str, Any]) -> Settings:
-    """Settings from the user's config file, the environment and the command line, in that order."""
+def _unknown_key(model: type[BaseModel], data: dict[str, Any], prefix: str) -> str | None:
+    """The first key of `data` (dotted) that `model` has no field for, looking into sub-sections."""
+    for key, value in data.items():
+        field = model.model_fields.get(key)
+        if field is None:
+            known = ", ".join(sorted(model.model_fields))
+            return f"{prefix}{key} (known: {known})"
+        sub = field.annotation
+        if isinstance(sub, type) and issubclass(sub, BaseModel) and isinstance(value, dict):
+            found = _unknown_key(sub, value, f"{prefix}{key}.")
+            if found:
+                return found
+    return None
+
+
+def build_settings(user: dict[str, Any], overrides: dict[str, Any], flags: dict[str, str] | None = None) -> Settings:
+    """Settings from the user's config file, the environment and the command line, in that order.
+
+    `flags` names the command-line option of an override ("llm.max_calls": "--max-calls"), so an
+    impossible value given there is reported by the option the user typed."""
     data: dict[str, Any] = {k: dict(v) if isinstance(v, dict) else v for k, v in user.items()}
     env_model = os.environ.get("MEMCONSOLIDATE_MODEL")
     if env_model:
@@ -206,4 +261,6 @@ def build_settings(user: dict[str, Any], overrides: dict[str, Any]) -> Settings:
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(x) for x in first["loc"])
+        if flags and where in flags and overrides.get(where) is not None:
+            raise ConfigError(f"invalid {flags[where]}: {first['msg']}") from None
         raise ConfigError(f"invalid setting {where}: {first['msg']}") from None

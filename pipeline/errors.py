@@ -1,4 +1,9 @@
-"""Exceptions the command line turns into one line on stderr and exit code 2."""
+"""The exception root of memconsolidate, and what each error means for the exit code.
+
+Every exception the package raises on purpose derives from `MemconsolidateError` and carries its
+`exit_code`: the command line prints its message as one line on stderr and exits with that code
+(2 bad usage, config or path; 1 a run that failed), never a traceback.
+"""
 
 from __future__ import annotations
 
@@ -7,16 +12,26 @@ import os
 from pathlib import Path
 
 
-class UsageError(Exception):
+class MemconsolidateError(Exception):
+    """The root: a run that could not complete (exit 1) unless a subclass says otherwise."""
+
+    exit_code: int = 1
+
+
+class UsageError(MemconsolidateError):
     """Bad usage, path or configuration: exit 2, one line, no traceback."""
+
+    exit_code = 2
 
 
 class ConfigError(UsageError):
     """A configuration file that cannot be read or does not validate."""
 
 
-class RunFailed(Exception):
+class RunFailed(MemconsolidateError):
     """The run could not complete (exit 1)."""
+
+    exit_code = 1
 
 
 _PLAIN = {errno.ENOSPC: "no space left on device", errno.EDQUOT: "disk quota exceeded", errno.EROFS: "read-only file system"}

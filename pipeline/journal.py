@@ -80,9 +80,23 @@ class RunRecord:
     hmac: str = ""
 
 
-def new_run_id() -> str:
+def new_run_id(root: Path | None = None) -> str:
+    """A run id: the UTC second, then a suffix. Runs are ordered by id, so within one second (a
+    nightly run and a retry, or tests) the suffix counts up from the store's last run of that
+    second; the first of a second starts at a random point of the lower half, leaving room."""
     stamp = dt.datetime.now(dt.timezone.utc).strftime("%Y%m%dT%H%M%SZ")
-    return f"{stamp}-{secrets.token_hex(2)}"
+    base = root / STATE_DIR / "runs" if root is not None else None
+    try:
+        same = sorted(e.name for e in os.scandir(base) if e.name.startswith(stamp + "-")) if base else []
+    except OSError:
+        same = []
+    last = max((int(n[len(stamp) + 1:], 16) for n in same if re.fullmatch(r"[0-9a-f]{4}", n[len(stamp) + 1:])), default=None)
+    if last is None:
+        return f"{stamp}-{secrets.randbelow(0x8000):04x}"
+    if last < 0xFFFF:
+        return f"{stamp}-{last + 1:04x}"
+    time.sleep(1.0)  # 32k runs in one second: wait for the next one rather than break the order
+    return new_run_id(root)
 
 
 def sha(data: bytes) -> str:
@@ -479,12 +493,14 @@ def _simulate(root: Path, ops: list[Op]) -> _Sim:
                 raise RunFailed(f"cannot append to {op.path}: it does not exist")
             if _hard_linked(root / op.path):
                 raise RunFailed(f"refusing to append to {op.path}: it has other hard links (they would change too); nothing applied")
+            added = op.data
+            assert added is not None  # an append always carries the bytes it adds
             if uses[op.path] > 1:
                 # touched by other ops too: one journaled rewrite, so rollback has a single story
-                op = Op("write", op.path, data=data + op.data, expect=op.expect)
+                op = Op("write", op.path, data=data + added, expect=op.expect)
             else:
-                appends[op.path] = (len(data), op.data)
-            put(op.path, data + op.data)
+                appends[op.path] = (len(data), added)
+            put(op.path, data + added)
         elif op.kind == "truncate":
             data = current(op.path)
             if _hard_linked(root / op.path):
@@ -572,7 +588,7 @@ class _Live:
 
 def execute(root: Path, ops: list[Op], run_id: str | None = None, info: dict | None = None) -> RunRecord:
     """Apply `ops` as one transaction. Raises RunFailed (after rolling back) if a change fails."""
-    run_id = run_id or new_run_id()
+    run_id = run_id or new_run_id(root)
     if not RUN_NAME.fullmatch(run_id):
         raise RunFailed(f"not a run id: {run_id!r}")
     try:
@@ -891,7 +907,7 @@ def rollback(root: Path, run: Path, record: RunRecord, key: bytes | None = None)
             if entry["before"] == ABSENT:
                 created.append(p)
                 continue
-            note = _restore(root, run, p, entry, cur, now, record.touched)  # type: ignore[arg-type]
+            note = _restore(root, run, p, entry, cur, now, record.touched)
             now[p] = _now(root / p)
             if note:
                 out.notes.append(note)
@@ -1098,8 +1114,52 @@ def _recover_one(root: Path, view: RunView) -> str:
 
 def committed_runs(root: Path) -> list[RunRecord]:
     records = [v.record for v in run_views(root) if v.record is not None and v.record.status == "committed"]
-    # In the order they ran: run ids sort by second, then by a random suffix.
+    # In the order they ran: run ids sort by second, then by a suffix counting up (new_run_id).
     return sorted(records, key=lambda r: (r.created, r.run_id))
+
+
+# --- retention ----------------------------------------------------------------------------------
+
+FINISHED = ("committed", "undone")  # what a signed journal of ours says of a run that is over
+_RUN_ENTRIES = {JOURNAL, SPARE, "before", "added", "live"}  # all a run folder of ours ever holds
+
+
+def prune_runs(root: Path, keep: int) -> list[str]:
+    """Remove the run folders of all but the newest `keep` finished runs; the names removed.
+
+    Only a folder whose journal is ours (signed with this store's key, of our shape) and says the
+    run is over is ever removed, and only when it holds nothing but what a run writes: an
+    unfinished run, a foreign or unreadable journal, or a stray file is left alone. The journal
+    goes first: a prune cut short leaves a folder of copies without a journal, which reads as a run
+    interrupted before any change and is discarded by the next command that writes.
+    """
+    finished = sorted(
+        (v for v in run_views(root) if v.record is not None and v.record.status in FINISHED),
+        key=lambda v: (v.record.created, v.record.run_id),  # type: ignore[union-attr]
+    )
+    pruned = []
+    for view in finished[: max(0, len(finished) - max(1, keep))]:
+        if view.path.is_symlink() or not {e.name for e in os.scandir(view.path)} <= _RUN_ENTRIES:
+            continue
+        for name in (SPARE, JOURNAL):
+            try:
+                (view.path / name).unlink()
+            except FileNotFoundError:
+                pass
+        shutil.rmtree(view.path)  # never follows a symlink inside (and refuses one at the top)
+        pruned.append(view.name)
+    if pruned:
+        _fsync_dir_quietly(view.path.parent)
+    return pruned
+
+
+def pruned_message(root: Path, run_id: str) -> str | None:
+    """Why `run_id` cannot be undone when it looks like one of ours that retention removed."""
+    kept = [v.name for v in run_views(root) if v.record is not None]
+    if RUN_NAME.fullmatch(run_id) and re.fullmatch(r"[0-9]{8}T[0-9]{6}Z-[0-9a-f]{4}", run_id) and kept and run_id < min(kept):
+        return (f"run {run_id} is too old to undo: only the newest runs are kept (journal.keep_runs) and its "
+                f"journal was pruned; the oldest run kept is {min(kept)}")
+    return None
 
 
 def _state_of(root: Path, record: RunRecord, side: str) -> list[str]:
@@ -1148,13 +1208,14 @@ def undo(root: Path, run_id: str | None = None) -> RunRecord:
         if refused:
             raise RunFailed(f"cannot undo run {run_id}: {refused[0].problem}")
     if not runs:
-        raise RunFailed(f"no applied run to undo in {root}")
+        raise RunFailed((run_id and pruned_message(root, run_id)) or f"no applied run to undo in {root}")
     if run_id is None:
         target = runs[-1]
     else:
         matches = [r for r in runs if r.run_id == run_id]
         if not matches:
-            raise RunFailed(f"no applied run {run_id} in {root} (known: {', '.join(r.run_id for r in runs[-5:])})")
+            raise RunFailed(pruned_message(root, run_id)
+                            or f"no applied run {run_id} in {root} (known: {', '.join(r.run_id for r in runs[-5:])})")
         target = matches[0]
     key = store_key(state_dir(root), create=True)
     assert key is not None

@@ -27,6 +27,8 @@ import stat
 from pathlib import Path
 from typing import Any
 
+from .errors import MemconsolidateError
+
 ABSENT = "absent"
 KEY_FILE = "key"
 STATE_DIR = ".memconsolidate"
@@ -45,7 +47,7 @@ _APPEND_KEYS = {"length", "added", "size", "sha"}
 _OP_KEYS = {"kind", "path", "dest", "length"}
 
 
-class Refused(Exception):
+class Refused(MemconsolidateError):
     """A journal (or a file it names) that is not acted on; the message says why, in a few words."""
 
 

@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import errno
 import fcntl
 import os
 import stat
@@ -12,9 +13,19 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from .errors import RunFailed
+from .errors import RunFailed, UsageError, os_reason
 
 STATE_DIR = ".memconsolidate"
+# The store (or its state folder) cannot be written at all: the user's to fix, so exit 2, not a failed run.
+UNWRITABLE = (errno.EROFS, errno.EACCES, errno.EPERM)
+
+
+class LockHeld(RunFailed):
+    """Another process holds the store's lock (a nightly `run --if-due` takes this quietly)."""
+
+
+def not_writable(root: Path, exc: OSError) -> UsageError:
+    return UsageError(f"cannot write to {root}: {os_reason(exc, root)}")
 
 
 def state_dir(root: Path) -> Path:
@@ -28,6 +39,10 @@ def state_dir(root: Path) -> Path:
         if not path.is_dir():
             raise RunFailed(f"{path} is not a folder: refusing to keep the journal there") from None
         return path
+    except OSError as exc:
+        if exc.errno in UNWRITABLE:
+            raise not_writable(root, exc) from None
+        raise
     _ignore_in_git(path)
     return path
 
@@ -50,6 +65,8 @@ def store_lock(root: Path) -> Iterator[None]:
         # O_NOFOLLOW: a planted `lock -> ~/file` symlink would have us truncate that file
         fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600)
     except OSError as exc:
+        if exc.errno in UNWRITABLE:
+            raise not_writable(root, exc) from None
         raise RunFailed(f"cannot open the lock file {path}: {exc.strerror} (a symlink is never followed)") from None
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):  # a planted FIFO or device is not our lock
@@ -58,7 +75,7 @@ def store_lock(root: Path) -> Iterator[None]:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             holder = os.pread(fd, 64, 0).decode("ascii", "replace").strip() or "unknown"
-            raise RunFailed(f"another memconsolidate run is working on {root} (pid {holder}); try again later") from None
+            raise LockHeld(f"another memconsolidate run is working on {root} (pid {holder}); try again later") from None
         os.ftruncate(fd, 0)
         os.pwrite(fd, f"{os.getpid()}\n".encode(), 0)
         yield

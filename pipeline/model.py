@@ -11,6 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .kinds import ActionKind, FindingKind
+
 # A layout's name: one of the registry's (`pipeline.layouts.registry`), built-in or third-party.
 LayoutName = str
 PLAN_SCHEMA = "memconsolidate.plan/1"
@@ -95,7 +97,7 @@ class Finding(BaseModel):
 
     model_config = ConfigDict(populate_by_name=True, extra="allow")
 
-    kind: str
+    kind: FindingKind
     targets: list[str]
     reason: str
     class_: str | None = Field(default=None, alias="class")
@@ -107,7 +109,7 @@ class Action(BaseModel):
 
     model_config = ConfigDict(extra="allow")
 
-    kind: str
+    kind: ActionKind
     targets: list[str]
     reason: str
     source: str = "deterministic"

@@ -5,46 +5,40 @@ from __future__ import annotations
 from typing import Callable
 
 from .config import Settings
+from .kinds import CLAIM_KINDS, ActionKind, claim_rank, judged_on_content, yields_to_claims
 from .model import Action, Corpus, Plan, StageError, Stats
-from .rules import run_rules
+from .rules.absolutize_dates import absolutize_dates
+from .rules.duplicates import merge_duplicates, report_reorders
+from .rules.index_drift import index_drift
+from .rules.staleness import staleness
 from .layouts.registry import layout_of
 from .rules.outcome import Outcome, action_sort_key, finding_sort_key
-
-# Actions that move or retire a memory, strongest claim first. A memory claimed by one of them is
-# left out of the weaker ones: a duplicate that is being retired is not also demoted.
-_CLAIM_ORDER = ["merge_duplicate", "prune_stale", "consolidate", "archive", "demote", "promote", "compress"]
-
-# Actions whose effect was judged on their targets' content (what they retire, merge, move or edit):
-# each carries the hashes of what the plan read, so apply skips one whose target changed since.
-JUDGED_ON_CONTENT = {
-    "merge_duplicate", "prune_stale", "conflict", "promote", "demote", "archive", "consolidate",
-    "rebalance_volumes", "compress", "sync_strength", "remove_orphan_tracker", "archive_session",
-}
 
 StageRunner = Callable[[Corpus, Settings, Outcome], tuple[Outcome, list[StageError], Stats]]
 
 
 def _moved(action: Action) -> list[str]:
-    if action.kind == "merge_duplicate":
+    if action.kind == ActionKind.MERGE_DUPLICATE:
         return [t for t in action.targets if t != action.survivor]
     return list(action.targets)
+
+
+def _strongest_first(a: Action) -> tuple:
+    rank = claim_rank(a.kind)
+    return (len(CLAIM_KINDS) if rank is None else rank, action_sort_key(a))
 
 
 def reconcile(actions: list[Action]) -> list[Action]:
     """Drop weaker actions on memories a stronger action already moves or retires."""
     claimed: set[str] = set()
     kept: list[Action] = []
-    ranked = sorted(
-        actions,
-        key=lambda a: (_CLAIM_ORDER.index(a.kind) if a.kind in _CLAIM_ORDER else len(_CLAIM_ORDER), action_sort_key(a)),
-    )
-    for action in ranked:
-        if action.kind in _CLAIM_ORDER:
+    for action in sorted(actions, key=_strongest_first):
+        if claim_rank(action.kind) is not None:
             moved = _moved(action)
             if any(t in claimed for t in moved) or (action.survivor and action.survivor in claimed):
                 continue
             claimed.update(moved)
-        elif action.kind in ("conflict", "promote_rule", "sync_strength") and all(t in claimed for t in action.targets):
+        elif yields_to_claims(action.kind) and all(t in claimed for t in action.targets):
             continue
         kept.append(action)
     return kept
@@ -58,9 +52,24 @@ def with_target_hashes(corpus: Corpus, actions: list[Action]) -> list[Action]:
     out = []
     for a in actions:
         hashes = {k: v for t in a.targets for k, v in shas.get(t, {}).items()}
-        if a.kind in JUDGED_ON_CONTENT and hashes:
+        if judged_on_content(a.kind) and hashes:
             a = a.model_copy(update={"target_hashes": dict(sorted(hashes.items()))})
         out.append(a)
+    return out
+
+
+def run_rules(corpus: Corpus, settings: Settings) -> Outcome:
+    """The deterministic pass: the shared rules and the layout's own, over what the reader found."""
+    layout = layout_of(corpus)
+    out = Outcome()
+    out.findings.extend(corpus.findings)
+    out.extend(merge_duplicates(corpus.memories))
+    out.extend(report_reorders(corpus.memories))
+    out.extend(layout.rules(corpus, settings))
+    if layout.staleness_without_repo or settings.repo:
+        out.extend(staleness(corpus, settings))
+    out.extend(index_drift(corpus))
+    out.extend(absolutize_dates(corpus.memories))
     return out
 
 

@@ -1,134 +1,15 @@
-"""The terminal report of a plan: counts first, then one section per kind, like the seeds' reports.
+"""The run report written into a store after an apply: what a run did, by kind.
 
-Plain text with a fixed layout so the same plan always prints the same bytes, whatever the terminal.
+The plan as a person reads it is `pipeline.render.plan`; this module sits below the layouts, whose
+writers put the run report into the store.
 """
 
 from __future__ import annotations
 
 from collections import Counter
 
-from .model import Action, Finding, Plan
 from .printable import printable
-from .rules.outcome import ACTION_ORDER, FINDING_ORDER
-
-ACTION_HEADINGS = {
-    "merge_duplicate": "Duplicates merged",
-    "prune_stale": "Stale entries pruned (archived, not deleted)",
-    "conflict": "Conflicts (require manual resolution)",
-    "promote": "Promotions",
-    "demote": "Demotions",
-    "archive": "Archival",
-    "consolidate": "Consolidations",
-    "rebalance_volumes": "Volume rebalances",
-    "compress": "Compressions",
-    "sync_strength": "Strength rebalances",
-    "promote_rule": "Rule promotion candidates",
-    "remove_orphan_tracker": "Cleanup (orphaned trackers)",
-    "archive_session": "Session logs to archive",
-    "rotate_session": "Session rotation",
-    "trim_budget": "Budget trims",
-    "rebuild_index": "Index rebuilds",
-    "absolutize_dates": "Relative dates made absolute",
-}
-FINDING_HEADINGS = {
-    "parse_error": "Unreadable files (left untouched)",
-    "config_issue": "Config issues",
-    "pinned_skipped": "Pinned (never retired)",
-    "capped": "Capped (wait for the next run)",
-    "manual_review": "For manual review",
-    "reorder_candidate": "Reorder candidates (same words, different order)",
-    "stale": "Staleness",
-    "strength_mismatch": "Strength mismatches",
-    "missing_tracker": "Missing trackers",
-    "stale_source": "Stale sources",
-    "goal_review": "Goals to review",
-    "over_budget": "Over budget",
-    "near_budget": "Near budget",
-    "freshness": "Freshness",
-    "relative_date": "Relative dates to check",
-}
-
-
-# Staleness classes that need nothing from the user: counted in the report, listed in the JSON.
-QUIET_STALE_CLASSES = {"EVERGREEN", "FRESH"}
-
-
-def _rank(order: list[str], kind: str) -> int:
-    return order.index(kind) if kind in order else len(order)
-
-
-def _action_lines(a: Action) -> list[str]:
-    head = ", ".join(a.targets)
-    if a.survivor:
-        retired = [t for t in a.targets if t != a.survivor]
-        head = f"{', '.join(retired)} → {a.survivor}"
-    elif a.from_type or a.to_type:
-        head = f"{head}  ({a.from_type or '?'} → {a.to_type or '?'})"
-    tags = []
-    if a.source != "deterministic":
-        tags.append(a.source)
-    if a.needs_user:
-        tags.append("needs you")
-    suffix = f"  [{'; '.join(tags)}]" if tags else ""
-    return [f"  - {head}{suffix}", f"    {a.reason}"]
-
-
-def _finding_lines(f: Finding) -> list[str]:
-    cls = f" {f.class_}" if f.class_ else ""
-    return [f"  - {', '.join(f.targets)}{cls}", f"    {f.reason}"]
-
-
-def render(plan: Plan) -> str:
-    auto = sum(1 for a in plan.actions if not a.needs_user)
-    lines = [
-        f"=== memconsolidate plan — {plan.layout} store {plan.root} ===",
-        f"now {plan.now.isoformat()} · model {plan.model} · {plan.memories} memories",
-        f"{len(plan.actions)} actions ({auto} automatic, {len(plan.actions) - auto} need you) · "
-        f"{len(plan.findings)} findings · {len(plan.errors)} errors",
-        "",
-    ]
-    action_counts = Counter(a.kind for a in plan.actions)
-    finding_counts = Counter(f.kind for f in plan.findings)
-    if action_counts or finding_counts:
-        lines.append("| Kind | Count |")
-        lines.append("|------|-------|")
-        for kind in sorted(action_counts, key=lambda k: (_rank(ACTION_ORDER, k), k)):
-            lines.append(f"| {kind} | {action_counts[kind]} |")
-        for kind in sorted(finding_counts, key=lambda k: (_rank(FINDING_ORDER, k), k)):
-            lines.append(f"| {kind} (finding) | {finding_counts[kind]} |")
-        lines.append("")
-    for kind in sorted(action_counts, key=lambda k: (_rank(ACTION_ORDER, k), k)):
-        lines.append(f"## {ACTION_HEADINGS.get(kind, kind)} ({action_counts[kind]})")
-        for a in plan.actions:
-            if a.kind == kind:
-                lines.extend(_action_lines(a))
-        lines.append("")
-    for kind in sorted(finding_counts, key=lambda k: (_rank(FINDING_ORDER, k), k)):
-        lines.append(f"## {FINDING_HEADINGS.get(kind, kind)} ({finding_counts[kind]})")
-        quiet = Counter()
-        for f in plan.findings:
-            if f.kind != kind:
-                continue
-            if kind == "stale" and f.class_ in QUIET_STALE_CLASSES:
-                quiet[f.class_] += 1
-                continue
-            lines.extend(_finding_lines(f))
-        if quiet:
-            lines.append("  - " + ", ".join(f"{n} {cls}" for cls, n in sorted(quiet.items())) + " (kept; listed in --json)")
-        lines.append("")
-    if plan.errors:
-        lines.append(f"## Errors ({len(plan.errors)})")
-        for e in plan.errors:
-            lines.append(f"  - {e.stage}: {e.message}")
-        lines.append("")
-    s = plan.stats
-    lines.append(
-        f"LLM: {s.llm_calls} calls, {s.cache_hits} cache hits, {s.prompt_tokens}+{s.completion_tokens} tokens, "
-        f"${s.cost_usd:.4f}"
-    )
-    if not plan.actions and not plan.findings:
-        lines.append(f"All {plan.memories} memories are current, nothing to do.")
-    return _joined(lines)
+from .kinds import action_heading, action_rank
 
 
 def _joined(lines: list[str]) -> str:
@@ -141,8 +22,8 @@ def render_run_report(layout: str, run_id: str, now, changes) -> str:
     lines = [f"# memconsolidate run {run_id}", "", f"- layout: {layout}", f"- date: {now.isoformat()}", ""]
     applied = Counter(a.kind for a in changes.applied)
     lines.append(f"## Applied ({len(changes.applied)})")
-    for kind in sorted(applied, key=lambda k: (_rank(ACTION_ORDER, k), k)):
-        lines.append(f"### {ACTION_HEADINGS.get(kind, kind)} ({applied[kind]})")
+    for kind in sorted(applied, key=lambda k: (action_rank(k), k)):
+        lines.append(f"### {action_heading(kind)} ({applied[kind]})")
         for a in changes.applied:
             if a.kind == kind:
                 lines.append(f"- {', '.join(a.targets)}: {a.reason}")

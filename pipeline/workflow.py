@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+from .kinds import FindingKind
 from .apply import ApplyResult, Resolution, apply_plan, select_actions
 from .config import Settings
 from .errors import RunFailed, os_reason
@@ -21,8 +22,10 @@ from .lock import STATE_DIR, run_in_progress, state_dir, store_lock
 from .model import Corpus, Plan
 from .plan import build_plan
 from .layouts.registry import get, open_store, resolve_root
+from .stages.base import StageProgress
 
 Say = Callable[[str], None]
+Progress = Callable[[StageProgress], None]  # hears the LLM stages' progress (a bar at a terminal)
 
 
 def recover_store(root: Path, say: Say) -> None:
@@ -42,7 +45,7 @@ def recover_store(root: Path, say: Say) -> None:
             say(message)
 
 
-def plan_store(path: str, settings: Settings, say: Say, progress: Say | None = None) -> tuple[Corpus, Settings, Plan]:
+def plan_store(path: str, settings: Settings, say: Say, progress: Progress | None = None) -> tuple[Corpus, Settings, Plan]:
     from .stages import stage_runner
 
     root = resolve_root(path)
@@ -58,7 +61,7 @@ def apply_store(
     select: list[str] | None,
     resolve: Resolution | None,
     confirm: Callable[[Plan, int], bool],
-    progress: Say | None = None,
+    progress: Progress | None = None,
 ) -> tuple[Plan, ApplyResult | None]:
     root = resolve_root(path)
     with store_lock(root):
@@ -73,7 +76,9 @@ def apply_store(
             return plan, None
         if not confirm(plan, len(actions)):
             raise RunFailed("not applied: declined at the prompt")
-        return plan, apply_plan(root, corpus, plan, settings, actions, resolve)
+        result = apply_plan(root, corpus, plan, settings, actions, resolve)
+        prune_after_apply(root, settings, result, say)
+        return plan, result
 
 
 def undo_store(path: str, run_id: str | None, say: Say):
@@ -84,6 +89,18 @@ def undo_store(path: str, run_id: str | None, say: Say):
         for message in recover(root):
             say(message)
         return undo(root, run_id)
+
+
+def prune_after_apply(root: Path, settings: Settings, result: ApplyResult | None, say: Say) -> None:
+    """Journal retention, after an apply that committed: the newest `journal.keep_runs` runs stay."""
+    from .journal import prune_runs
+
+    if result is None or result.record is None:
+        return
+    try:
+        prune_runs(root, settings.journal.keep_runs)
+    except OSError as exc:  # the run is applied and committed: an old folder left is only untidy
+        say(f"warning: could not prune old runs: {os_reason(exc, root)}")
 
 
 # --- the nightly run --------------------------------------------------------------------------
@@ -131,9 +148,18 @@ class RunOutcome:
 
 
 def run_store(
-    path: str, settings: Settings, say: Say, if_due: bool, wall: dt.datetime | None = None, progress: Say | None = None
+    path: str,
+    settings: Settings,
+    say: Say,
+    if_due: bool,
+    wall: dt.datetime | None = None,
+    progress: Progress | None = None,
+    before_apply: Callable[[Plan], None] | None = None,
 ) -> RunOutcome:
-    """Plan and apply every automatic action, non-interactively; record success only if complete."""
+    """Plan and apply every automatic action, non-interactively; record success only if complete.
+
+    `before_apply` sees the finished plan first; if it raises, nothing is applied or recorded (a
+    fleet whose shared budget ran out during this plan)."""
     from .stages import stage_runner
 
     root = resolve_root(path)
@@ -147,8 +173,11 @@ def run_store(
             if not due:
                 return RunOutcome(ran=False, reason=why)
         plan = build_plan(corpus, settings, stage_runner(settings, progress=progress))
+        if before_apply is not None:
+            before_apply(plan)
         actions = select_actions(plan, None, None)
         result = apply_plan(root, corpus, plan, settings, actions, None) if actions else None
+        prune_after_apply(root, settings, result, say)
         complete = not plan.errors
         if complete:
             state = {
@@ -176,13 +205,18 @@ def _report_path(layout: str, result: ApplyResult | None) -> str | None:
 # --- status -----------------------------------------------------------------------------------
 
 
-def status_store(path: str, settings: Settings) -> dict[str, Any]:
+def status_store(path: str, settings: Settings, progress: Progress | None = None) -> dict[str, Any]:
+    """What `status` shows. Pending actions are counted from a plan with the same model `plan`
+    uses (`--model none`: the rules alone), so the two commands agree."""
+    from .history import run_history, state_size
+    from .stages import stage_runner
+
     root = resolve_root(path)
     unfinished, refused = unfinished_runs(root)
     corpus, settings = open_store(root, settings)
-    plan = build_plan(corpus, settings.model_copy(update={"llm": settings.llm.model_copy(update={"model": "none"})}))
+    plan = build_plan(corpus, settings, stage_runner(settings, progress=progress))
     by_type = Counter(m.type or "untyped" for m in corpus.memories)
-    budgets = [f.model_dump(by_alias=True, exclude_none=True) for f in plan.findings if f.kind in ("over_budget", "near_budget")]
+    budgets = [f.model_dump(by_alias=True, exclude_none=True) for f in plan.findings if f.kind in (FindingKind.OVER_BUDGET, FindingKind.NEAR_BUDGET)]
     runs = committed_runs(root)
     state = read_state(root)
     return {
@@ -199,4 +233,8 @@ def status_store(path: str, settings: Settings) -> dict[str, Any]:
         "unfinished_journal": unfinished,
         "foreign_journal": [{"run": v.name, "why": v.problem} for v in refused],
         "run_in_progress": run_in_progress(root),
+        "model": settings.llm.model,
+        "llm_errors": [e.model_dump(mode="json") for e in plan.errors],
+        "runs": [e.to_json() for e in run_history(root)],
+        "state_bytes": state_size(root),
     }

@@ -103,6 +103,7 @@ def test_fixture_apply_matches_the_expected_tree(store):
         ("prune_stale", A + "project_export_jobs.md"),
         ("prune_stale", A + "project_legacy_billing.md"),
         ("rebuild_index", A + "MEMORY.md"),
+        ("absolutize_dates", A + "project_cache_layer.md"),  # "this week" -> "the week of 2026-11-16"
     ]
     assert out["skipped"] == []
     after = files(store)
@@ -120,12 +121,15 @@ def test_fixture_apply_matches_the_expected_tree(store):
     assert after[arch_p + "project_ci_cache_copy.md"] == before[P + "project_ci_cache_copy.md"]
     assert after[arch_a + "MEMORY.md"] == before[A + "MEMORY.md"]
     assert after[arch_p + "MEMORY.md"] == before[P + "MEMORY.md"]
-    # nothing was lost: every file of before is somewhere in after, byte for byte
+    # nothing was lost: every file of before is somewhere in after, byte for byte, but the one edited
+    # in place, whose only change is its phrase (its before-image is in the journal, for undo)
+    edited = A + "project_cache_layer.md"
+    assert after[edited] == before[edited].replace(b"this week.", b"the week of 2026-11-16.")
     for key, data in before.items():
-        assert data in after.values() or key.endswith("MEMORY.md"), key
+        assert data in after.values() or key.endswith("MEMORY.md") or key == edited, key
     # every file no action touches is byte-identical
     changed = {A + "MEMORY.md", P + "MEMORY.md", A + "project_export_jobs.md", A + "project_legacy_billing.md",
-               P + "project_ci_cache_copy.md"}
+               P + "project_ci_cache_copy.md", edited}
     for key in before:
         if key not in changed:
             assert after[key] == before[key], key

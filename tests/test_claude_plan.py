@@ -29,6 +29,8 @@ def test_fixture_actions_exact():
         ("prune_stale", (A + "project_export_jobs.md",)),
         ("prune_stale", (A + "project_legacy_billing.md",)),
         ("rebuild_index", (A + "MEMORY.md",)),
+        # "moves to a new module this week", written 2026-11-20 (issue 15)
+        ("absolutize_dates", (A + "project_cache_layer.md",)),
     ]
     by = {(a["kind"], a["targets"][0]): a for a in plan["actions"]}
     assert by[("merge_duplicate", P + "project_ci_cache.md")]["survivor"] == P + "project_ci_cache.md"

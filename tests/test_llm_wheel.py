@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -27,6 +28,18 @@ def test_pyproject_maps_the_prompts_folder_into_the_package():
     assert "*.md" in setuptools["package-data"]["pipeline.prompts"]
 
 
+def test_pyproject_ships_the_eval_data_as_a_package():
+    data = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    setuptools = data["tool"]["setuptools"]
+    assert setuptools["package-dir"]["pipeline.evals"] == "evals"
+    assert '"pipeline.evals"' in (REPO / "setup.py").read_text(encoding="utf-8")
+    patterns = setuptools["package-data"]["pipeline.evals"]
+    shipped = {p.relative_to(REPO / "evals").as_posix() for pat in patterns for p in (REPO / "evals").glob(pat)}
+    data_files = {p.relative_to(REPO / "evals").as_posix() for p in (REPO / "evals").rglob("*")
+                  if p.is_file() and p.suffix in (".jsonl", ".toml", ".md")}
+    assert data_files and data_files <= shipped, sorted(data_files - shipped)
+
+
 def test_the_source_tree_prompts_are_found_in_an_editable_install():
     from pipeline.llm.prompts import prompts_root
 
@@ -42,6 +55,7 @@ def test_wheel_contains_the_prompts_and_the_installed_package_loads_them(tmp_pat
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc")
     shutil.copytree(REPO / "pipeline", src / "pipeline", ignore=ignore)
     shutil.copytree(REPO / "prompts", src / "prompts", ignore=ignore)
+    shutil.copytree(REPO / "evals", src / "evals", ignore=ignore)
     write_prompt(src / "prompts", "wheelprobe", version="7", text="Probe prompt.")
 
     build = subprocess.run(
@@ -58,6 +72,9 @@ def test_wheel_contains_the_prompts_and_the_installed_package_loads_them(tmp_pat
     # Every subpackage of the source tree is in the wheel: none was forgotten in a hand-written list.
     packages = {p.relative_to(src).as_posix() for p in (src / "pipeline").rglob("__init__.py")}
     assert len(packages) > 10 and packages <= names, sorted(packages - names)
+    # the eval data ships too, so `memconsolidate eval` works outside a checkout
+    assert {"pipeline/evals/thresholds.toml", "pipeline/evals/datasets/dates.jsonl",
+            "pipeline/evals/recordings/conflicts.jsonl"} <= names
 
     site = tmp_path / "site"
     install = subprocess.run(
@@ -80,3 +97,7 @@ def test_wheel_contains_the_prompts_and_the_installed_package_loads_them(tmp_pat
     assert package_file.startswith(str(site))  # the installed copy, not the source tree
     assert str(site / "pipeline" / "prompts") in root and str(REPO) not in root
     assert version == "7"
+    scored = subprocess.run([sys.executable, "-m", "pipeline", "eval", "--stage", "dates", "--json"],
+                            capture_output=True, text=True, cwd=outside, env=env, timeout=300)
+    assert scored.returncode == 0, scored.stderr[-2000:]
+    assert json.loads(scored.stdout)["stage"] == "dates"

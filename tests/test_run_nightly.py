@@ -55,9 +55,9 @@ def test_run_with_stage_errors_is_not_recorded(tmp_path):
 
 def test_status_reports_types_pending_and_last_run(tmp_path):
     store = copy_store(FIXTURES / "bank", tmp_path / "bank")
-    res = run_cli("status", str(store), "--json", "--now", NOW)
+    res = run_cli("status", str(store), "--json", "--now", NOW, "--model", "none")
     info = json.loads(res.stdout)
-    assert info["memories"] == 23 and info["pending_actions"] == {"merge_duplicate": 3}
+    assert info["memories"] == 23 and info["pending_actions"] == {"merge_duplicate": 3} and info["model"] == "none"
     assert info["last_run"] is None and info["unfinished_journal"] == []
     assert run_cli("run", str(store), "--now", NOW, "--model", "none").returncode == 0
     info = json.loads(run_cli("status", str(store), "--json", "--now", NOW).stdout)

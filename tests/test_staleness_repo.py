@@ -8,7 +8,8 @@ from pathlib import Path
 from helpers import FIXTURES, NOW, plan_json
 
 from pipeline.config import Settings
-from pipeline.rules import repo_index, run_rules
+from pipeline.plan import run_rules
+from pipeline.rules import repo_index
 from pipeline.rules.repo_index import ScanCaps, scan_repos
 from pipeline.layouts.registry import open_store
 

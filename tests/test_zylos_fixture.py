@@ -152,8 +152,8 @@ def test_plan_is_deterministic_and_the_text_report_reads(store):
     assert a.stdout == b.stdout
     text = run_cli("plan", str(store), "--now", NOW, "--model", "none")
     assert text.returncode == 0 and "Traceback" not in text.stderr
-    assert "## Archival (5)" in text.stdout
-    assert "## Session rotation (1)" in text.stdout
+    assert "\nMemories to archive (5)\n" in text.stdout
+    assert "\nSession logs to rotate (1)\n" in text.stdout
 
 
 def test_fresh_checkout_sees_every_reference_file_as_active(tmp_path):

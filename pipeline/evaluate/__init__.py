@@ -56,7 +56,8 @@ def run_eval(stage: str, dataset: Path | None, settings: Settings, client: Any, 
     if stage in RULE_STAGES:
         from .dates import MODEL, eval_dates
 
-        report, errors, model = eval_dates(cases), [], MODEL
+        errors: list[str] = []
+        report, model = eval_dates(cases), MODEL
     elif stage in ("reorder", "conflict", "rule"):
         report, errors = _binary_stage(stage, cases, client, settings)
     else:

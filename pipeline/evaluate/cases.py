@@ -17,15 +17,39 @@ DATASET_STAGES = {"reorder": "reorder", "conflict": "conflicts", "rule": "rules"
 RULE_STAGES = ("dates",)
 
 
-def evals_dir() -> Path:
-    """$MEMCONSOLIDATE_EVALS, else the source tree's evals/, else ./evals."""
+def evals_places() -> list[Path]:
+    """Where the eval data may be, in order: $MEMCONSOLIDATE_EVALS alone when set; else the source
+    tree's evals/, the copy installed with the package (`pipeline/evals`), ./evals."""
     env = os.environ.get(EVALS_ENV)
     if env:
-        return Path(env).expanduser()
-    beside_source = Path(__file__).resolve().parents[2] / "evals"
-    if beside_source.is_dir():
-        return beside_source
-    return Path.cwd() / "evals"
+        return [Path(env).expanduser()]
+    package = Path(__file__).resolve().parents[1]
+    return [package.parent / "evals", package / "evals", Path.cwd() / "evals"]
+
+
+def evals_dir() -> Path:
+    """The first of `evals_places()` that has datasets (the last place when none has)."""
+    places = evals_places()
+    return next((p for p in places if (p / "datasets").is_dir()), places[-1])
+
+
+def find_evals() -> Path:
+    """`evals_dir()`, or a usage error naming every place looked in when none holds datasets."""
+    found = evals_dir()
+    if (found / "datasets").is_dir():
+        return found
+    looked = ", ".join(str(p) for p in evals_places())
+    raise UsageError(f"no eval datasets found (looked in {looked}); set {EVALS_ENV} to a folder with datasets/")
+
+
+def dataset_stage(name: str) -> str:
+    """A dataset stage from its own name or its pipeline stage's (`conflict` or `conflicts`)."""
+    if name in DATASET_STAGES:
+        return name
+    by_pipeline = {v: k for k, v in DATASET_STAGES.items()}
+    if name in by_pipeline:
+        return by_pipeline[name]
+    raise UsageError(f"unknown eval stage {name!r} (expected {', '.join(DATASET_STAGES)})")
 
 
 def default_dataset(stage: str) -> Path:

@@ -100,9 +100,11 @@ def eval_metadata(cases: list[dict[str, Any]], client: Any, settings: Settings) 
         return MetadataInput(groups=[_group_item(handles.handle(c["id"]), c) for c in chunk])
 
     answers, errors = ask_in_batches(client, NAME, cases, lambda c: c["id"], 1, payload, MetadataOutput, lambda r: r.decisions)
-    totals = Counter()
-    failed, declined, errored = [], [], []
-    base = Counter()
+    totals: Counter[str] = Counter()
+    failed: list[str] = []
+    declined: list[str] = []
+    errored: list[str] = []
+    base: Counter[str] = Counter()
     for case in cases:
         needles = list(case.get("must_keep", []))
         texts = _member_texts(case)
@@ -137,16 +139,16 @@ def eval_metadata(cases: list[dict[str, Any]], client: Any, settings: Settings) 
         totals["traced"] += t
         totals["facts"] += n
     n_cases = len(cases)
-    needles = totals["needles"] or 1
+    n_needles = totals["needles"] or 1
 
     def metrics(kept: int, all_kept: int, traced: int, facts: int) -> dict[str, float]:
-        recall = kept / needles
+        recall = kept / n_needles
         precision = traced / facts if facts else 1.0
         return {"accuracy": _r(all_kept / n_cases), "precision": _r(precision), "recall": _r(recall),
                 "f1": _r(_f1(precision, recall)), "keep_rate": _r(recall)}
 
     m = metrics(totals["kept"], totals["all"], totals["traced"], totals["facts"])
-    m.update({"raw_accuracy": _r(totals["raw_all"] / n_cases), "raw_keep_rate": _r(totals["raw_kept"] / needles),
+    m.update({"raw_accuracy": _r(totals["raw_all"] / n_cases), "raw_keep_rate": _r(totals["raw_kept"] / n_needles),
               "fallback_rate": _r(totals["fallback"] / n_cases)})
     report = {
         "n": n_cases,

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 
-def binary(cases: list[dict[str, Any]], predicted: dict[str, bool | None]) -> dict[str, Any]:
+def binary(cases: list[dict[str, Any]], predicted: Mapping[str, bool | None]) -> dict[str, Any]:
     """accuracy/precision/recall/f1 over `cases`; a case the model errored on (None) counts as wrong."""
     tp = fp = fn = tn = errors = 0
     false_pos, false_neg = [], []

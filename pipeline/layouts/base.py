@@ -5,7 +5,7 @@ an entry point (see `registry.py`). The core never names a layout: it asks the r
 object and reads what the object declares. Adding a layout therefore touches no core file.
 
 Imports of the core's types are for type checking only: this module sits below everything that
-uses it, and the writers import `apply` (their `ChangeSet`), which imports the registry.
+uses it (the registry, the plan, apply).
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Callable, Protocol, runtime_checkable
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
-    from ..apply import ChangeSet
+    from ..changes import ChangeSet
     from ..config import Settings
     from ..model import Action, Corpus, Finding, Memory
     from ..rules.outcome import Outcome
@@ -33,11 +33,19 @@ class Layout(Protocol):
     markers: str  # what `detect` looks for, for the "no recognisable memory store" message
     # Markers so common (a MEMORY.md) that every other layout is tried first, third-party ones too.
     catch_all: bool
-    # The model of its Settings section (`Settings.<name>`), or None when it has no settings.
-    config_model: type[BaseModel] | None
-    # The shape of `consolidate` actions its writer applies ("crux": typed folders and trackers;
-    # "claude": a topic file in the members' folder); None when it does not consolidate.
-    consolidation_style: str | None
+
+    # Read-only (properties), so a layout may declare them as plain class attributes of a narrower
+    # type (`config_model = CruxConfig`).
+    @property
+    def config_model(self) -> type[BaseModel] | None:
+        """The model of its Settings section (`Settings.<name>`), or None when it has no settings."""
+        ...
+
+    @property
+    def consolidation_style(self) -> str | None:
+        """The shape of `consolidate` actions its writer applies ("crux": typed folders and trackers;
+        "claude": a topic file in the members' folder); None when it does not consolidate."""
+        ...
     # A judged standing rule is applied without asking (bank's auto-managed learned.md).
     automatic_rule_promotion: bool
     # Staleness is checked even without `--repo`: its memories name their own repository.

@@ -24,7 +24,7 @@ class _PickledRow(Exception):
 
 
 class SafeDisk(diskcache.Disk):
-    def fetch(self, mode, filename, value, read):  # type: ignore[no-untyped-def]
+    def fetch(self, mode, filename, value, read):
         if mode == MODE_PICKLE:
             raise _PickledRow()
         return super().fetch(mode, filename, value, read)

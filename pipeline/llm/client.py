@@ -29,6 +29,7 @@ from .cache import ReplyCache, default_cache_dir
 from .canonical import canonical_json, schema_hash, sha256_hex, to_data
 from .errors import BudgetExceeded, CallFailed, StageCallError
 from .litellm_backend import LiteLLMBackend, check_model
+from .meter import Meter, current as current_meter
 from .modes import resolve_mode
 from .prompts import Prompt, load_prompt
 from .recordings import MockBackend, Recordings, recordings_dir
@@ -113,6 +114,7 @@ class LLMClient:
         recorder: Recordings | None = None,
         secrets: tuple[str, ...] = (),
         params: dict[str, Any] | None = None,
+        meter: Meter | None = None,
     ) -> None:
         self.backend = backend
         self.model = model
@@ -136,6 +138,8 @@ class LLMClient:
         self._cost_nano = 0
         self._exhausted: BudgetExceeded | None = None
         self._runner = _LoopThread()
+        # a budget shared with other clients (a fleet of stores): the one given, or the installed one
+        self.meter = meter if meter is not None else current_meter()
 
     def __repr__(self) -> str:
         return f"LLMClient(model={self.model!r}, mode={self.mode!r}, cache={'on' if self.cache else 'off'})"
@@ -280,7 +284,9 @@ class LLMClient:
             raise StageCallError(stage, redact(f"internal error: {type(exc).__name__}: {message}", self._secrets)) from None
 
     async def _send(self, request: CallRequest) -> BaseModel:
-        self._reserve(request.stage)
+        delay = self._reserve(request.stage)
+        if delay > 0:  # the shared meter's rate limit: wait for our slot without blocking the loop
+            await asyncio.sleep(delay)
         try:
             reply = await self.backend.complete(request)
         except CallFailed as failed:
@@ -296,8 +302,10 @@ class LLMClient:
         except ValidationError as exc:
             raise StageCallError(request.stage, f"reply invalid: {exc.error_count()} errors") from None
 
-    def _reserve(self, stage: str) -> None:
-        """Count the call, or raise BudgetExceeded if it would go over `max_calls`/`max_cost`."""
+    def _reserve(self, stage: str) -> float:
+        """Count the call, or raise BudgetExceeded if it would go over `max_calls`/`max_cost` (or the
+        meter's budget); the seconds the meter wants us to wait before sending."""
+        delay = 0.0
         with self._lock:
             if self.max_calls is not None and self._calls >= self.max_calls:
                 self._exhausted = self._exhausted or BudgetExceeded(stage, f"call budget reached (max_calls={self.max_calls})")
@@ -307,13 +315,22 @@ class LLMClient:
                     stage, f"cost budget reached (${self._cost_nano / _NANO:.4f} of max_cost ${self.max_cost:g})"
                 )
                 raise BudgetExceeded(stage, self._exhausted.reason)
+            if self.meter is not None:
+                try:
+                    delay = self.meter.reserve(stage)
+                except BudgetExceeded as exc:
+                    self._exhausted = self._exhausted or exc
+                    raise BudgetExceeded(stage, self._exhausted.reason) from None
             self._calls += 1
+        return delay
 
     def _add_usage(self, prompt_tokens: int, completion_tokens: int, cost_usd: float) -> None:
         with self._lock:
             self._prompt_tokens += max(0, int(prompt_tokens))
             self._completion_tokens += max(0, int(completion_tokens))
             self._cost_nano += max(0, round(float(cost_usd) * _NANO))
+        if self.meter is not None and cost_usd > 0:
+            self.meter.spent(float(cost_usd))
 
     def _redacted(self, stage: str, reply: T) -> T:
         try:

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from ..errors import MemconsolidateError
 from ..model import StageError
 
 
-class StageCallError(Exception):
+class StageCallError(MemconsolidateError):
     """A stage's model call failed; `reason` is one short line, safe to show (no secrets).
 
     The stage runner records it in the plan's `errors` (`as_stage_error()`) and drops the stage's
@@ -32,7 +33,7 @@ class UnknownHandle(StageCallError):
     """A reply named a handle that was not offered (the model invented or misnumbered a candidate)."""
 
 
-class CallFailed(Exception):
+class CallFailed(MemconsolidateError):
     """Internal: a backend's failure with the usage it still spent; the client turns it into a
     StageCallError after counting the usage."""
 

@@ -21,6 +21,8 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
+from ..errors import MemconsolidateError
+
 T = TypeVar("T")
 
 
@@ -163,7 +165,7 @@ def _parse_retry_after(value: str) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-class RetriesExhausted(Exception):
+class RetriesExhausted(MemconsolidateError):
     """The last error after `attempts` tries (or a non-retryable one after fewer)."""
 
     def __init__(self, last: BaseException, attempts: int) -> None:

@@ -1,28 +1,5 @@
-"""The deterministic pass: pure functions from a `Corpus` to actions and findings.
+"""The layout-neutral deterministic rules: pure functions from a `Corpus` to actions and findings.
 
-Each rule lives in its own module, named for what it does. The rules every layout shares live here;
-a layout's own rules live in its package (`pipeline/layouts/<name>/`) and run through its `rules`.
+Each rule lives in its own module, named for what it does. A layout's own rules live in its package
+(`pipeline/layouts/<name>/`); `plan.run_rules` runs both (this package sits below the layouts).
 """
-
-from __future__ import annotations
-
-from ..config import Settings
-from ..model import Corpus
-from ..layouts.registry import layout_of
-from .duplicates import merge_duplicates, report_reorders
-from .index_drift import index_drift
-from .outcome import Outcome
-from .staleness import staleness
-
-
-def run_rules(corpus: Corpus, settings: Settings) -> Outcome:
-    layout = layout_of(corpus)
-    out = Outcome()
-    out.findings.extend(corpus.findings)
-    out.extend(merge_duplicates(corpus.memories))
-    out.extend(report_reorders(corpus.memories))
-    out.extend(layout.rules(corpus, settings))
-    if layout.staleness_without_repo or settings.repo:
-        out.extend(staleness(corpus, settings))
-    out.extend(index_drift(corpus))
-    return out

@@ -11,6 +11,8 @@ it was written: front matter `created` / `modified` / `date` (crux, claude), a b
   (`class` ambiguous_date) with the replacements read against `created` as a suggestion;
 - only a file mtime (its UTC date, so every machine agrees): a finding (`mtime_only`) with the
   replacements read against it; no date at all: a finding (`no_date`);
+- the live zylos session log (`sessions/current.md`, only ever appended to): a finding
+  (`append_only`);
 - vague phrases ("recently", "soon"; not the present-tense ones, see QUIET_VAGUE): a finding
   (`vague`); phrases recognised but deliberately
   kept ("last week's outage", "this Friday"): a finding (`not_replaced`).
@@ -18,7 +20,8 @@ it was written: front matter `created` / `modified` / `date` (crux, claude), a b
 Offsets in a replacement are character offsets into the field it names, as the reader decoded it
 (`body` is the text after the front matter; `twin_body` the uncompressed crux twin's body), so a
 writer applies them with `relative_dates.apply_replacements` and re-encodes, keeping every other
-byte. Not wired into the plan yet (the layouts are moving); the lead wires it.
+byte. `rules.run_rules` runs it for every layout; the writers apply the action through
+`storage/text_edits.py` (the same path as `update_ref`).
 """
 
 from __future__ import annotations
@@ -27,13 +30,14 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any, Iterable
 
+from ..kinds import ActionKind, FindingKind
 from ..model import Action, Finding, Memory
 from .outcome import Outcome
 from .relative_dates import DateScan, Mention, Replacement, scan_relative_dates
-from ..layouts.zylos.rules.freshness import mtime_date
+from ..storage.files import mtime_date
 
-ACTION_KIND = "absolutize_dates"
-FINDING_KIND = "relative_date"
+ACTION_KIND = ActionKind.ABSOLUTIZE_DATES
+FINDING_KIND = FindingKind.RELATIVE_DATE
 # Vague words about the present ("now", "currently", "today" meaning currently) are in most memories
 # that describe a state (65 "now" in 394 real memories): the scan reports them, the plan does not.
 # The ones that point at an unknown moment ("recently", "soon", "a while ago") are findings.
@@ -86,11 +90,17 @@ def _mention(field: str, m: Mention) -> dict[str, Any]:
 
 
 def _shown(edits: list[dict[str, Any]]) -> str:
-    return "; ".join(f"“{e['before']}” → “{e['after']}”" for e in edits)
+    # Each replacement, before -> after, is listed by the report from `replacements` (one a line).
+    return f"{len(edits)} replacement{'s' if len(edits) != 1 else ''}"
 
 
 def _quoted(mentions: list[dict[str, Any]]) -> str:
     return ", ".join(f"“{p}”" for p in dict.fromkeys(m["phrase"] for m in mentions))
+
+
+def _append_only(memory: Memory) -> bool:
+    # A file its reader marks append-only (zylos' sessions/current.md): rotated, never rewritten.
+    return memory.extra.get("append_only") is True
 
 
 def memory_outcome(memory: Memory) -> Outcome:
@@ -106,7 +116,12 @@ def memory_outcome(memory: Memory) -> Outcome:
     held = [_mention(f, h) for f, s in scans for h in s.held if h.why != "no date"]
     undated = [_mention(f, h) for f, s in scans for h in s.held if h.why == "no date"]
     key = [memory.key]
-    if edits and date.source in ("created", "modified", "created+modified"):
+    if edits and _append_only(memory):
+        out.findings.append(Finding(
+            kind=FINDING_KIND, targets=key, class_="append_only", written=str(date.when), replacements=edits,
+            reason=f"the live session log is only appended to, never edited in place: {_shown(edits)}",
+        ))
+    elif edits and date.source in ("created", "modified", "created+modified"):
         pinned = " (pinned: confirm first)" if memory.pinned else ""
         out.actions.append(Action(
             kind=ACTION_KIND, targets=key, needs_user=memory.pinned,

@@ -51,7 +51,7 @@ def reorder_groups(memories: list[Memory]) -> list[list[Memory]]:
     Each returned group holds one representative per distinct normalized text (the survivor of its
     duplicate group), so exact duplicates are not offered to the judge twice.
     """
-    representatives = {}
+    representatives: dict[tuple[str, str], list[Memory]] = {}
     for m in memories:
         if comparable(m):
             representatives.setdefault((m.group, normalize(m.body)), []).append(m)

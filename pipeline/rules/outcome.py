@@ -4,46 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..kinds import action_rank, finding_rank
 from ..model import Action, Finding
-
-# Order of kinds in the plan and the report: the seeds' report order (consistency, conflicts,
-# promotions, demotions, archival, consolidations, ...).
-ACTION_ORDER = [
-    "merge_duplicate",
-    "prune_stale",
-    "conflict",
-    "promote",
-    "demote",
-    "archive",
-    "consolidate",
-    "rebalance_volumes",
-    "compress",
-    "sync_strength",
-    "promote_rule",
-    "remove_orphan_tracker",
-    "archive_session",
-    "rotate_session",
-    "trim_budget",
-    "rebuild_index",
-    "absolutize_dates",
-]
-FINDING_ORDER = [
-    "parse_error",
-    "config_issue",
-    "pinned_skipped",
-    "capped",
-    "manual_review",
-    "reorder_candidate",
-    "stale",
-    "strength_mismatch",
-    "missing_tracker",
-    "stale_source",
-    "goal_review",
-    "over_budget",
-    "near_budget",
-    "freshness",
-    "relative_date",
-]
 
 
 @dataclass
@@ -57,16 +19,9 @@ class Outcome:
         return self
 
 
-def _rank(order: list[str], kind: str) -> int:
-    try:
-        return order.index(kind)
-    except ValueError:
-        return len(order)
-
-
 def action_sort_key(a: Action) -> tuple:
-    return (_rank(ACTION_ORDER, a.kind), a.targets, a.source, a.reason)
+    return (action_rank(a.kind), a.targets, a.source, a.reason)
 
 
 def finding_sort_key(f: Finding) -> tuple:
-    return (_rank(FINDING_ORDER, f.kind), f.targets, f.class_ or "", f.reason)
+    return (finding_rank(f.kind), f.targets, f.class_ or "", f.reason)

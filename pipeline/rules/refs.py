@@ -141,9 +141,9 @@ def extract_refs(text: str) -> Refs:
     for m in _INLINE_CODE.finditer(prose):
         code = m.group(1)
         for token in _TOKEN_SPLIT.split(code):
-            ref = _inline_token_ref(token)
-            if ref:
-                files.add(ref)
+            inline = _inline_token_ref(token)
+            if inline:
+                files.add(inline)
         symbols |= _symbols_from_inline(code)
     symbols |= _symbols_from_prose(_INLINE_CODE.sub(" ", prose))
     return Refs(files=tuple(sorted(files)), symbols=tuple(sorted(symbols)))

@@ -25,6 +25,8 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
+from ..text.splice import SpliceError, splice
+
 # --- results ---------------------------------------------------------------------------------------
 
 
@@ -673,13 +675,7 @@ def scan_relative_dates(text: str, written: dt.date | None) -> DateScan:
 def apply_replacements(text: str, replacements: Iterable[Replacement]) -> str:
     """`text` with each replacement's span rewritten; every other character (CRLF, BOM, trailing
     whitespace) is kept. Refuses spans that overlap or no longer hold their phrase."""
-    out: list[str] = []
-    pos = 0
-    for r in sorted(replacements, key=lambda r: r.start):
-        if r.start < pos or text[r.start:r.end] != r.phrase:
-            raise ValueError(f"replacement {r.phrase!r} at {r.start} does not match the text")
-        out.append(text[pos:r.start])
-        out.append(r.replacement)
-        pos = r.end
-    out.append(text[pos:])
-    return "".join(out)
+    try:
+        return splice(text, ((r.start, r.end, r.phrase, r.replacement) for r in replacements))
+    except SpliceError as exc:
+        raise ValueError(f"replacement {exc.before!r} at {exc.start} does not match the text") from None

@@ -28,6 +28,7 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
+from ..kinds import StaleClass
 from ..config import Settings
 from ..model import Action, Corpus, Finding, Memory
 from ..layouts.registry import get as get_layout
@@ -38,10 +39,10 @@ from .refs import REPO_RELATIVE, Refs, extract_refs, scope
 from .repo_index import RepoIndex
 from .staleness_context import CONTEXT_KEY, StalenessContext, consult_log_of, load_context, repo_of
 
-EVERGREEN = "EVERGREEN"
-FRESH = "FRESH"
-PARTIALLY_STALE = "PARTIALLY_STALE"
-FULLY_STALE = "FULLY_STALE"
+EVERGREEN = StaleClass.EVERGREEN
+FRESH = StaleClass.FRESH
+PARTIALLY_STALE = StaleClass.PARTIALLY_STALE
+FULLY_STALE = StaleClass.FULLY_STALE
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ from typing import Any, Callable
 from ..config import Settings
 from ..model import Corpus, StageError, Stats
 from ..rules.outcome import Outcome
-from .base import Stage, StageContext
+from .base import Stage, StageContext, StageProgress
 from .model_text import flag_injections
 
 
@@ -24,12 +24,14 @@ def all_stages() -> list[Stage]:
 
 
 def stage_runner(
-    settings: Settings, client: Any = None, only: set[str] | None = None, progress: Callable[[str], None] | None = None
+    settings: Settings, client: Any = None, only: set[str] | None = None,
+    progress: Callable[[StageProgress], None] | None = None,
 ):
     """The function that runs the LLM stages for this model, or None for `--model none`.
 
     `client` replaces the one the settings would make (it is then not closed here); `only` runs
-    just the named stages; `progress` hears a line as each stage ends (long runs with a real model).
+    just the named stages; `progress` hears where each stage is, as its batches come back and when it
+    ends (a progress bar for long runs with a real model).
     """
     if settings.llm.model == "none" and client is None:
         return None
@@ -46,19 +48,19 @@ def stage_runner(
             for stage in all_stages():
                 if (only and stage.name not in only) or not stage.applies(corpus, settings):
                     continue
-                calls = active.stats.llm_calls + active.stats.cache_hits
+                if progress:
+                    ctx.progress = _reporter(progress, stage.name, active)
+                    ctx.progress(0, 0)
                 try:
                     outcome = stage.run(ctx, outcome)
                 except BudgetExceeded as exc:
                     errors.append(StageError(stage=stage.name, message=exc.reason))
+                    _ended(progress, stage.name, active, failed=True)
                     break
                 except StageCallError as exc:
                     errors.append(StageError(stage=stage.name, message=exc.reason))
-                finally:
-                    if progress:
-                        done = active.stats.llm_calls + active.stats.cache_hits - calls
-                        failed = " (failed, see errors)" if errors and errors[-1].stage == stage.name else ""
-                        progress(f"stage {stage.name}: {done} call(s){failed}")
+                # not in a `finally`: a stage cut short by Ctrl-C is never reported as ended
+                _ended(progress, stage.name, active, failed=bool(errors) and errors[-1].stage == stage.name)
         finally:
             close = getattr(active, "close", None)
             if close and client is None:
@@ -67,3 +69,16 @@ def stage_runner(
         return flagged, errors, active.stats
 
     return run
+
+
+def _ended(progress: Callable[[StageProgress], None] | None, stage: str, client: Any, failed: bool) -> None:
+    if progress:
+        s = client.stats
+        progress(StageProgress(stage, 0, 0, s.llm_calls, s.cache_hits, finished=True, failed=failed))
+
+
+def _reporter(progress: Callable[[StageProgress], None], stage: str, client: Any) -> Callable[[int, int], None]:
+    def report(done: int, total: int) -> None:
+        progress(StageProgress(stage, done, total, client.stats.llm_calls, client.stats.cache_hits))
+
+    return report

@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ..kinds import ActionKind
 from ..config import Settings
 from ..layouts.registry import layout_of
 from ..llm import Handles, register_stub
@@ -108,7 +109,7 @@ def _from_memories(corpus: Corpus, outcome: Outcome, settings: Settings) -> list
 def _from_consolidations(outcome: Outcome, settings: Settings) -> list[Candidate]:
     out = []
     for a in outcome.actions:
-        if a.kind not in ("consolidate", "rebalance_volumes"):
+        if a.kind not in (ActionKind.CONSOLIDATE, ActionKind.REBALANCE_VOLUMES):
             continue
         for o in getattr(a, "outputs", None) or []:
             if not str(o.get("path", "")).endswith(".memory.md"):

@@ -251,11 +251,11 @@ def crux_groups(corpus: Corpus, outcome: Outcome) -> list[Group]:
     edges, partners = [], set()
     for a, b in sorted(_index_pairs(pool, features, MAX_TAG_DF)):
         ma, mb = by_key[a], by_key[b]
-        ok, ratio, shared = _tag_partner(ma, mb)
+        ok, ratio, n_shared = _tag_partner(ma, mb)
         if not ok or _titles_conflict(ma, mb):
             continue
         partners.add((a, b))
-        edges.append(_Edge(a, b, ma.type == mb.type, ratio, bool(ma.source) and ma.source == mb.source, shared))
+        edges.append(_Edge(a, b, ma.type == mb.type, ratio, bool(ma.source) and ma.source == mb.source, n_shared))
     groups = []
     for keys in _grow(edges, partners):
         members = merge_order(by_key[k] for k in keys)

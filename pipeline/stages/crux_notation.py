@@ -26,6 +26,7 @@ import math
 import re
 from typing import Any
 
+from ..text.lines import ATX_HEADING
 from ..rules.text import normalize
 from .text_facts import (
     CODE_SPAN,
@@ -40,7 +41,7 @@ from .text_facts import (
 
 OPEN, CLOSE = "⟦CRUX:memory", "⟧"
 RULE_COVERAGE = 0.5
-_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+_HEADING = ATX_HEADING
 _LIST_MARK = re.compile(r"^(?:[-*+]|(\d+)[.)])\s+")
 _PROTECTED = re.compile(r"[\d/_.@$=()\[\]{}<>:]|[a-z][A-Z]|^[A-Z]{2,}")
 # One-word and two-word glue, and what the notation writes instead ("" drops the word).

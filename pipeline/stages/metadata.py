@@ -29,6 +29,7 @@ from ..model import Action, Corpus, Finding, Memory
 from ..rules.outcome import Outcome
 from ..rules.text import significant_words
 from ..layouts.crux.reader import body_size
+from ..text.truncate import clip
 from .base import StageContext
 from .conflict_heuristics import judge_conflict
 from .consolidation_fields import crux_folder, crux_frontmatter, slug_words, unique_slug, volume_hash
@@ -156,8 +157,7 @@ def original_body(m: Memory) -> str:
 
 def member_item(n: int, m: Memory) -> MemberItem:
     body = original_body(m)
-    if len(body) > MEMBER_CHARS:
-        body = body[: MEMBER_CHARS - 1] + "…"
+    body = clip(body, MEMBER_CHARS)
     return MemberItem(n=n, title=m.title or m.slug, description=m.description, type=m.type, tags=list(m.tags), body=body)
 
 
@@ -198,7 +198,7 @@ class Namer:
         files = corpus.extra.get("crux", {}).get("memory_files") or [m.key for m in corpus.memories]
         self.taken: set[str] = {_slug_of(PurePosixPath(k).name) for k in files}
         self.taken |= {t.slug for t in corpus.trackers}
-        self.taken |= {m.extra.get("consolidation_topic") for m in corpus.memories if m.extra.get("consolidation_topic")}
+        self.taken |= {topic for m in corpus.memories if (topic := m.extra.get("consolidation_topic"))}
         self.claude_taken: set[str] = {k.rsplit(".", 1)[0] for k in (m.key for m in corpus.memories)}
 
     def crux(self, title: str) -> str:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from ..kinds import FindingKind
 from ..config import Settings
 from ..llm import Handles, register_stub
 from ..model import Action, Corpus, Finding, Memory
@@ -55,9 +56,9 @@ def stub(payload: ReorderInput) -> ReorderOutput:
 def candidate_pairs(corpus: Corpus, outcome: Outcome) -> list[tuple[Memory, Memory]]:
     """(survivor, other) for every reorder group, in plan order."""
     by_key = corpus.by_key()
-    pairs = []
+    pairs: list[tuple[Memory, Memory]] = []
     for f in outcome.findings:
-        if f.kind != "reorder_candidate":
+        if f.kind != FindingKind.REORDER_CANDIDATE:
             continue
         members = sorted((by_key[k] for k in f.targets if k in by_key), key=survivor_key)
         pairs.extend((members[0], m) for m in members[1:])

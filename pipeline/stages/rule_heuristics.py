@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from ..text.truncate import shorten
 from ..rules.text import normalize
 
 IMPERATIVE_VERBS = frozenset(
@@ -87,6 +88,4 @@ def one_line_rule(text: str) -> str:
     t = " ".join(text.split())
     t = re.sub(r"^remember to\s+", "", t, flags=re.I)
     t = t[:1].upper() + t[1:]
-    if len(t) > 300:
-        t = t[:299].rsplit(" ", 1)[0] + "…"
-    return t
+    return shorten(t, 300, word_after=1)

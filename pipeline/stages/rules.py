@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
+from ..kinds import ActionKind
 from ..config import Settings
 from ..layouts.registry import layout_of
 from ..llm import Handles, register_stub
@@ -84,7 +85,7 @@ class RuleStage:
 
     def run(self, ctx: StageContext, outcome: Outcome) -> Outcome:
         by_key = ctx.corpus.by_key()
-        candidates = [a for a in outcome.actions if a.kind == "promote_rule" and a.source == "deterministic" and a.targets[0] in by_key]
+        candidates = [a for a in outcome.actions if a.kind == ActionKind.PROMOTE_RULE and a.source == "deterministic" and a.targets[0] in by_key]
         cap = layout_of(ctx.corpus).rule_candidate_cap(ctx.settings)
         if cap is not None:
             candidates.sort(key=lambda a: (-by_key[a.targets[0]].corroboration, a.targets[0]))

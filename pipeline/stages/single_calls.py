@@ -7,6 +7,7 @@ from typing import Any, Callable, Sequence, TypeVar
 
 from pydantic import BaseModel
 
+from ..text.truncate import shorten
 from .base import StageContext, ask_in_batches
 
 K = TypeVar("K")
@@ -27,8 +28,4 @@ def ask_each(ctx: StageContext, stage: str, items: Sequence[K], key_of: Callable
 
 def one_line(text: str | None, limit: int) -> str:
     """Model text for a single-line field: whitespace folded, bounded at a word."""
-    folded = " ".join((text or "").split())
-    if len(folded) <= limit:
-        return folded
-    cut = folded[: limit - 1].rsplit(" ", 1)[0]
-    return (cut or folded[: limit - 1]) + "…"
+    return shorten(" ".join((text or "").split()), limit, word_after=1)

@@ -22,11 +22,13 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ..kinds import ActionKind
 from ..config import Settings
 from ..layouts.registry import layout_of
 from ..llm import Handles, register_stub
 from ..model import Action, Corpus, Finding
 from ..rules.outcome import Outcome
+from ..text.truncate import clip
 from .base import StageContext
 from .consolidation_fields import crux_folder, crux_frontmatter
 from .consolidation_groups import Topic, busy_keys, existing_topics
@@ -141,7 +143,7 @@ def _from_actions(outcome: Outcome, settings: Settings) -> list[Candidate]:
     for a in outcome.actions:
         topic = getattr(a, "topic", None)
         outputs = getattr(a, "outputs", None) or []
-        if a.kind not in ("consolidate", "rebalance_volumes") or not topic or len(outputs) < 2 or not a.source.endswith(":metadata"):
+        if a.kind not in (ActionKind.CONSOLIDATE, ActionKind.REBALANCE_VOLUMES) or not topic or len(outputs) < 2 or not a.source.endswith(":metadata"):
             continue
         joined = "\n\n".join(o["body"].strip("\n") for o in outputs) + "\n"
         title = str(outputs[0]["frontmatter"].get("title", topic)).split(":")[0]
@@ -195,7 +197,7 @@ def _payload(settings: Settings, candidates: list[Candidate]):
                 handle=handles.handle(c.key), title=c.title, unit=settings.crux.sizeUnit, cap=cap, gap=gap,
                 max_volumes=len(greedy_cut(c.sections, cap, measure)),
                 sections=[SectionItem(n=i, heading=s.heading, size=sizes[i - 1],
-                                      text=s.text if len(s.text) <= SECTION_CHARS else s.text[: SECTION_CHARS - 1] + "…")
+                                      text=clip(s.text, SECTION_CHARS))
                           for i, s in enumerate(c.sections, start=1)],
             ))
         return SplitInput(bodies=bodies)
@@ -252,8 +254,8 @@ class SplitStage:
                     replaced[id(c.action)] = _updated(c.action, split_source=ctx.source(NAME), split_fallback=True,
                                                       reason=f"{c.action.reason}; {note}")
                     continue
-                base = dict(c.action.outputs[0]["frontmatter"])  # type: ignore[attr-defined]
-                base["strength"] = sum(int(o["frontmatter"].get("strength") or 0) for o in c.action.outputs)  # type: ignore[attr-defined]
+                base: dict[str, Any] = dict(c.action.outputs[0]["frontmatter"])  # type: ignore[attr-defined]
+                base["strength"] = sum(int(o["frontmatter"].get("strength") or 0) for o in c.action.outputs)  # type: ignore[attr-defined, misc]
                 outputs = volume_outputs(c.topic, c.folder, _shared(base), c.sections, assignment, names, measure)
                 replaced[id(c.action)] = _updated(c.action, outputs=outputs, volumes=len(outputs), split_source=ctx.source(NAME),
                                                   split_fallback=False, reason=f"{c.action.reason}; {note}")

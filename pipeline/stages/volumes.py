@@ -18,16 +18,16 @@ the smallest volume holds at least a quarter of the cap or half of the average v
 from __future__ import annotations
 
 import math
-import re
 from collections import Counter
 from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
+from ..text.lines import ATX_HEADING
 from ..rules.text import significant_words
 
 Measure = Callable[[str], int]
 VolumeSize = Callable[[Sequence[int]], int]
-_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")
+_HEADING = ATX_HEADING
 UNDER_FILLED = 0.25
 CLUSTER_MAX_SECTIONS = 80
 

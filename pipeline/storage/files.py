@@ -20,6 +20,7 @@ from typing import Any, Iterator
 import yaml
 from frontmatter.default_handlers import YAMLHandler
 
+from ..errors import MemconsolidateError
 from ..model import Finding
 
 _YAML = YAMLHandler()
@@ -29,7 +30,7 @@ YAML_ERRORS = (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionEr
 SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", ".memconsolidate"}
 
 
-class Unreadable(Exception):
+class Unreadable(MemconsolidateError):
     """A file that cannot be taken as text; its message becomes the parse_error reason."""
 
 
@@ -247,6 +248,11 @@ def as_tags(value: Any) -> list[str]:
     if isinstance(value, str):
         return [t.strip() for t in value.strip("[]").split(",") if t.strip()]
     return []
+
+
+def mtime_date(mtime: float) -> dt.date:
+    """The UTC day of a modification time."""
+    return dt.datetime.fromtimestamp(mtime, tz=dt.timezone.utc).date()
 
 
 def mtime_of(path: Path) -> float | None:

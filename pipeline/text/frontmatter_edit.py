@@ -15,6 +15,7 @@ from typing import Any
 import yaml
 
 from ..storage.files import Unreadable, split_frontmatter
+from .lines import newline_of
 
 _PLAIN_SAFE = re.compile(r"^[A-Za-z0-9_./][A-Za-z0-9_./ +-]*$")
 _YAML_WORDS = {"true", "false", "yes", "no", "on", "off", "null", "~", ""}
@@ -91,7 +92,7 @@ def set_keys(text: str, updates: dict[str, Any]) -> str:
     prefix_end = text.index(fm.raw) if fm.raw else text.index("\n") + 1
     suffix = text[prefix_end + len(fm.raw):]
     lines = fm.raw.splitlines(keepends=True)
-    newline = "\r\n" if lines and lines[0].endswith("\r\n") else "\n"
+    newline = newline_of(fm.raw)
     spans = _key_spans(lines)
     # New keys follow the file's habit: quoted strings if its title/type are quoted.
     house_quoted = any(

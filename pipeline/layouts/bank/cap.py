@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...kinds import ActionKind
 from ...model import Action, Finding
 from ...rules.outcome import Outcome, action_sort_key
 
@@ -12,7 +13,7 @@ def cap_supersedes(actions: list[Action], limit: int) -> Outcome:
     budget = limit
     waiting: list[str] = []
     for action in sorted(actions, key=action_sort_key):
-        if action.kind != "merge_duplicate":
+        if action.kind != ActionKind.MERGE_DUPLICATE:
             out.actions.append(action)
             continue
         retired = [t for t in action.targets if t != action.survivor]

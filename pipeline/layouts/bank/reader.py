@@ -163,7 +163,8 @@ def read_learned(root: Path, bank: Path, settings: Settings, corpus: Corpus) -> 
     except Unreadable as exc:
         corpus.findings.append(parse_error(rel(root, path), str(exc)))
         return {"fingerprints": [], "sources": []}
-    fps, srcs = [], []
+    fps: list[str] = []
+    srcs: list[str] = []
     for m in LEARNED_MARK.finditer(text):
         fps.append(m.group("fp"))
         if m.group("src"):

@@ -8,22 +8,21 @@ Both need a judgement (instruction or plain fact?), so the deterministic pass on
 
 from __future__ import annotations
 
-from ...model import Action, Corpus
+from ...model import Corpus, Memory
 from ...rules.outcome import Outcome
+from ...rules.rule_candidates import rule_candidates
 
 
 def bank_rule_candidates(corpus: Corpus, threshold: int) -> Outcome:
-    out = Outcome()
     banks = corpus.extra.get("banks", {})
-    for m in corpus.memories:
+
+    def corroborations(m: Memory) -> int | None:
         promoted = banks.get(m.group, {}).get("learned", {}).get("sources", [])
-        if m.corroboration >= threshold and m.id not in promoted:
-            out.actions.append(
-                Action(
-                    kind="promote_rule",
-                    targets=[m.key],
-                    needs_user=True,
-                    reason=f"corroborated {m.corroboration} times (threshold {threshold}): rule candidate",
-                )
-            )
-    return out
+        return None if m.id in promoted else m.corroboration
+
+    return rule_candidates(
+        corpus.memories,
+        corroborations,
+        threshold,
+        lambda m, n: f"corroborated {n} times (threshold {threshold}): rule candidate",
+    )

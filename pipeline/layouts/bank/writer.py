@@ -2,7 +2,8 @@
 
 A retired duplicate gets a new revision with `superseded_by`; the survivor gets a new revision with
 the retired records' corroboration added (it absorbs their observations). A record that is already
-retired is never superseded twice, and a pinned record is never superseded. Learned rules are
+retired is never superseded twice, and a pinned record is never superseded. An in-place text edit
+(`absolutize_dates`, `update_ref`: `edits.py`) is a new revision carrying the replaced text. Learned rules are
 appended to `<bank>/rules/learned.md`, fingerprint-deduplicated; hand-written rule files are never
 touched.
 """
@@ -14,7 +15,8 @@ import json
 from pathlib import Path
 from typing import Any
 
-from ...apply import ChangeSet
+from ...kinds import ActionKind
+from ...changes import ChangeSet
 from ...config import Settings
 from ...journal import ABSENT, Op, sha
 from ...model import Action, Corpus
@@ -22,6 +24,8 @@ from ...report import render_run_report
 from ...rules.text import normalize
 from .reader import LEARNED_RULES, parse_records, read_bank_bytes, read_learned, record_sha
 from ...storage.since_plan import changed_since_plan
+from ...storage.text_edits import TEXT_EDIT_KINDS, Fields
+from .edits import text_edit
 
 LEARNED_HEADER = "# Learned rules\n\nAuto-managed by memconsolidate: one line per rule, append-only.\n\n"
 RULE_MIN, RULE_MAX = 3, 300
@@ -49,7 +53,7 @@ class _Bank:
 
     def revise(self, rid: str, **changes: Any) -> None:
         rec = dict(self.current(rid) or {})
-        rev = rec.get("revision") if isinstance(rec.get("revision"), int) else 0
+        rev = rec["revision"] if isinstance(rec.get("revision"), int) else 0
         if rid not in self.pending:
             rev += 1
         rec.update(changes, revision=rev, updated_at=self.stamp)
@@ -80,6 +84,7 @@ def changes(corpus: Corpus, actions: list[Action], settings: Settings, run_id: s
     out = ChangeSet()
     banks: dict[str, _Bank] = {}
     learned: dict[str, list[str]] = {}
+    text_edits: dict[str, Fields] = {}  # record key -> every replacement put in this run
 
     def bank(name: str) -> _Bank:
         if name not in banks:
@@ -95,7 +100,7 @@ def changes(corpus: Corpus, actions: list[Action], settings: Settings, run_id: s
         changed = changed_since_plan(action, record_state)
         if changed:
             out.skipped.append((action, changed))
-        elif action.kind == "merge_duplicate" and action.survivor:
+        elif action.kind == ActionKind.MERGE_DUPLICATE and action.survivor:
             name, survivor = _split(action.survivor)
             b = bank(name)
             retired = [_split(t)[1] for t in action.targets if t != action.survivor]
@@ -119,7 +124,7 @@ def changes(corpus: Corpus, actions: list[Action], settings: Settings, run_id: s
                 base = c if isinstance(c, int) and not isinstance(c, bool) else 0
                 b.revise(survivor, corroboration=base + absorbed)
                 out.applied.append(action)
-        elif action.kind == "prune_stale":
+        elif action.kind == ActionKind.PRUNE_STALE:
             pruned = 0
             for key in action.targets:
                 name, rid = _split(key)
@@ -131,7 +136,7 @@ def changes(corpus: Corpus, actions: list[Action], settings: Settings, run_id: s
                 out.applied.append(action)
             else:  # reporting it applied would claim a change the run never made
                 out.skipped.append((action, "every target is pinned or already retired"))
-        elif action.kind == "promote_rule":
+        elif action.kind == ActionKind.PROMOTE_RULE:
             rule = getattr(action, "rule", None)
             if not isinstance(rule, str) or not RULE_MIN <= len(rule.strip()) <= RULE_MAX or "\n" in rule.strip():
                 out.skipped.append((action, "no one-line rule text (3–300 characters) from the rules stage"))
@@ -139,8 +144,10 @@ def changes(corpus: Corpus, actions: list[Action], settings: Settings, run_id: s
             name, rid = _split(action.targets[0])
             learned.setdefault(name, []).append(f"{rule.strip()}\t{rid}")
             out.applied.append(action)
-        elif action.kind == "conflict" and resolve:
+        elif action.kind == ActionKind.CONFLICT and resolve:
             _resolve_conflict(action, resolve, bank, out)
+        elif action.kind in TEXT_EDIT_KINDS:
+            text_edit(action, bank, text_edits, out)
         else:
             out.skipped.append((action, f"{action.kind} does not apply to banks"))
 

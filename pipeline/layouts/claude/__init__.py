@@ -10,7 +10,7 @@ from ..base import ModuleLayout
 from . import reader, rules, writer
 
 if TYPE_CHECKING:
-    from ...apply import ChangeSet
+    from ...changes import ChangeSet
 
 
 class ClaudeLayout(ModuleLayout):

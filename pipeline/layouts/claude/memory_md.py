@@ -20,6 +20,8 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
+from ...text.truncate import HOOK_STRIP, shorten
+
 INDEX = "MEMORY.md"
 MAX_LINES = 200  # Claude Code loads the first 200 lines of MEMORY.md
 DEFAULT_SEP = "—"
@@ -233,15 +235,7 @@ class RebuiltIndex:
 
 def trim(hook: str, limit: int) -> str:
     """`hook` cut at a word boundary to at most `limit` characters, its leading clause kept."""
-    if len(hook) <= limit:
-        return hook
-    if limit <= 1:
-        return ""
-    cut = hook[: limit - 1]
-    space = cut.rfind(" ")
-    if space >= limit // 2:
-        cut = cut[:space]
-    return cut.rstrip(" ,;:—-") + "…"
+    return shorten(hook, limit, strip=HOOK_STRIP)
 
 
 def entry_line(item: IndexItem, sep: str, hook: str, indent: str = "") -> str:

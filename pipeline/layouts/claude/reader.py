@@ -33,6 +33,7 @@ from typing import Any, Iterator
 from ...config import Settings
 from ...text.lenient_frontmatter import split_frontmatter_lenient
 from . import memory_md
+from ...kinds import FindingKind
 from ...model import Corpus, Finding, IndexEntry, Memory
 from ...storage.files import (
     SKIP_DIRS,
@@ -125,7 +126,7 @@ def _walk_folders(root: Path, findings: list[Finding]) -> Iterator[Path]:
         problem = _link_problem(root, link)
         if problem:
             if _worth_reporting(root, link):
-                findings.append(Finding(kind="symlink_skipped", targets=[rel(root, link)], reason=problem))
+                findings.append(Finding(kind=FindingKind.SYMLINK_SKIPPED, targets=[rel(root, link)], reason=problem))
             continue
         if link.resolve() not in walked:
             yield from walk(link)
@@ -403,7 +404,7 @@ def load_folder(root: Path, folder: Path, settings: Settings, corpus: Corpus) ->
     extra: dict[str, Any] = {"repo": repo}
     if repo is None:
         extra["staleness_skipped"] = no_repo
-        corpus.findings.append(Finding(kind="staleness_skipped", targets=[folder_key], reason=f"staleness not checked: {no_repo}"))
+        corpus.findings.append(Finding(kind=FindingKind.STALENESS_SKIPPED, targets=[folder_key], reason=f"staleness not checked: {no_repo}"))
     # The consult hook logs where the session runs: the project, else (home layout) the repository.
     if project is not None and (repo is None or settings.repo or not _is_home(project)):
         extra["consult_log"] = str(project / settings.claude.consult_log)

@@ -8,6 +8,7 @@ the rebuild that trims hooks at word boundaries belongs to apply.
 from __future__ import annotations
 
 from ...config import Settings
+from ...kinds import ActionKind, FindingKind
 from ...model import Action, Corpus, Finding
 from ...rules.outcome import Outcome
 from .memory_md import MAX_LINES
@@ -22,11 +23,11 @@ def index_budget(corpus: Corpus, budget: int) -> Outcome:
     out = Outcome()
     for index, size in over(corpus, "index_bytes", budget):
         out.findings.append(
-            Finding(kind="over_budget", targets=[index], size=size, budget=budget,
+            Finding(kind=FindingKind.OVER_BUDGET, targets=[index], size=size, budget=budget,
                     reason=f"{size} bytes, over the {budget}-byte MEMORY.md target: a rebuild trims hooks, never entries")
         )
         out.actions.append(
-            Action(kind="trim_budget", targets=[index], reason=f"MEMORY.md is {size} bytes: trim hooks at word boundaries to fit {budget}")
+            Action(kind=ActionKind.TRIM_BUDGET, targets=[index], reason=f"MEMORY.md is {size} bytes: trim hooks at word boundaries to fit {budget}")
         )
     return out
 
@@ -37,7 +38,7 @@ def index_lines(corpus: Corpus, max_lines: int = MAX_LINES) -> Outcome:
     out = Outcome()
     for index, count in over(corpus, "index_lines", max_lines):
         out.findings.append(
-            Finding(kind="over_budget", targets=[index], lines=count, max_lines=max_lines,
+            Finding(kind=FindingKind.OVER_BUDGET, targets=[index], lines=count, max_lines=max_lines,
                     reason=f"{count} lines, over the {max_lines} lines Claude Code loads: move a section into a sub-index file")
         )
     return out

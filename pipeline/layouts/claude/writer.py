@@ -32,6 +32,9 @@ What each action does:
   merged away is cut out of MEMORY.md in place, its lines checked against what was read; the old
   MEMORY.md is archived first, as above.
 
+- `absolutize_dates`, `update_ref` (`edits.py`): replacements in the body and description, in place
+  (one write per file, with any note of the run); never on a file the run archives.
+
 Files the reader reported as unreadable (`parse_error`) and symlinks are never moved or edited; they
 stay listed in the index because they are still files of the folder.
 
@@ -56,7 +59,8 @@ from urllib.parse import quote
 
 import yaml
 
-from ...apply import ChangeSet
+from ...kinds import ActionKind, FindingKind, StaleClass
+from ...changes import ChangeSet
 from ...config import Settings
 from ...journal import ABSENT, Op, sha
 from ...model import Action, Corpus, Finding, Memory
@@ -65,17 +69,20 @@ from ...report import render_run_report
 from ...rules.refs import KNOWN_EXTENSIONS
 from ...storage.files import Unreadable, decode_text, read_text
 from ...text.lenient_frontmatter import split_frontmatter_lenient
+from ...text.lines import append_paragraphs, decode_utf8, encode_utf8, newline_of, split_bom
+from ...text.truncate import HOOK_STRIP
+from ...text.truncate import shorten as shorten_text
 from . import memory_md
 from .memory_md import IndexItem, rebuild
 from .reader import INDEX
 from ...storage.since_plan import DiskReads, changed_since_plan
+from .edits import apply_text_edits
 
 ARCHIVE_DIR = ".archive"
 REPORT_NAME = "REPORT.md"
-UTF8_BOM = b"\xef\xbb\xbf"
-FULLY_STALE = "FULLY_STALE"
-PARTIALLY_STALE = "PARTIALLY_STALE"
-EVERGREEN = "EVERGREEN"
+FULLY_STALE = StaleClass.FULLY_STALE
+PARTIALLY_STALE = StaleClass.PARTIALLY_STALE
+EVERGREEN = StaleClass.EVERGREEN
 INDEX_KINDS = ("rebuild_index", "trim_budget")
 # Characters that would break a `[title](target)` link or that the reader would unquote.
 _NEEDS_QUOTING = re.compile(r"[\s()\[\]<>%\\]")
@@ -123,7 +130,7 @@ class StaleInfo:
                 from ...rules.staleness import staleness
 
                 findings = staleness(self._corpus, self._settings).findings
-            self._by_key = {f.targets[0]: f for f in findings if f.kind == "stale" and f.targets}
+            self._by_key = {f.targets[0]: f for f in findings if f.kind == FindingKind.STALE and f.targets}
         return self._by_key
 
     def cls(self, key: str) -> str | None:
@@ -180,7 +187,7 @@ def decide(
 
     # 1. prunes
     for i, a in enumerate(actions):
-        if a.kind != "prune_stale":
+        if a.kind != ActionKind.PRUNE_STALE:
             continue
         moved = []
         problems = []
@@ -195,7 +202,7 @@ def decide(
 
     # 2. merges, against the prunes: a survivor that is pruned hands over to a member that would be kept
     for i, a in enumerate(actions):
-        if a.kind != "merge_duplicate":
+        if a.kind != ActionKind.MERGE_DUPLICATE:
             continue
         if not a.survivor or a.survivor not in a.targets:
             d.outcome[i] = "no survivor named among the targets"
@@ -231,14 +238,14 @@ def decide(
 
     # 2b. consolidations: the new file is written, the members are archived
     for i, a in enumerate(actions):
-        if a.kind == "consolidate":
+        if a.kind == ActionKind.CONSOLIDATE:
             d.outcome[i] = _consolidate(corpus, a, unmovable, d)
 
     # 3. conflicts, against prunes and merges; their own archivals join afterwards, so the order of
     # conflicts among themselves does not matter either.
     conflict_retire: dict[str, str] = {}
     for i, a in enumerate(actions):
-        if a.kind != "conflict":
+        if a.kind != ActionKind.CONFLICT:
             continue
         if resolve not in ("newer", "keep-both"):
             d.outcome[i] = "conflicts are applied only with --resolve newer|keep-both"
@@ -319,24 +326,17 @@ def _consolidate(corpus: Corpus, a: Action, unmovable: Callable[[str], str | Non
 
 
 def _decode(data: bytes) -> tuple[str, bool]:
-    bom = data.startswith(UTF8_BOM)
-    return data.decode("utf-8-sig"), bom
+    return decode_utf8(data)
 
 
 def _encode(text: str, bom: bool) -> bytes:
     # backslashreplace: a note naming a file whose name is not UTF-8 must not crash the run
-    return (UTF8_BOM if bom else b"") + text.encode("utf-8", "backslashreplace")
+    return encode_utf8(text, bom, "backslashreplace")
 
 
 def with_notes(text: str, lines: list[str]) -> str:
     """`text` with each note line appended to the end of the body, one paragraph each."""
-    newline = "\r\n" if "\r\n" in text else "\n"
-    out = text
-    if out and not out.endswith(("\n", "\r")):
-        out += newline
-    for line in lines:
-        out += newline + line + newline
-    return out
+    return append_paragraphs(text, lines)
 
 
 _LIST_MARKER = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
@@ -348,13 +348,7 @@ def _structural(line: str) -> bool:
 
 
 def shorten(text: str, limit: int = HOOK_CHARS) -> str:
-    if len(text) <= limit:
-        return text
-    cut = text[: limit - 1]
-    space = cut.rfind(" ")
-    if space >= limit // 2:
-        cut = cut[:space]
-    return cut.rstrip(" ,;:—-") + "…"
+    return shorten_text(text, limit, strip=HOOK_STRIP)
 
 
 def first_prose(body: str) -> str:
@@ -449,7 +443,7 @@ def changes(
     root = Path(corpus.root)
     out = ChangeSet()
     by_key = corpus.by_key()
-    unreadable = {t for f in corpus.findings if f.kind == "parse_error" for t in f.targets}
+    unreadable = {t for f in corpus.findings if f.kind == FindingKind.PARSE_ERROR for t in f.targets}
     stale = StaleInfo(corpus, settings, findings)
 
     def unmovable(key: str) -> str | None:
@@ -511,12 +505,15 @@ def changes(
         folder(key).noted.append((key, fresh))
         noted_any.add(key)
     for i, a in enumerate(live):
-        if a.kind == "conflict" and resolve == "keep-both" and d.outcome.get(i) is None:
+        if a.kind == ActionKind.CONFLICT and resolve == "keep-both" and d.outcome.get(i) is None:
             sides = list(dict.fromkeys(a.targets))[:2]
             if any(s in noted_any for s in sides):
                 d.resolved.append(folder_of(sides[0]))
             else:
                 d.outcome[i] = "both sides already carry the note"
+
+    # in-place text edits (absolutize_dates, update_ref): one write per file, on top of its notes
+    d.outcome.update(apply_text_edits(live, by_key, unreadable, d.retire, root, disk, ops_writes))
 
     for key in sorted(d.created):
         ops_writes.append(Op("write", key, data=d.created[key][0], expect=ABSENT))  # never over a file that appeared
@@ -638,8 +635,8 @@ def _rebuild_index(
             existing = decode_text(old)
         except Unreadable as exc:
             return None, None, "", f"MEMORY.md could not be read again ({exc}): not rebuilt"
-        bom = old.startswith(UTF8_BOM)
-    crlf = existing is not None and "\r\n" in existing
+        bom = split_bom(old)[0]
+    crlf = existing is not None and newline_of(existing) == "\r\n"
     by_key = corpus.by_key()
     folder = folder_of(index_key)
     surviving = [k for k in corpus.indexes[index_key] if k not in archived] + sorted(created or {})
@@ -778,9 +775,9 @@ def dream_report(
         return key[len(scope) + 1 :] if key.startswith(scope + "/") else key
 
     memories = [m for m in corpus.memories if mine(m.key)]
-    unreadable = sorted({t for f in corpus.findings if f.kind == "parse_error" for t in f.targets if mine(t)})
+    unreadable = sorted({t for f in corpus.findings if f.kind == FindingKind.PARSE_ERROR for t in f.targets if mine(t)})
     classes = Counter(stale[m.key].class_ for m in memories if m.key in stale)
-    reasons = Counter()
+    reasons: Counter[str] = Counter()
     for fc in changed:
         for key, _, _ in fc.archived:
             reasons[_kind_of(d.retire[key])] += 1
@@ -838,7 +835,7 @@ def dream_report(
         lines.append("None.")
     if unreadable:
         lines += ["", "### Unreadable (left untouched)", ""]
-        reasons_by = {t: f.reason for f in corpus.findings if f.kind == "parse_error" for t in f.targets}
+        reasons_by = {t: f.reason for f in corpus.findings if f.kind == FindingKind.PARSE_ERROR for t in f.targets}
         lines += [f"- `{shown(k)}`: {_cell(reasons_by[k])}" for k in unreadable]
     return "\n".join(printable(line) for line in lines) + "\n"
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import PurePosixPath
 
+from ...kinds import ActionKind
 from ...model import Action
 from ...printable import printable
 from .rules.common import ARCHIVED, target_dir
@@ -123,9 +124,9 @@ def merge(run: Run, a: Action) -> None:
         return
     for live in members:
         run.archive_memory(live, "merge_duplicate")
-        t = run.archive_tracker(live.m.slug)
-        if t is not None:
-            survivor.tracker_merge.append(t)
+        tracker = run.archive_tracker(live.m.slug)
+        if tracker is not None:
+            survivor.tracker_merge.append(tracker)
     if updates:
         survivor.updates.update(updates)
         survivor.strength = updates["strength"]
@@ -292,9 +293,9 @@ def move(run: Run, a: Action) -> None:
     live.twin = dests[1] if len(dests) > 1 else None
     live.moved_by = a.kind
     live.updates.update(updates)
-    if a.kind == "promote":
+    if a.kind == ActionKind.PROMOTE:
         run.summary.promotions.append((live.m.label, old_type, new_type))
-    elif a.kind == "demote":
+    elif a.kind == ActionKind.DEMOTE:
         run.summary.demotions.append((live.m.label, old_type, new_type))
     else:
         run.summary.archived.append((live.m.label, old_type, ""))

@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from ...kinds import FindingKind
 from ...config import Settings
 from ...model import Corpus, Memory
 from .reader import CRUX_SUFFIX, PLAIN_SUFFIX, TRACKER_SUFFIX, load_memories, load_trackers, memory_files, place_of, under
@@ -45,7 +46,7 @@ def after_corpus(root: Path, ov: Overlay, settings: Settings, unreadable: set[st
     corpus = Corpus(layout="crux", root=str(root))
     primaries = load_memories(root, settings, corpus, files=final)
     load_trackers(root, settings, corpus, files=final)
-    corpus.findings = [f for f in corpus.findings if f.kind == "parse_error"]
+    corpus.findings = [f for f in corpus.findings if f.kind == FindingKind.PARSE_ERROR]
     return corpus, primaries
 
 

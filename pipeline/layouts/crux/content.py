@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 from typing import Any
 
+from ...kinds import ActionKind
 from ...model import Action, Tracker
 from .rules.common import target_dir
 from .reader import CRUX_SUFFIX, PLAIN_SUFFIX, body_size
@@ -164,7 +165,7 @@ def consolidate(run: Run, a: Action) -> None:
     if prepared is None:
         return
     outputs, members = prepared
-    if a.kind == "consolidate" and len(members) < 2:
+    if a.kind == ActionKind.CONSOLIDATE and len(members) < 2:
         run.skip(a, "a consolidation needs at least two members")
         return
     why = _check_outputs(run, a, members, outputs)
@@ -191,7 +192,7 @@ def consolidate(run: Run, a: Action) -> None:
     combined = sum(x.m.extra.get("size", 0) for x in members)
     result = sum(_size(run, o) for o in outputs)
     topic = getattr(a, "topic", None)
-    if a.kind == "rebalance_volumes":
+    if a.kind == ActionKind.REBALANCE_VOLUMES:
         old = sum(1 for x in members if x.m.extra.get("consolidation_topic") == topic) or len(members)
         run.summary.rebalanced.append((str(topic or _slug(outputs[0]["path"])), old, len(outputs), a.reason))
     else:

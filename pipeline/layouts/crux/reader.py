@@ -24,6 +24,7 @@ from typing import Any, Mapping
 import yaml
 from pydantic import ValidationError
 
+from ...kinds import FindingKind
 from ...config import CruxConfig, Settings
 from ...errors import ConfigError, UsageError
 from ...model import Corpus, IndexEntry, Memory, Tracker
@@ -541,10 +542,10 @@ def load_trackers(root: Path, settings: Settings, corpus: Corpus, files: Files |
     for t in corpus.trackers:
         by_slug.setdefault(t.slug, t)
     for m in corpus.memories:
-        t = by_slug.get(m.slug)
-        m.extra["tracker"] = t.key if t else None
-        if t is not None and t.read_sha:
-            m.read_shas[t.key] = t.read_sha  # its references decide promotions, demotions, merges
+        found = by_slug.get(m.slug)
+        m.extra["tracker"] = found.key if found else None
+        if found is not None and found.read_sha:
+            m.read_shas[found.key] = found.read_sha  # its references decide promotions, demotions, merges
 
 
 def load_index(root: Path, settings: Settings, corpus: Corpus, primaries: list[str]) -> None:
@@ -591,7 +592,7 @@ def load(root: Path, settings: Settings) -> Corpus:
     load_trackers(root, settings, corpus)
     load_index(root, settings, corpus, primaries)
     on_disk = [rel(root, p) for p in memory_files(root, settings.crux)]
-    failed = {t for f in corpus.findings if f.kind == "parse_error" for t in f.targets}
+    failed = {t for f in corpus.findings if f.kind == FindingKind.PARSE_ERROR for t in f.targets}
     work_dir_exists = (root / store.work_dir).is_dir()
     corpus.extra["crux"] = {
         "config_file": CONFIG_FILE,

@@ -14,6 +14,7 @@ import yaml
 
 from ...storage.files import Unreadable, split_frontmatter
 from ...text.frontmatter_edit import render_value, set_keys
+from ...text.lines import append_paragraphs, newline_of
 
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 # Keys the real CRUX twins write unquoted (`reducedBy: 66%`, `sourceArchive: .ai-ignored/...`).
@@ -87,7 +88,7 @@ def twin_text(original: str, fm: dict[str, Any], body: str) -> str:
     if added:
         # New keys in the style real twins use (`reducedBy: 66%`, unquoted archive path).
         closing = head.rstrip("\r\n").rfind("\n") + 1
-        newline = "\r\n" if "\r\n" in head else "\n"
+        newline = newline_of(head)
         head = head[:closing] + render_frontmatter(added).replace("\n", newline) + head[closing:]
     result = _join(head, body)
     meta = split_frontmatter(result).meta
@@ -98,11 +99,7 @@ def twin_text(original: str, fm: dict[str, Any], body: str) -> str:
 
 def append_note(text: str, line: str) -> str:
     """`text` with `line` as its own paragraph at the end of the body."""
-    newline = "\r\n" if "\r\n" in text else "\n"
-    out = text
-    if out and not out.endswith(("\n", "\r")):
-        out += newline
-    return out + newline + line + newline
+    return append_paragraphs(text, [line])
 
 
 _STRENGTH = re.compile(r"^strength:[ \t]*[^\r\n]*", re.MULTILINE)
@@ -116,14 +113,14 @@ def set_tracker_strength(text: str, strength: int) -> str | None:
     if _STRENGTH.search(text):
         out = _STRENGTH.sub(f"strength: {strength}", text, count=1)
     else:
-        newline = "\r\n" if "\r\n" in text else "\n"
+        newline = newline_of(text)
         for pattern in _AFTER:
             m = pattern.search(text)
             if m:
                 out = text[: m.end()] + f"strength: {strength}{newline}" + text[m.end() :]
                 break
         else:
-            out = text + ("" if not text or text.endswith("\n") else "\n") + f"strength: {strength}\n"
+            out = text + ("" if not text or text.endswith(("\n", "\r")) else newline) + f"strength: {strength}{newline}"
     try:
         old, new = yaml.safe_load(text), yaml.safe_load(out)
     except yaml.YAMLError:

@@ -12,7 +12,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Collection, Sequence
 
-from ...apply import ChangeSet
+from ...kinds import FindingKind
+from ...changes import ChangeSet
 from ...config import Settings
 from ...model import Action, Corpus, Memory, Tracker
 from .rules.common import trackers_by_slug
@@ -20,9 +21,10 @@ from .overlay import Overlay
 from .render import append_note
 from ...storage.files import Unreadable
 from ...text.frontmatter_edit import set_keys
+from ...text.lines import decode_utf8, encode_utf8
 from ...storage.since_plan import changed_since_plan
+from ...storage.text_edits import EditRefused, Fields, edit_text
 
-UTF8_BOM = b"\xef\xbb\xbf"
 TRACKER_SUFFIX = ".refs.yml"
 
 
@@ -40,6 +42,7 @@ class Live:
     moved_by: str | None = None  # the action kind that moved it to another type folder
     tracker_merge: list[Tracker] = field(default_factory=list)  # trackers merged into its own
     tracker_sync: bool = False  # a sync_strength action named its tracker
+    text_edits: dict[str, Fields] = field(default_factory=dict)  # file -> in-place replacements (`edits.py`)
 
     @property
     def files(self) -> list[str]:
@@ -47,7 +50,7 @@ class Live:
 
     @property
     def untouched(self) -> bool:
-        return not (self.retired_by or self.moved_by or self.updates or self.notes or self.tracker_merge)
+        return not (self.retired_by or self.moved_by or self.updates or self.notes or self.tracker_merge or self.text_edits)
 
 
 @dataclass
@@ -77,7 +80,7 @@ class Run:
         self.ov = Overlay(self.root, settings.max_file_bytes)
         self.out = ChangeSet()
         self.summary = Summary()
-        self.unreadable = {t for f in corpus.findings if f.kind == "parse_error" for t in f.targets}
+        self.unreadable = {t for f in corpus.findings if f.kind == FindingKind.PARSE_ERROR for t in f.targets}
         self.trackers = trackers_by_slug(corpus)
         self.archived_trackers: set[str] = set()
         self.lives: dict[str, Live] = {}
@@ -202,22 +205,23 @@ class Run:
         data = self.ov.read(path)
         if data is None:
             raise Unreadable(f"{path} is gone")
-        bom = data.startswith(UTF8_BOM)
-        return data.decode("utf-8-sig"), bom
+        return decode_utf8(data)
 
-    def edited(self, path: str, updates: dict[str, Any], notes: Sequence[str]) -> bytes:
+    def edited(self, path: str, updates: dict[str, Any], notes: Sequence[str], edits: Fields | None = None) -> bytes:
         text, bom = self.text_of(path)
+        if edits:  # first: their offsets are into the text as read
+            text = edit_text(text, edits, True, path)
         if updates:
             text = set_keys(text, updates)
         for line in notes:
             text = append_note(text, line)
-        return (UTF8_BOM if bom else b"") + text.encode("utf-8")
+        return encode_utf8(text, bom)
 
     def try_edit(self, live: Live, updates: dict[str, Any], notes: Sequence[str] = ()) -> str | None:
         """Why the memory's files cannot take these edits (with the ones already pending), or None."""
         for f in live.files:
             try:
-                self.edited(f, {**live.updates, **updates}, [*live.notes, *notes])
-            except (Unreadable, UnicodeDecodeError, ValueError) as exc:
+                self.edited(f, {**live.updates, **updates}, [*live.notes, *notes], live.text_edits.get(f))
+            except (Unreadable, UnicodeDecodeError, ValueError, EditRefused) as exc:
                 return f"{f}: front matter cannot be edited safely ({exc})"
         return None

@@ -18,7 +18,9 @@ named by several actions and the outcome does not depend on the plan's order:
    never done; trackers are keyed by slug and stay where they are.
 4. `consolidate`, `rebalance_volumes`, `compress` (`crux_content`): only on memories no earlier
    step changed, since their content was planned from the old state.
-5. `sync_strength`: the tracker's `strength:` line is set to the front-matter value.
+5. `absolutize_dates`, `update_ref` (`edits.py`): replacements in the memory and its twin, in place,
+   both files or neither; skipped on a memory an earlier step archived or rewrote.
+   `sync_strength`: the tracker's `strength:` line is set to the front-matter value.
 6. `promote_rule` is advisory (the user writes the rule): never executed, always listed in the REM
    summary's "Rule Promotion Candidates" (recomputed on the store after the run).
 
@@ -34,7 +36,8 @@ or tracker is such a file is left alone too. Nothing is written when no action a
 
 from __future__ import annotations
 
-from ...apply import ChangeSet
+from ...kinds import ActionKind
+from ...changes import ChangeSet
 from ...config import Settings
 from ...errors import RunFailed
 from ...model import Action, Corpus, Tracker
@@ -44,10 +47,13 @@ from . import content
 from .after import after_corpus, index_memories, old_entries
 from .index import render_crux_index
 from .render import set_tracker_strength
-from .state import UTF8_BOM, Run
+from .state import Run
 from .summary import render_rem_summary
 from .trackers import merge_trackers, render_tracker
 from ...storage.files import Unreadable
+from ...text.lines import encode_utf8, split_bom
+from ...storage.text_edits import TEXT_EDIT_KINDS
+from .edits import text_edit
 
 PHASES: list[tuple[str, ...]] = [
     ("prune_stale",),
@@ -57,6 +63,7 @@ PHASES: list[tuple[str, ...]] = [
     acts.MOVE_KINDS,
     ("consolidate", "rebalance_volumes"),
     ("compress",),  # after the consolidations: it may compress the file one of them wrote
+    TEXT_EDIT_KINDS,  # in place, on memories no earlier step archived or rewrote
     ("sync_strength",),
 ]
 ADVISORY = "advisory: the user writes the rule by hand (listed under Rule Promotion Candidates in the REM summary)"
@@ -66,22 +73,24 @@ def _handle(run: Run, a: Action, resolve: str | None) -> None:
     changed = run.changed_since_plan(a)
     if changed:
         run.skip(a, changed)
-    elif a.kind == "prune_stale":
+    elif a.kind == ActionKind.PRUNE_STALE:
         acts.prune(run, a)
-    elif a.kind == "merge_duplicate":
+    elif a.kind == ActionKind.MERGE_DUPLICATE:
         acts.merge(run, a)
-    elif a.kind == "conflict":
+    elif a.kind == ActionKind.CONFLICT:
         acts.conflict(run, a, resolve)
-    elif a.kind == "remove_orphan_tracker":
+    elif a.kind == ActionKind.REMOVE_ORPHAN_TRACKER:
         acts.orphan(run, a)
     elif a.kind in acts.MOVE_KINDS:
         acts.move(run, a)
-    elif a.kind in ("consolidate", "rebalance_volumes"):
+    elif a.kind in (ActionKind.CONSOLIDATE, ActionKind.REBALANCE_VOLUMES):
         content.consolidate(run, a)
-    elif a.kind == "compress":
+    elif a.kind == ActionKind.COMPRESS:
         content.compress(run, a)
-    elif a.kind == "sync_strength":
+    elif a.kind == ActionKind.SYNC_STRENGTH:
         acts.sync(run, a)
+    elif a.kind in TEXT_EDIT_KINDS:
+        text_edit(run, a)
 
 
 def changes(corpus: Corpus, actions: list[Action], settings: Settings, run_id: str, resolve: str | None) -> ChangeSet:
@@ -104,9 +113,9 @@ def _changes(run: Run, actions: list[Action], resolve: str | None) -> ChangeSet:
     for a in actions:
         if id(a) in handled:
             continue
-        if a.kind == "rebuild_index":
+        if a.kind == ActionKind.REBUILD_INDEX:
             run.applied(a)  # the index is rebuilt after every run that changes something
-        elif a.kind == "promote_rule":
+        elif a.kind == ActionKind.PROMOTE_RULE:
             run.skip(a, ADVISORY)
         else:
             run.skip(a, f"{a.kind} does not apply to crux stores")
@@ -125,10 +134,10 @@ def _changes(run: Run, actions: list[Action], resolve: str | None) -> ChangeSet:
 
 def _write_memories(run: Run) -> None:
     for live in sorted(run.lives.values(), key=lambda x: x.m.key):
-        if live.retired_by or not (live.updates or live.notes):
+        if live.retired_by or not (live.updates or live.notes or live.text_edits):
             continue
         for path in live.files:
-            run.ov.write(path, run.edited(path, live.updates, live.notes))
+            run.ov.write(path, run.edited(path, live.updates, live.notes, live.text_edits.get(path)))
 
 
 def _write_trackers(run: Run) -> None:
@@ -158,8 +167,8 @@ def _write_trackers(run: Run) -> None:
         if edited is None:
             run.out.notes.append(f"{own.key}: strength could not be set without rewriting the tracker; left as it was")
             continue
-        bom = UTF8_BOM if data is not None and data.startswith(UTF8_BOM) else b""  # a one-line edit keeps the BOM too
-        run.ov.write(own.key, bom + edited.encode("utf-8"))
+        bom = data is not None and split_bom(data)[0]  # a one-line edit keeps the BOM too
+        run.ov.write(own.key, encode_utf8(edited, bom))
         if live.tracker_sync:
             run.summary.strength.append((live.m.label, own.strength, live.strength))
 

@@ -27,6 +27,8 @@ from ...config import Settings
 from ...model import Corpus, Memory
 from ...rules.text import slugify
 from ...storage.files import Unreadable, as_date, mtime_of, parse_error, read_text_sha, rel, walk_files
+# The entry grammar, defined once for this reader and the writer (names kept importable from here).
+from .entries import FENCE, FIELD, HEADING, SESSION_HEADER, Entry, parse_entries  # noqa: F401
 
 LAYOUT = "zylos"
 GROUP = "zylos"
@@ -45,18 +47,9 @@ STATEMENT_FIELDS = ("decision", "description")
 CREATED_FIELDS = ("date", "started", "date observed")
 MODIFIED_FIELDS = ("updated",)
 
-# rotate-session.js: `^# Session Log:\s*(\d{4}-\d{2}-\d{2})\s*$`, anywhere in the file.
-SESSION_HEADER = re.compile(r"^# Session Log:\s*(\d{4}-\d{2}-\d{2})\s*$", re.MULTILINE)
 # consolidate.js: `YYYY-MM-DD.md`, and `YYYY-MM-DD-N.md` when a rotation found the name taken.
 SESSION_FILE = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:-\d+)?\.md$")
 LAST_UPDATED = re.compile(r"^Last updated:\s*(\d{4}-\d{2}-\d{2})", re.MULTILINE)
-# ATX heading; a closing run of `#` counts only after a space, so "### Use C#" keeps its `#`.
-# The title takes a run of blanks only when more than a closing run follows it (possessive, so a long
-# run of blanks is scanned a bounded number of times: a lazy `(.*?)` here was quadratic in it).
-HEADING = re.compile(r"^(#{1,6})[ \t]+((?:[^ \t\n]|[ \t]++(?!#*+[ \t]*+$))*+)(?:[ \t]+#+)?[ \t]*$")
-FENCE = re.compile(r"^[ \t]*(```|~~~)")
-# `- **Field:** value`, and the `- **Field**: value` variant hand edits produce.
-FIELD = re.compile(r"^[ \t]*[-*+][ \t]+\*\*(?P<name>[^*]+?)\*\*[ \t]*:?[ \t]*(?P<value>.*)$")
 LEADING_INT = re.compile(r"^\s*(\d+)")
 
 
@@ -70,94 +63,7 @@ def configure(root: Path, settings: Settings) -> Settings:
 
 
 # --------------------------------------------------------------------------------------------
-# Entries of reference/*.md
-
-
-@dataclass
-class Entry:
-    title: str
-    section: str | None
-    line_start: int  # 1-based line of the `### Title` heading
-    line_end: int  # 1-based last non-blank line of the entry
-    fields: dict[str, str] = field(default_factory=dict)  # lowercased field name -> value
-    notes: list[str] = field(default_factory=list)  # lines that are not fields
-    text: str = ""  # the block without its heading, as written
-
-
-def _strip_md(value: str) -> str:
-    return value.strip().strip("*_`").strip()
-
-
-def parse_entries(text: str) -> list[Entry]:
-    """The `### Title` blocks of a reference file, with their fields, section and line span.
-
-    A block runs until the next heading of level 1-3 (or the end of the file); `##` headings set the
-    section (`## Active`, `## Completed`, ...). Headings inside fenced code blocks do not count. A
-    line that follows a field and is neither a field nor blank continues that field's value.
-    """
-    lines = text.splitlines()
-    entries: list[Entry] = []
-    section: str | None = None
-    current: Entry | None = None
-    body_lines: list[str] = []
-    # Field values as parts, joined once at the end of the entry: growing one string per line was
-    # quadratic in a field with many continuation lines.
-    parts: dict[str, list[str]] = {}
-    last_field: str | None = None
-    in_fence = False
-
-    def close(end_index: int) -> None:
-        nonlocal current
-        if current is None:
-            return
-        current.fields = {k: " ".join(p for p in v if p) for k, v in parts.items()}
-        last = end_index
-        while last > current.line_start - 1 and not lines[last - 1].strip():
-            last -= 1
-        current.line_end = max(last, current.line_start)
-        block = body_lines[: current.line_end - current.line_start]
-        current.text = "\n".join(block).strip("\n")
-        entries.append(current)
-        current = None
-
-    for index, line in enumerate(lines, start=1):
-        if FENCE.match(line):
-            in_fence = not in_fence
-        heading = None if in_fence else HEADING.match(line)
-        if heading and len(heading.group(1)) <= 3:
-            close(index - 1)
-            level, title = len(heading.group(1)), heading.group(2).strip()
-            if level == 3:
-                current = Entry(title=title, section=section, line_start=index, line_end=index)
-                body_lines = []
-                parts = {}
-                last_field = None
-            elif level == 2:
-                section = title
-            else:
-                section = None
-            continue
-        if current is None:
-            continue
-        body_lines.append(line)
-        match = None if in_fence else FIELD.match(line)
-        if match:
-            name = _strip_md(match.group("name")).rstrip(":").strip()
-            key = name.casefold()
-            value = match.group("value").strip()
-            # A field written twice reads as one value, in the order written.
-            parts.setdefault(key, []).append(value)
-            last_field = key
-        elif line.strip():
-            if last_field is not None and line[:1] in (" ", "\t"):
-                parts[last_field].append(line.strip())
-            else:
-                current.notes.append(line.strip())
-                last_field = None
-        else:
-            last_field = None
-    close(len(lines))
-    return entries
+# Entries of reference/*.md (their grammar: entries.py)
 
 
 def parse_importance(value: str | None) -> int | None:
@@ -351,7 +257,8 @@ def _load_sessions(root: Path, settings: Settings, corpus: Corpus) -> None:
         if rel(root, path) == CURRENT_SESSION:
             header = SESSION_HEADER.search(text)
             header_date = as_date(header.group(1)) if header else None
-            extra = {"current": True, "header_date": header_date.isoformat() if header_date else None}
+            # append_only: an agent may hold it open to append; it is rotated, never rewritten in place
+            extra = {"current": True, "append_only": True, "header_date": header_date.isoformat() if header_date else None}
             created = header_date
         else:
             named = SESSION_FILE.match(path.name)

@@ -21,6 +21,8 @@ What each action does:
 - `rotate_session`: a move of `sessions/current.md` to the action's `rotate_to` and a fresh
   `sessions/current.md` headed `# Session Log: <--now>`. A log older than the session archive age
   (30 days) goes straight to `archive/sessions/`, where the next plan would send it anyway.
+- `absolutize_dates`, `update_ref` (`edits.py`): replacements in an entry's statement line or a
+  tier file, in place; never in the live `sessions/current.md`.
 - `trim_budget` needs judgement (what is still current) and is skipped until a stage supplies text.
 
 Every reference file is rewritten at most once, from its text as read, with all of its removals and
@@ -46,7 +48,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from ...apply import ChangeSet
+from ...kinds import ActionKind
+from ...changes import ChangeSet
 from ...config import Settings
 from ...errors import ConfigError
 from ...journal import ABSENT, Op, state
@@ -56,16 +59,18 @@ from ...report import render_run_report
 from .rules.freshness import OBSOLETE_STATUSES, REVIEW_BANDS, age_days, band, immune
 from ...storage.files import Unreadable
 from ...storage.since_plan import DiskReads, changed_since_plan
-from .reader import ARCHIVE_DIR, CURRENT_SESSION, FENCE, HEADING, Entry, parse_entries
+from ...text.lines import decode_utf8, encode_utf8, ends_with_blank_line, split_eol
+from ...text.lines import newline_of as eol_of
+from .entries import Entry, field_line, parse_reference, session_header
+from .reader import ARCHIVE_DIR, CURRENT_SESSION
+from ...storage.text_edits import TEXT_EDIT_KINDS, Fields
+from .edits import text_edit, tier_writes
 
 Clock = Callable[[], dt.datetime]
 CLOCK_ENV = "MEMCONSOLIDATE_CLOCK"
 LOG_TITLE = "Memory consolidation"
-UTF8_BOM = b"\xef\xbb\xbf"
 # A dated session log; the name part is what it keeps in archive/sessions/.
 SESSION_NAME = re.compile(r"^sessions/((\d{4}-\d{2}-\d{2})(?:-\d+)?\.md)$")
-# Every character str.splitlines() breaks on (the reader numbers lines with it).
-LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 
 
 def default_clock() -> dt.datetime:
@@ -82,47 +87,11 @@ def default_clock() -> dt.datetime:
 # Text by lines, every byte kept
 
 
-def split_eol(line: str) -> tuple[str, str]:
-    """A line (as `splitlines(keepends=True)` gives it) and its ending, apart."""
-    if line.endswith("\r\n"):
-        return line[:-2], "\r\n"
-    if line and line[-1] in LINE_BREAKS:
-        return line[:-1], line[-1]
-    return line, ""
-
-
-def eol_of(text: str, default: str = "\n") -> str:
-    """The file's line ending: the first CRLF, LF or CR it uses."""
-    for line in text.splitlines(keepends=True):
-        end = split_eol(line)[1]
-        if end in ("\r\n", "\n", "\r"):
-            return end
-    return default
-
-
-def ends_with_blank_line(text: str) -> bool:
-    return text.endswith(("\n\n", "\r\n\r\n", "\r\r"))
-
-
-def block_boundaries(lines: list[str]) -> list[int]:
-    """1-based lines that end an entry's block, exactly as `parse_entries` decides: headings of level
-    1-3 outside fenced code."""
-    out: list[int] = []
-    in_fence = False
-    for number, line in enumerate(lines, start=1):
-        if FENCE.match(line):
-            in_fence = not in_fence
-        heading = None if in_fence else HEADING.match(line)
-        if heading and len(heading.group(1)) <= 3:
-            out.append(number)
-    return out
-
-
 def decode(data: bytes) -> tuple[bool, str] | None:
     """(had a BOM, text) of UTF-8 bytes, or None when they are not UTF-8."""
-    bom = data.startswith(UTF8_BOM)
     try:
-        return bom, data[len(UTF8_BOM) if bom else 0 :].decode("utf-8")
+        text, bom = decode_utf8(data)
+        return bom, text
     except UnicodeDecodeError:
         return None
 
@@ -139,23 +108,23 @@ class RefFile:
     boundaries: list[int]
     retire: dict[int, str] = field(default_factory=dict)  # heading line -> its `Archived` line
     notes: dict[int, list[str]] = field(default_factory=dict)  # heading line -> lines to add
+    edited: bool = False  # `lines` carry in-place replacements (edits.py)
 
     def original(self) -> bytes:
         """The bytes this was read from (what the file must still hold when the run writes it)."""
-        return (UTF8_BOM if self.bom else b"") + self.text.encode("utf-8")
+        return encode_utf8(self.text, self.bom)
 
     @classmethod
     def parse(cls, key: str, bom: bool, text: str) -> RefFile:
-        plain = text.splitlines()
         lines = text.splitlines(keepends=True)
-        assert len(plain) == len(lines)
+        parsed = parse_reference(text)  # the reader's grammar: its blocks are the ones cut here
         return cls(
             key=key,
             bom=bom,
             text=text,
             lines=lines,
-            entries={e.line_start: e for e in parse_entries(text)},
-            boundaries=block_boundaries(plain),
+            entries={e.line_start: e for e in parsed.entries},
+            boundaries=parsed.boundaries,
         )
 
     @property
@@ -164,7 +133,7 @@ class RefFile:
 
     @property
     def changed(self) -> bool:
-        return bool(self.retire or self.notes)
+        return bool(self.retire or self.notes or self.edited)
 
     def block_end(self, start: int) -> int:
         """Last line of the block that starts at `start`, trailing blank lines included."""
@@ -193,7 +162,7 @@ class RefFile:
                 content, end = split_eol(line)
                 line = content + "".join(self.eol + note for note in self.notes[note_after[number]]) + end
             out.append(line)
-        return (UTF8_BOM if self.bom else b"") + "".join(out).encode("utf-8")
+        return encode_utf8("".join(out), self.bom)
 
     def archived_block(self, start: int, eol: str) -> str:
         entry = self.entries[start]
@@ -220,7 +189,7 @@ class ArchiveFile:
         if self.existing is None:
             return None
         bom, text = self.existing
-        return (UTF8_BOM if bom else b"") + text.encode("utf-8")
+        return encode_utf8(text, bom)
 
     def render(self) -> bytes:
         eol = self.eol
@@ -238,7 +207,7 @@ class ArchiveFile:
             if text and not ends_with_blank_line(text):
                 text += eol
             text += block
-        return (UTF8_BOM if bom else b"") + text.encode("utf-8")
+        return encode_utf8(text, bom)
 
 
 # --------------------------------------------------------------------------------------------
@@ -278,6 +247,8 @@ class _Writer:
         self.rotated = False
         self.bullets: list[str] = []
         self.disk = DiskReads(self.root, settings.max_file_bytes)
+        self.entry_edits: dict[str, Fields] = {}  # in-place replacements, by entry
+        self.tier_edits: dict[str, Fields] = {}  # and by tier file
 
     # --- accounting ---------------------------------------------------------------------------
 
@@ -367,7 +338,7 @@ class _Writer:
         return ArchiveFile(key=key, source=source, existing=existing, eol=eol_of(existing[1], default_eol))
 
     def retire(self, ref: RefFile, memory: Memory, why: str) -> None:
-        ref.retire[memory.extra["line_start"]] = f"- **Archived:** {self.today} ({why})"
+        ref.retire[memory.extra["line_start"]] = field_line("Archived", f"{self.today} ({why})")
         self.retired.add(memory.key)
 
     def resolve_all(self, keys: list[str]) -> list[tuple[RefFile, Memory]] | str:
@@ -498,7 +469,7 @@ class _Writer:
             pending = ref.notes.get(m.extra["line_start"], [])
             if marker in m.extra.get("text", "") or any(marker in note for note in pending):
                 continue
-            ref.notes[m.extra["line_start"]] = [*pending, f"- **Note:** {marker} (kept both, {self.today})"]
+            ref.notes[m.extra["line_start"]] = [*pending, field_line("Note", f"{marker} (kept both, {self.today})")]
             added += 1
         if not added:
             return self.skip(action, "both entries already note this conflict")
@@ -543,7 +514,7 @@ class _Writer:
         source = self.root / key
         if source.is_symlink() or not source.is_file():
             return self.skip(action, f"{key} is not a regular file: left untouched")
-        dest, straight = rotate_to, False
+        dest, straight = named.group(0), False  # SESSION_NAME matched all of rotate_to
         cutoff = self.settings.now - dt.timedelta(days=self.cfg.session_archive_days)
         if dt.date.fromisoformat(named.group(2)) < cutoff:
             dest, straight = f"{ARCHIVE_DIR}/sessions/{named.group(1)}", True
@@ -576,7 +547,7 @@ class _Writer:
         fresh = self.rotated or not (path.exists() or path.is_symlink())
         if fresh:
             eol = eol_of(current.body) if self.rotated and current is not None else "\n"
-            text = f"# Session Log: {self.today}{eol}{eol}" + eol.join(self.log_lines(stamp, run_id)) + eol
+            text = f"{session_header(self.today)}{eol}{eol}" + eol.join(self.log_lines(stamp, run_id)) + eol
             return Op("write", CURRENT_SESSION, data=text.encode("utf-8"))
         unlogged = f"{CURRENT_SESSION} is unreadable: this consolidation is not logged there (see the run report)"
         if current is None or path.is_symlink() or not path.is_file():
@@ -594,7 +565,7 @@ class _Writer:
         text = decoded[1]
         eol = eol_of(text)
         if not text:
-            prefix = f"# Session Log: {self.today}{eol}{eol}"
+            prefix = f"{session_header(self.today)}{eol}{eol}"
         else:
             prefix = "" if split_eol(text)[1] else eol
             if not ends_with_blank_line(text + prefix):
@@ -625,6 +596,7 @@ class _Writer:
             arch = touched_archives[key]
             out.ops.append(Op("write", key, data=arch.render(), expect=state(arch.original())))
         out.ops.extend(self.moves)
+        out.ops.extend(tier_writes(self, self.moves))
         log = self.log_op(clock().strftime("%H:%M"), run_id)
         if log is not None:
             out.ops.append(log)
@@ -646,17 +618,19 @@ def changes(
         changed = changed_since_plan(action, writer.disk.state)
         if changed:
             writer.skip(action, changed)
-        elif action.kind == "merge_duplicate":
+        elif action.kind == ActionKind.MERGE_DUPLICATE:
             writer.merge(action)
-        elif action.kind == "archive":
+        elif action.kind == ActionKind.ARCHIVE:
             writer.archive(action)
-        elif action.kind == "conflict":
+        elif action.kind == ActionKind.CONFLICT:
             writer.conflict(action)
-        elif action.kind == "archive_session":
+        elif action.kind == ActionKind.ARCHIVE_SESSION:
             writer.archive_session(action)
-        elif action.kind == "rotate_session":
+        elif action.kind == ActionKind.ROTATE_SESSION:
             writer.rotate(action)
-        elif action.kind == "trim_budget":
+        elif action.kind in TEXT_EDIT_KINDS:
+            text_edit(writer, action)
+        elif action.kind == ActionKind.TRIM_BUDGET:
             writer.skip(
                 action,
                 "needs judgement: trimming means deciding what is still current; no stage supplies the "

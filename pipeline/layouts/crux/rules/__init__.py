@@ -9,6 +9,7 @@ A goal that is archived gets no separate `goal_review`.
 
 from __future__ import annotations
 
+from ....kinds import ActionKind, FindingKind, claim_rank
 from ....config import Settings
 from ....model import Action, Corpus
 from .archive import archivals
@@ -19,7 +20,10 @@ from .promote import promotions
 from .rule_promotion import rule_promotions
 from ....rules.outcome import Outcome
 
-MOVE_PRECEDENCE = ("archive", "demote", "promote")
+def _claim(a: Action) -> int:
+    rank = claim_rank(a.kind)
+    assert rank is not None, a.kind  # only moves (archive, demote, promote) are settled here
+    return rank
 
 
 def settle_moves(moves: list[Action]) -> list[Action]:
@@ -28,10 +32,11 @@ def settle_moves(moves: list[Action]) -> list[Action]:
     promoted: dict[str, Action] = {}
     for a in moves:
         key = a.targets[0]
-        if a.kind == "promote":
+        if a.kind == ActionKind.PROMOTE:
             promoted[key] = a
         held = best.get(key)
-        if held is None or MOVE_PRECEDENCE.index(a.kind) < MOVE_PRECEDENCE.index(held.kind):
+        # archive beats demote beats promote: the plan's claim ranks
+        if held is None or _claim(a) < _claim(held):
             best[key] = a
     kept = []
     for key in sorted(best):
@@ -56,8 +61,8 @@ def rules(corpus: Corpus, settings: Settings) -> Outcome:
     archive = archivals(memories, trackers, crux, now, existing)
     out = Outcome(findings=promote.findings + demote.findings)
     out.actions.extend(settle_moves(archive.actions + demote.actions + promote.actions))
-    archived = {a.targets[0] for a in out.actions if a.kind == "archive"}
-    out.findings = [f for f in out.findings if not (f.kind == "goal_review" and f.targets[0] in archived)]
+    archived = {a.targets[0] for a in out.actions if a.kind == ActionKind.ARCHIVE}
+    out.findings = [f for f in out.findings if not (f.kind == FindingKind.GOAL_REVIEW and f.targets[0] in archived)]
 
     out.extend(orphan_trackers(corpus.trackers, store.get("memory_files") or [m.key for m in memories]))
     out.extend(strength_sync(memories, trackers))

@@ -4,25 +4,21 @@ memory as a candidate for a permanent rule. Advisory: the user decides, so `need
 
 from __future__ import annotations
 
-from ....model import Action, Memory, Tracker
-from .common import is_archived
+from ....model import Memory, Tracker
 from ....rules.outcome import Outcome
+from ....rules.rule_candidates import rule_candidates
+from .common import is_archived
 
 
 def rule_promotions(memories: list[Memory], trackers: dict[str, Tracker], threshold: int) -> Outcome:
-    out = Outcome()
-    for m in memories:
+    def references(m: Memory) -> int | None:
         t = trackers.get(m.slug)
-        if t is None or is_archived(m) or t.references < threshold:
-            continue
-        out.actions.append(
-            Action(
-                kind="promote_rule",
-                targets=[m.key],
-                needs_user=True,
-                reason=f"referenced {t.references} times (threshold: {threshold}): consider a permanent rule",
-                title=m.label,
-                references=t.references,
-            )
-        )
-    return out
+        return None if t is None or is_archived(m) else t.references
+
+    return rule_candidates(
+        memories,
+        references,
+        threshold,
+        lambda m, n: f"referenced {n} times (threshold: {threshold}): consider a permanent rule",
+        lambda m, n: {"title": m.label, "references": n},
+    )

@@ -16,6 +16,7 @@ from collections import defaultdict
 from ....config import Settings, ZylosConfig
 from ....model import Action, Corpus, Finding, Memory
 from ....rules.outcome import Outcome
+from ....storage.files import mtime_date
 
 OBSOLETE_STATUSES = frozenset({"superseded", "completed", "abandoned", "dropped", "archived"})
 REVIEW_BANDS = frozenset({"fading", "stale"})
@@ -25,10 +26,6 @@ ADVICE = {
     "fading": "review entries by their dates and status; archive obsolete ones",
     "stale": "review entries first (stale); archive obsolete ones, keep what is clearly still critical",
 }
-
-
-def mtime_date(mtime: float) -> dt.date:
-    return dt.datetime.fromtimestamp(mtime, tz=dt.timezone.utc).date()
 
 
 def age_days(mtime: float, now: dt.date) -> int:

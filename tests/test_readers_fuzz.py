@@ -24,7 +24,7 @@ from helpers import calls_made, cpu_growth, fifo_watch, run_cli_process
 from pipeline.config import LLMConfig, Settings
 from pipeline.errors import ConfigError
 from pipeline.plan import build_plan
-from pipeline.report import render
+from pipeline.render.plan import render_plan as render
 from pipeline.layouts.registry import open_store
 from pipeline.layouts.zylos.reader import HEADING
 

@@ -1,0 +1,128 @@
+"""One budget for a whole fleet: calls, cost and requests per minute, shared by every worker.
+
+`Ledger` is the arithmetic, over any object with the fields of `_Shared` (a ctypes struct in shared
+memory for the local engine, a plain object inside a Ray actor). `WorkerMeter` is what a worker
+installs for the LLM client (`pipeline.llm.meter`): it forwards to the shared ledger and remembers
+whether the budget refused this store anything, so the task can report it instead of applying a
+plan the budget cut short.
+
+Cost is known only after a request, so `max_cost` is checked before each one against what was spent
+so far: requests already in flight when it is reached may pass it by their own cost (as the
+single-store `--max-cost` does).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import multiprocessing
+import time
+from dataclasses import dataclass
+from typing import Any, Callable, Protocol
+
+from ..llm.errors import BudgetExceeded
+
+_NANO = 1_000_000_000
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_calls: int | None = None
+    max_cost: float | None = None
+    rpm: float | None = None  # requests per minute, spread evenly: never a burst above the rate
+    # already spent by an earlier attempt of this fleet run (resume): counts against the limits
+    spent_calls: int = 0
+    spent_cost: float = 0.0
+
+
+class _Shared(ctypes.Structure):
+    _fields_ = [("calls", ctypes.c_int64), ("cost_nano", ctypes.c_int64), ("next_slot", ctypes.c_double), ("refused", ctypes.c_int64)]
+
+
+class Ledger:
+    """The budget's rules over `state` (calls, cost_nano, next_slot, refused); callers hold the lock."""
+
+    def __init__(self, limits: Limits, state: Any, clock: Callable[[], float] = time.time) -> None:
+        self.limits = limits
+        self.state = state
+        self.clock = clock
+
+    def reserve(self, stage: str) -> float:
+        lim, st = self.limits, self.state
+        if lim.max_calls is not None and st.calls >= lim.max_calls:
+            st.refused += 1
+            raise BudgetExceeded(stage, f"fleet call budget reached (max_calls={lim.max_calls})")
+        if lim.max_cost is not None and st.cost_nano / _NANO >= lim.max_cost:
+            st.refused += 1
+            raise BudgetExceeded(stage, f"fleet cost budget reached (${st.cost_nano / _NANO:.4f} of max_cost ${lim.max_cost:g})")
+        st.calls += 1
+        if not lim.rpm:
+            return 0.0
+        now = self.clock()
+        slot = max(now, st.next_slot)
+        st.next_slot = slot + 60.0 / lim.rpm
+        return slot - now
+
+    def spent(self, cost_usd: float) -> None:
+        self.state.cost_nano += max(0, round(cost_usd * _NANO))
+
+    def snapshot(self) -> dict[str, Any]:
+        return {"calls": int(self.state.calls), "cost_usd": self.state.cost_nano / _NANO, "refused": int(self.state.refused)}
+
+
+def start_state(limits: Limits, state: Any) -> Any:
+    state.calls = limits.spent_calls
+    state.cost_nano = round(limits.spent_cost * _NANO)
+    state.next_slot = 0.0
+    state.refused = 0
+    return state
+
+
+class Budget(Protocol):
+    """What a worker sees of the shared budget (the meter protocol plus a snapshot)."""
+
+    def reserve(self, stage: str) -> float: ...
+    def spent(self, cost_usd: float) -> None: ...
+    def snapshot(self) -> dict[str, Any]: ...
+
+
+class LocalBudget:
+    """The ledger in shared memory under one lock: handed to worker processes when they start."""
+
+    def __init__(self, limits: Limits, ctx: Any = None) -> None:
+        ctx = ctx or multiprocessing.get_context()
+        self.limits = limits
+        self._value = ctx.Value(_Shared, lock=True)
+        start_state(limits, self._value)
+
+    def _ledger(self) -> Ledger:
+        return Ledger(self.limits, self._value)
+
+    def reserve(self, stage: str) -> float:
+        with self._value.get_lock():
+            return self._ledger().reserve(stage)
+
+    def spent(self, cost_usd: float) -> None:
+        with self._value.get_lock():
+            self._ledger().spent(cost_usd)
+
+    def snapshot(self) -> dict[str, Any]:
+        with self._value.get_lock():
+            return self._ledger().snapshot()
+
+
+class WorkerMeter:
+    """The meter one store's task installs: the shared budget, plus whether it refused this store."""
+
+    def __init__(self, budget: Budget) -> None:
+        self.budget = budget
+        self.refused: str | None = None
+
+    def reserve(self, stage: str) -> float:
+        try:
+            return self.budget.reserve(stage)
+        except BudgetExceeded as exc:
+            self.refused = self.refused or exc.reason
+            raise
+
+    def spent(self, cost_usd: float) -> None:
+        self.budget.spent(cost_usd)

@@ -1,0 +1,190 @@
+"""`memconsolidate fleet plan|apply|run`: a single-store command over many stores.
+
+stdout: one JSON line per store as it finishes (machine-readable, nothing else); stderr: messages
+and, at the end, the summary table. Exit 0 when every store is ok or not due, 1 when any store
+failed, crashed or ran out of the fleet's budget, 2 for bad usage (one line, no traceback).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Any, Literal, Optional, cast
+
+import typer
+
+from ..cli import ResolveOpt, SelectOpt, YesOpt, _say, guarded, make_settings
+from ..cli_options import MODEL, ConfigOpt, NowOpt, Options, TrustModelOpt, with_options
+from ..errors import UsageError
+
+# Each store's own options: the planning ones minus --layout and --repo (detected and found per
+# store) and minus --max-calls/--max-cost, which here are the fleet's budget, not each store's.
+FLEET = (("config", ConfigOpt), ("now", NowOpt), *MODEL, ("trust_model", TrustModelOpt))
+
+app: typer.Typer = typer.Typer(
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+    help="Plan, apply or run many stores at once: one JSON line per store on stdout, a summary on stderr.",
+)
+
+PathsArg = Annotated[Optional[list[str]], typer.Argument(help="Stores (folders).", show_default=False)]
+StoresOpt = Annotated[Optional[str], typer.Option("--stores", help="A file of store paths, one a line (# comments).")]
+DiscoverOpt = Annotated[Optional[str], typer.Option("--discover", help="Every store found under this folder.")]
+EngineOpt = Annotated[str, typer.Option("--engine", help="local (a process pool) | ray")]
+WorkersOpt = Annotated[Optional[int], typer.Option("--workers", min=1, help="Stores at once (local default: CPU count; ray: the cluster's).")]
+AddressOpt = Annotated[Optional[str], typer.Option("--address", help="Ray cluster: auto | ray://host:port (default: a local Ray instance).")]
+FleetCallsOpt = Annotated[Optional[int], typer.Option("--max-calls", min=0, help="LLM calls for the whole fleet.")]
+FleetCostOpt = Annotated[Optional[float], typer.Option("--max-cost", min=0, help="USD for the whole fleet.")]
+RpmOpt = Annotated[Optional[float], typer.Option("--rpm", min=0.001, help="LLM requests per minute, shared by all workers.")]
+
+
+def _fleet(command: str, o: dict[str, Any], opts: Options, **task: Any) -> None:
+    def body() -> None:
+        from .budget import Limits
+        from .engines import get_engine
+        from .report import Report
+        from .targets import collect
+        from .task import TaskSpec
+
+        if opts.config is not None:
+            opts.config = os.path.abspath(opts.config)  # workers may run in another folder
+        # Each store's settings are made in its worker, with its own config file as alone; these
+        # are the fleet's (its schedule), made first so a bad option is exit 2 before any store.
+        settings, _ = make_settings(opts)
+        engine = get_engine(o["engine"], workers=o["workers"], address=o["address"])
+        targets = collect(o["paths"] or [], o["stores"], o["discover"])
+        for warning in targets.warnings:
+            _say(warning)
+        if task.get("plans_dir"):
+            task["plans_dir"] = str(Path(task["plans_dir"]).resolve())  # workers may run elsewhere
+            Path(task["plans_dir"]).mkdir(parents=True, exist_ok=True)
+        spec = TaskSpec(command=command, options=opts, **task)  # type: ignore[arg-type]
+        report = Report()
+        state = _open_state(o, settings, targets.paths) if o.get("state_wanted") else None
+        todo = targets.paths
+        spent = (0, 0.0)
+        if state is not None:
+            for path in todo:
+                if path in state.finished:
+                    report.add({**state.finished[path], "path": path, "resumed": True})
+            todo = [p for p in todo if p not in state.finished]
+            spent = state.spent()
+        limits = None
+        if o["max_calls"] is not None or o["max_cost"] is not None or o["rpm"] is not None:
+            limits = Limits(max_calls=o["max_calls"], max_cost=o["max_cost"], rpm=o["rpm"], spent_calls=spent[0], spent_cost=spent[1])
+
+        def done(record: dict[str, Any]) -> None:
+            if state is not None:
+                state.record(record)  # first: a kill right after must not run this store again
+            report.add(record)
+
+        started = time.monotonic()
+        complete = False
+        try:
+            budget = engine.run(todo, spec, limits, done)
+            complete = True
+        finally:
+            if state is not None:
+                state.close(complete)
+        sys.stderr.write(report.summary(time.monotonic() - started, engine.name, budget))
+        if report.failed:
+            raise typer.Exit(1)
+
+    guarded(body)
+
+
+def _open_state(o: dict[str, Any], settings: Any, targets: list[str]):
+    from .resume import FleetState, default_path
+
+    path = Path(o["state"]) if o["state"] else default_path(o["discover"])
+    schedule = settings.schedule
+    window = dt.timedelta(hours=schedule.interval_hours) - dt.timedelta(minutes=schedule.slack_minutes)
+    return FleetState(path, targets, window)
+
+
+@app.command("plan")
+@with_options(FLEET)
+def plan(
+    paths: PathsArg = None,
+    stores: StoresOpt = None,
+    discover: DiscoverOpt = None,
+    engine: EngineOpt = "local",
+    workers: WorkersOpt = None,
+    address: AddressOpt = None,
+    max_calls: FleetCallsOpt = None,
+    max_cost: FleetCostOpt = None,
+    rpm: RpmOpt = None,
+    plans_dir: Annotated[Optional[str], typer.Option("--plans-dir", help="Write each store's plan JSON (the bytes `plan --json` prints) here.")] = None,
+    *,
+    opts: Options,
+) -> None:
+    """Plan every store; never writes to a store."""
+    _fleet("plan", dict(locals()), opts, plans_dir=plans_dir)
+
+
+@app.command("apply")
+@with_options(FLEET)
+def apply(
+    paths: PathsArg = None,
+    stores: StoresOpt = None,
+    discover: DiscoverOpt = None,
+    engine: EngineOpt = "local",
+    workers: WorkersOpt = None,
+    address: AddressOpt = None,
+    max_calls: FleetCallsOpt = None,
+    max_cost: FleetCostOpt = None,
+    rpm: RpmOpt = None,
+    yes: YesOpt = False,
+    select: SelectOpt = None,
+    resolve: ResolveOpt = None,
+    *,
+    opts: Options,
+) -> None:
+    """Plan and apply every store's automatic actions (or --select); journaled and undoable per store."""
+
+    def check() -> None:
+        from ..apply import parse_select
+
+        if resolve not in (None, "newer", "keep-both"):
+            raise UsageError(f"--resolve must be newer or keep-both, not {resolve!r}")
+        parse_select(select, cast(Literal["newer", "keep-both"] | None, resolve))  # a wrong kind: exit 2 before any store
+        if not yes:
+            raise UsageError("fleet apply changes every store without a prompt: pass --yes")
+
+    guarded(check)
+    _fleet("apply", dict(locals()), opts, select=tuple(select) if select else None, resolve=resolve)
+
+
+@app.command("run")
+@with_options(FLEET)
+def run(
+    paths: PathsArg = None,
+    if_due: Annotated[bool, typer.Option("--if-due", help="Only the stores that are due; resumable (--state).")] = False,
+    stores: StoresOpt = None,
+    discover: DiscoverOpt = None,
+    engine: EngineOpt = "local",
+    workers: WorkersOpt = None,
+    address: AddressOpt = None,
+    max_calls: FleetCallsOpt = None,
+    max_cost: FleetCostOpt = None,
+    rpm: RpmOpt = None,
+    state: Annotated[
+        Optional[str], typer.Option("--state", help="Fleet state file for --if-due (default: .memconsolidate-fleet.jsonl in the --discover folder, else here).")
+    ] = None,
+    *,
+    opts: Options,
+) -> None:
+    """The nightly entry point for many stores: `run` on each; with --if-due, a killed fleet run resumes."""
+    options = dict(locals())
+    if state and not if_due:
+        guarded(_state_needs_if_due)
+    options["state_wanted"] = if_due
+    _fleet("run", options, opts, if_due=if_due)
+
+
+def _state_needs_if_due() -> None:
+    raise UsageError("--state needs --if-due (only a --if-due fleet run is resumable)")

@@ -1,0 +1,122 @@
+"""Which stores a fleet command works on: paths, a `--stores` file, `--discover DIR`.
+
+Discovery asks the layout registry, never a list of its own: a folder is a store when a layout
+whose markers sit at a store's root (crux, zylos, bank) detects it. A catch-all layout (claude: a
+MEMORY.md anywhere below) detects every folder above one of its stores too, so a folder is its
+store only if no visible subfolder is detected as well: the repository holding `.claude/`, or a
+memory folder itself (a home folder whose repositories hold stores of their own has its
+`.claude/` found as one more store). Discovery never descends into a store (a store inside a store would be
+worked on twice, under two locks), nor into `.git`, `.memconsolidate` or the other folders the
+readers skip, and never follows a symlinked folder (it could leave DIR or loop).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from ..errors import UsageError
+from ..storage.files import SKIP_DIRS
+
+
+@dataclass
+class Targets:
+    paths: list[str]  # absolute, resolved, unique, in the order given or found
+    warnings: list[str] = field(default_factory=list)
+
+
+def read_stores_file(file: str) -> list[str]:
+    """One path a line; blank lines and `#` comments skipped; relative paths are relative to the
+    file's folder (so the list means the same from any working directory)."""
+    try:
+        text = Path(file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read --stores {file}: {getattr(exc, 'strerror', None) or exc}") from None
+    base = Path(file).resolve().parent
+    out = []
+    for line in text.splitlines():
+        entry = line.strip()
+        if not entry or entry.startswith("#"):
+            continue
+        out.append(str(base / os.path.expanduser(entry)))
+    return out
+
+
+def _layouts() -> tuple[list[Any], list[Any]]:
+    from ..layouts.registry import _detection_order
+
+    rooted: list[Any] = []
+    catch_all: list[Any] = []
+    for layout in _detection_order():
+        (catch_all if layout.catch_all else rooted).append(layout)
+    return rooted, catch_all
+
+
+def _subdirs(folder: Path, warn: Callable[[str], None]) -> list[Path]:
+    try:
+        entries = sorted(os.scandir(folder), key=lambda e: e.name)
+    except OSError as exc:
+        warn(f"cannot list {folder}: {exc.strerror or exc}")
+        return []
+    return [Path(e.path) for e in entries if e.name not in SKIP_DIRS and e.is_dir(follow_symlinks=False)]
+
+
+def _detects(layout, folder: Path) -> bool:
+    try:
+        return bool(layout.detect(folder))
+    except OSError:
+        return False
+
+
+def discover(root: str, warn: Callable[[str], None]) -> list[str]:
+    top = Path(root).expanduser()
+    if not top.is_dir():
+        raise UsageError(f"--discover needs a directory: {root}")
+    rooted, catch_all = _layouts()
+    found: list[str] = []
+
+    def visit(folder: Path) -> None:
+        if any(_detects(layout, folder) for layout in rooted):
+            found.append(str(folder.resolve()))
+            return
+        children = _subdirs(folder, warn)
+        # Not pruned when a catch-all layout does not detect a folder: claude's does not see a bare
+        # memory folder (MEMORY.md at its root) from the folder above it.
+        here = [layout for layout in catch_all if _detects(layout, folder)]
+        if here and not any(_detects(layout, c) for layout in here for c in children if not c.name.startswith(".")):
+            found.append(str(folder.resolve()))
+            return
+        for child in children:
+            visit(child)
+
+    visit(top)
+    return found
+
+
+def collect(paths: Iterable[str], stores_file: str | None, discover_dir: str | None) -> Targets:
+    """Every target once, resolved; refuses overlapping targets (one store inside another)."""
+    warnings: list[str] = []
+    given = list(paths)
+    if stores_file:
+        given += read_stores_file(stores_file)
+    if discover_dir:
+        given += discover(discover_dir, warnings.append)
+    if not given:
+        raise UsageError("no stores: give paths, --stores FILE or --discover DIR")
+    seen: dict[str, None] = {}
+    for entry in given:
+        # a missing path stays a target: it is reported as a failed store, not a usage error
+        seen.setdefault(str(Path(entry).expanduser().resolve()), None)
+    ordered = list(seen)
+    _refuse_nested(ordered)
+    return Targets(paths=ordered, warnings=warnings)
+
+
+def _refuse_nested(paths: list[str]) -> None:
+    chosen = set(paths)
+    for inner in paths:
+        for outer in map(str, Path(inner).parents):
+            if outer in chosen:
+                raise UsageError(f"stores overlap: {inner} is inside {outer} (each store is worked on alone, under its own lock)")

@@ -1,0 +1,215 @@
+"""The per-store task: what one store of a fleet runs, in whichever worker an engine gives it.
+
+It makes the store's Settings as the single-store command does (`cli.make_settings`: the
+options, then `--config` or the store's own `.memconsolidate.toml`) and calls the same functions
+(`plan_store`, `apply_store`, `run_store`), so a store planned in a fleet gets the plan bytes,
+lock, journal and undo it would get alone. It never raises: every outcome, a crash of the store's code
+included, becomes one record (a JSON line of the report). Only a worker process dying is left to
+the engine (`crashed`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Literal
+
+from ..cli_options import Options
+from ..config import Settings
+from ..errors import RunFailed, UsageError, os_reason
+from ..llm.meter import installed
+from ..model import Plan
+from .budget import Budget, WorkerMeter
+
+Command = Literal["plan", "apply", "run"]
+
+# ok: done as the single-store command would succeed; not_due: `run --if-due` had nothing to do;
+# budget_exhausted: the fleet's budget ran out while planning it, so nothing was applied (nor, for
+# `plan`, written); failed: the single-store command would have exited non-zero; crashed: its worker died.
+STATUSES = ("ok", "not_due", "budget_exhausted", "failed", "crashed")
+FAILING = frozenset({"budget_exhausted", "failed", "crashed"})
+
+
+@dataclass(frozen=True)
+class TaskSpec:
+    """Everything a worker needs besides the path (picklable: it crosses process boundaries)."""
+
+    command: Command
+    options: Options  # the shared options; --layout, --repo, --max-calls, --max-cost at their defaults
+    if_due: bool = False
+    select: tuple[str, ...] | None = None
+    resolve: str | None = None
+    plans_dir: str | None = None
+
+
+class _BudgetStop(Exception):
+    """The shared budget refused a request of this store's plan: stop before anything is applied."""
+
+
+Task = Callable[[str, TaskSpec, "Budget | None"], dict[str, Any]]
+
+
+def new_record(path: str) -> dict[str, Any]:
+    return {"path": path, "layout": None, "status": "failed", "counts": {}, "errors": [], "run_id": None}
+
+
+def crashed_record(path: str, why: str) -> dict[str, Any]:
+    record = new_record(path)
+    record.update(status="crashed", errors=[why])
+    return record
+
+
+def run_task(path: str, spec: TaskSpec, budget: Budget | None = None) -> dict[str, Any]:
+    """Run `spec.command` on the store at `path`; the record of what happened."""
+    record = new_record(path)
+    notes: list[str] = []
+    meter = WorkerMeter(budget) if budget is not None else None
+    try:
+        from ..layouts.registry import detect_layout, resolve_root
+
+        from ..cli import make_settings
+
+        record["layout"] = detect_layout(resolve_root(path))
+        settings, _ = make_settings(spec.options, path)
+        with installed(meter):
+            _COMMANDS[spec.command](path, spec, settings, meter, record, notes.append)
+    except _BudgetStop:
+        _budget_exhausted(record, meter)
+    except (UsageError, RunFailed) as exc:
+        _failed(record, str(exc))
+    except OSError as exc:
+        _failed(record, f"cannot complete: {os_reason(exc)}")
+    except RecursionError:
+        _failed(record, "internal error: RecursionError")
+    except Exception as exc:  # noqa: BLE001 - one store's bug must not end the fleet
+        _failed(record, f"internal error: {type(exc).__name__}: {' '.join(str(exc).split())[:300]}")
+    if meter is not None and meter.refused and record["status"] == "ok":
+        _budget_exhausted(record, meter)  # refused although the plan had nothing to apply
+    if notes:
+        record["notes"] = notes
+    return record
+
+
+def _failed(record: dict[str, Any], message: str) -> None:
+    record["status"] = "failed"
+    record["errors"].append(message)
+
+
+def _budget_exhausted(record: dict[str, Any], meter: WorkerMeter | None) -> None:
+    record["status"] = "budget_exhausted"
+    record["run_id"] = None
+    reason = meter.refused if meter is not None and meter.refused else "fleet budget reached"
+    if reason not in record["errors"]:
+        record["errors"].append(reason)
+
+
+def _check_budget(meter: WorkerMeter | None) -> Callable[[Plan], None]:
+    def check(plan: Plan) -> None:
+        if meter is not None and meter.refused:
+            raise _BudgetStop()
+
+    return check
+
+
+def _plan_counts(record: dict[str, Any], plan: Plan) -> None:
+    record["layout"] = plan.layout
+    record["counts"].update(
+        memories=plan.memories,
+        actions=len(plan.actions),
+        automatic=sum(1 for a in plan.actions if not a.needs_user),
+        findings=len(plan.findings),
+    )
+    record["errors"].extend(f"{e.stage}: {e.message}" for e in plan.errors)
+    record["llm"] = {"calls": plan.stats.llm_calls, "cache_hits": plan.stats.cache_hits, "cost_usd": plan.stats.cost_usd}
+
+
+def _apply_counts(record: dict[str, Any], result: Any) -> None:
+    record["counts"].update(
+        applied=len(result.changes.applied) if result else 0,
+        skipped=len(result.changes.skipped) if result else 0,
+        changed=len(result.record.touched) if result and result.record else 0,
+    )
+    record["run_id"] = result.run_id if result and result.record else None
+
+
+def _do_plan(path: str, spec: TaskSpec, settings: Settings, meter: WorkerMeter | None, record: dict[str, Any], say: Callable[[str], None]) -> None:
+    from ..workflow import plan_store
+
+    _, _, plan = plan_store(path, settings, say)
+    _plan_counts(record, plan)
+    _check_budget(meter)(plan)
+    if spec.plans_dir is not None:
+        record["plan_file"] = str(write_plan(Path(spec.plans_dir), path, plan))
+    record["status"] = "ok"
+
+
+def _do_apply(path: str, spec: TaskSpec, settings: Settings, meter: WorkerMeter | None, record: dict[str, Any], say: Callable[[str], None]) -> None:
+    from ..workflow import apply_store
+
+    check = _check_budget(meter)
+
+    def confirm(plan: Plan, n: int) -> bool:  # the fleet's "prompt": --yes was required to start
+        check(plan)
+        return True
+
+    plan, result = apply_store(path, settings, say, list(spec.select) if spec.select else None, spec.resolve, confirm)  # type: ignore[arg-type]
+    _plan_counts(record, plan)
+    _apply_counts(record, result)
+    record["status"] = "ok"
+
+
+def _do_run(path: str, spec: TaskSpec, settings: Settings, meter: WorkerMeter | None, record: dict[str, Any], say: Callable[[str], None]) -> None:
+    from ..workflow import run_store
+
+    from ..lock import LockHeld
+
+    try:
+        outcome = run_store(path, settings, say, spec.if_due, before_apply=_check_budget(meter))
+    except LockHeld as exc:
+        if not spec.if_due:
+            raise
+        # as `run --if-due` alone: exit 0, the other run does the work
+        record.update(status="not_due", reason=str(exc))
+        return
+    if not outcome.ran:
+        record.update(status="not_due", reason=outcome.reason)
+        return
+    assert outcome.plan is not None
+    _plan_counts(record, outcome.plan)
+    _apply_counts(record, outcome.result)
+    record["recorded"] = outcome.recorded
+    if not outcome.recorded and not outcome.applied_unrecorded:
+        # what makes the single-store `run` exit 1: the run was not recorded as the last one
+        _failed(record, "the run did not complete cleanly (see errors); it was not recorded as the last run")
+        return
+    record["status"] = "ok"
+
+
+_COMMANDS = {"plan": _do_plan, "apply": _do_apply, "run": _do_run}
+
+
+# --- plans on disk ----------------------------------------------------------------------------
+
+
+def plan_bytes(plan: Plan) -> bytes:
+    """Exactly what `memconsolidate plan --json` prints for this plan."""
+    text = json.dumps(plan.to_json_dict(), ensure_ascii=False, indent=2, sort_keys=False) + "\n"
+    return text.encode("utf-8", errors="backslashreplace")
+
+
+def plan_file_name(path: str) -> str:
+    """A name unique per store (its path's hash) that a person can still recognise (its folder name)."""
+    digest = hashlib.sha256(path.encode("utf-8", "surrogateescape")).hexdigest()[:12]
+    readable = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(path).name)[:60].lstrip(".") or "store"
+    return f"{readable}-{digest}.plan.json"
+
+
+def write_plan(folder: Path, path: str, plan: Plan) -> Path:
+    from ..journal import write_atomic
+
+    target = folder / plan_file_name(path)
+    write_atomic(target, plan_bytes(plan))
+    return target

@@ -1,0 +1,119 @@
+"""Runs as a person reads them: the applied-runs log (`runs`, `status`), apply's and undo's
+summaries, and the one line per nightly `run` for a cron log."""
+
+from __future__ import annotations
+
+import datetime as dt
+from collections import Counter
+from typing import Any
+
+from ..model import Action, Plan
+from .text import PIPE_WIDTH, common_folder, joined, plural, wrap
+
+
+def when(iso: str) -> str:
+    """A journal's ISO time as `2026-12-01 12:45 UTC` (as written when it cannot be read)."""
+    try:
+        t = dt.datetime.fromisoformat(iso)
+    except (TypeError, ValueError):
+        return str(iso)
+    if t.tzinfo is not None:
+        t = t.astimezone(dt.timezone.utc)
+    return t.strftime("%Y-%m-%d %H:%M UTC")
+
+
+def human_bytes(n: int) -> str:
+    size = float(n)
+    for unit in ("bytes", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{int(size)} bytes" if unit == "bytes" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{n} bytes"
+
+
+def _kinds(kinds: list[str]) -> str:
+    counts = Counter(kinds)
+    return ", ".join(f"{n} {k}" for k, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def run_log(runs: list[dict[str, Any]], root: str, width: int = PIPE_WIDTH) -> list[str]:
+    """Runs newest first, like `git log`: id and time, what it did, how to undo it."""
+    lines: list[str] = []
+    undone_by = {r["undo_of"]: r["run_id"] for r in runs if r.get("undo_of")}
+    for r in reversed(runs):
+        head = f"run {r['run_id']}  {when(r['created'])}"
+        if r.get("model"):
+            head += f"  model {r['model']}"
+        lines.append(head)
+        if r.get("undo_of"):
+            lines.extend(wrap(f"undid run {r['undo_of']}: {plural(r['files'], 'file')} restored", width, "    "))
+        elif r["status"] == "prepared":
+            lines.append("    unfinished: the next command on the store rolls it back")
+        else:
+            n = len(r["applied"])
+            detail = f" ({_kinds(r['applied'])})" if n else ""
+            lines.extend(wrap(f"{plural(n, 'action')}{detail}, {plural(r['files'], 'file')} changed", width, "    "))
+            if r["status"] == "undone":
+                by = undone_by.get(r["run_id"])
+                lines.append(f"    undone{f' by run {by}' if by else ''}")
+            else:
+                lines.append(f"    undo: memconsolidate undo {root} --run {r['run_id']}")  # a command: never wrapped
+    return lines
+
+
+def render_runs(runs: list[dict[str, Any]], root: str, keep: int, width: int = PIPE_WIDTH) -> str:
+    if not runs:
+        return joined([f"No runs recorded in {root}."])
+    head = f"{plural(len(runs), 'run')} kept in {root} (the newest {keep} are kept; older ones are pruned after an apply)"
+    return joined([*wrap(head, width, "", "  "), "", *run_log(runs, root, width)])
+
+
+def action_line(n: int | None, a: Action, width: int) -> list[str]:
+    """`  3. merge_duplicate  blog/m002 → blog/m001`, one target per line after the first."""
+    folder = common_folder(a.targets) if len(a.targets) > 1 else ""
+    targets = [t[len(folder):] for t in a.targets]
+    if a.survivor:
+        keep = a.survivor[len(folder):]
+        targets = [f"{t} → {keep}" for t in targets if t != keep] or targets
+    lead = f"  {n:>3}. " if n is not None else "    - "
+    lines = wrap(f"{a.kind}  {folder}{targets[0]}", width, lead, " " * (len(lead) + 2))
+    pad = " " * (len(lead) + len(a.kind) + 2 + len(folder))
+    lines.extend(f"{pad}{t}" for t in targets[1:])
+    return lines
+
+
+def number_of(plan: Plan, action: Action) -> int | None:
+    for n, a in enumerate(plan.actions, start=1):
+        if a is action:
+            return n
+    for n, a in enumerate(plan.actions, start=1):
+        if a.kind == action.kind and a.targets == action.targets:
+            return n
+    return None
+
+
+def render_applied(plan: Plan, result: Any, width: int = PIPE_WIDTH) -> str:
+    ch = result.changes
+    lines = wrap(f"Applied run {result.run_id}: {plural(len(ch.applied), 'action')}, {len(ch.skipped)} skipped, "
+                 f"{plural(len(result.record.touched), 'file')} changed.", width, "", "  ")
+    lines.extend(line for a in ch.applied for line in action_line(number_of(plan, a), a, width))
+    for a, why in ch.skipped:
+        lines.extend(wrap(f"skipped {a.kind} {', '.join(a.targets)}: {why}", width, "  ", "    "))
+    lines.append(f"Undo with: memconsolidate undo {plan.root} --run {result.run_id}")  # a command: never wrapped
+    return joined(lines)
+
+
+def render_nothing(plan: Plan, result: Any) -> str:
+    skipped = len(result.changes.skipped) if result else 0
+    return joined([f"Nothing to apply ({plural(len(plan.actions), 'action')} in the plan, {skipped} skipped)."])
+
+
+def cron_line(wall: dt.datetime, root: str, model: str, outcome: Any) -> str:
+    """One line per nightly run: time, store, model, actions applied, errors, run id."""
+    stamp = wall.astimezone(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    if not outcome.ran:
+        return joined([f"{stamp} {root} model={model} skipped: {outcome.reason}"])
+    applied = len(outcome.result.changes.applied) if outcome.result else 0
+    rid = outcome.result.run_id if outcome.result and outcome.result.record else "none"
+    errors = len(outcome.plan.errors) if outcome.plan else 0
+    return joined([f"{stamp} {root} model={model} applied={applied} errors={errors} run={rid}"])

@@ -1,0 +1,88 @@
+"""Bytes and lines as every reader and writer sees them: the BOM, line endings, fences, headings.
+
+One definition each, so a writer keeps what its reader found: a file that starts with a BOM keeps
+it, a CRLF or CR-only file gets its own line ending on every line a writer adds.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator
+
+UTF8_BOM = b"\xef\xbb\xbf"
+
+
+def split_bom(data: bytes) -> tuple[bool, bytes]:
+    """(had a UTF-8 BOM, the bytes after it)."""
+    if data.startswith(UTF8_BOM):
+        return True, data[len(UTF8_BOM) :]
+    return False, data
+
+
+def decode_utf8(data: bytes) -> tuple[str, bool]:
+    """(text, had a BOM) of UTF-8 bytes; UnicodeDecodeError when they are not UTF-8."""
+    bom, rest = split_bom(data)
+    return rest.decode("utf-8"), bom
+
+
+def encode_utf8(text: str, bom: bool, errors: str = "strict") -> bytes:
+    """`text` as UTF-8, behind the BOM the file had."""
+    return (UTF8_BOM if bom else b"") + text.encode("utf-8", errors)
+
+
+# What `str.splitlines` ends a line at (a writer splits as the reader does).
+LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+_NEWLINE = re.compile(r"\r\n|\r|\n")
+
+
+def split_eol(line: str) -> tuple[str, str]:
+    """A line (as `splitlines(keepends=True)` gives it) and its ending, apart."""
+    if line.endswith("\r\n"):
+        return line[:-2], "\r\n"
+    if line and line[-1] in LINE_BREAKS:
+        return line[:-1], line[-1]
+    return line, ""
+
+
+def newline_of(text: str, default: str = "\n") -> str:
+    """The text's line ending, the one a writer adds: the first CRLF, LF or CR it uses."""
+    m = _NEWLINE.search(text)
+    return m.group() if m else default
+
+
+def ends_with_blank_line(text: str) -> bool:
+    return text.endswith(("\n\n", "\r\n\r\n", "\r\r"))
+
+
+def append_paragraphs(text: str, lines: Iterable[str]) -> str:
+    """`text` with each line appended as its own paragraph, in the text's line ending."""
+    newline = newline_of(text)
+    out = text
+    if out and not out.endswith(("\n", "\r")):
+        out += newline
+    for line in lines:
+        out += newline + line + newline
+    return out
+
+
+# A fenced code block opens and closes on a line starting (after blanks) with ``` or ~~~.
+FENCE = re.compile(r"^[ \t]*(```|~~~)")
+
+
+def is_fence(line: str) -> bool:
+    return FENCE.match(line) is not None
+
+
+def outside_fences(lines: Iterable[str]) -> Iterator[tuple[str, bool]]:
+    """(line, inside a fenced block) for each line; a fence line itself counts as inside."""
+    inside = False
+    for line in lines:
+        if is_fence(line):
+            inside = not inside
+            yield line, True
+            continue
+        yield line, inside
+
+
+# An ATX heading as CommonMark has it: up to 3 spaces, 1-6 #, a blank, the text, optional closing #s.
+ATX_HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.*?)\s*#*\s*$")

@@ -1,0 +1,64 @@
+"""Fleets of small stores for the fleet tests: copies of the bundled fixtures, plus broken ones."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from helpers import FIXTURES, copy_store
+
+LAYOUTS = ("bank", "claude", "crux", "zylos")
+PLANTED = "20260101T000000Z-dead"
+
+
+def build_fleet(top: Path, per_layout: int = 13) -> dict[str, list[Path]]:
+    """`per_layout` copies of each fixture under `top` (in nested folders, as a platform keeps them),
+    plus broken stores; the paths by kind ("bank", ..., "broken")."""
+    out: dict[str, list[Path]] = {layout: [] for layout in LAYOUTS}
+    for layout in LAYOUTS:
+        for i in range(per_layout):
+            out[layout].append(copy_store(FIXTURES / layout, top / f"tenant{i % 3}" / f"{layout}-{i:02d}"))
+    out["broken"] = list(broken_stores(top / "broken").values())
+    return out
+
+
+def broken_stores(top: Path) -> dict[str, Path]:
+    """garbage: a crux config that is not JSON; fifo: a bank file that is a FIFO (a read would
+    block forever); statefile: a zylos store whose state folder is a file (nowhere to journal);
+    hostile: a bank store with a planted unfinished journal naming a file outside it."""
+    top.mkdir(parents=True, exist_ok=True)
+    garbage = copy_store(FIXTURES / "crux", top / "garbage")
+    (garbage / ".crux" / "crux-memories.json").write_bytes(b"\x00{garbage")
+    fifo = copy_store(FIXTURES / "bank", top / "fifo")
+    (fifo / "ops" / "memories.jsonl").unlink()
+    os.mkfifo(fifo / "ops" / "memories.jsonl")
+    statefile = copy_store(FIXTURES / "zylos", top / "statefile")
+    (statefile / ".memconsolidate").write_text("not a folder\n")
+    hostile = copy_store(FIXTURES / "bank", top / "hostile")
+    (top / "precious.txt").write_text("a file outside every store\n")
+    run = hostile / ".memconsolidate" / "runs" / PLANTED
+    (run / "before").mkdir(parents=True)
+    (run / "journal.json").write_text(json.dumps({
+        "run_id": PLANTED, "status": "prepared", "created": "2026-01-01T00:00:00.000000+00:00",
+        "touched": {"../../precious.txt": {"before": "absent", "after": "0" * 64, "states": ["0" * 64]}},
+        "dirs_created": [], "ops": [], "info": {},
+    }))
+    return {"garbage": garbage, "fifo": fifo, "statefile": statefile, "hostile": hostile}
+
+
+def lines(stdout: str) -> dict[str, dict]:
+    """The fleet's JSON lines by store path (every line must parse: stdout is only JSON lines)."""
+    records = [json.loads(line) for line in stdout.splitlines()]
+    by_path = {r["path"]: r for r in records}
+    assert len(by_path) == len(records), "one line per store"
+    return by_path
+
+
+def crash_task(path, spec, budget):
+    """A per-store task whose worker dies on any store named `crash*`: what a segfault looks like."""
+    from pipeline.fleet.task import run_task
+
+    if Path(path).name.startswith("crash"):
+        os._exit(3)
+    return run_task(path, spec, budget)

@@ -1,0 +1,78 @@
+"""Settings from the command line: a misspelt key or an impossible value is one line naming it
+(exit 2); the project config is discovered and shown; a store's own config cannot redirect calls."""
+
+import json
+
+import pytest
+
+from helpers import NOW, run_cli
+
+
+def one_line(res) -> str:
+    assert res.returncode == 2, (res.returncode, res.stderr)
+    lines = res.stderr.splitlines()
+    assert len(lines) == 1 and "Traceback" not in res.stderr, res.stderr
+    return lines[0]
+
+
+def test_unknown_key_in_config_is_named(bank_store, tmp_path):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('[llm]\nmodle = "stub"\n')
+    line = one_line(run_cli("plan", str(bank_store), "--config", str(cfg)))
+    assert "unknown setting llm.modle" in line and "model" in line and str(cfg) in line
+
+
+def test_unknown_section_in_json_config(bank_store, tmp_path):
+    cfg = tmp_path / "c.json"
+    cfg.write_text(json.dumps({"shedule": {"interval_hours": 3}}))
+    assert "unknown setting shedule" in one_line(run_cli("plan", str(bank_store), "--config", str(cfg)))
+
+
+@pytest.mark.parametrize("text, key", [
+    ("[schedule]\ninterval_hours = -3\n", "schedule.interval_hours"),
+    ("[llm]\nbatch_size = 0\n", "llm.batch_size"),
+    ("[journal]\nkeep_runs = 0\n", "journal.keep_runs"),
+])
+def test_impossible_value_in_config_is_named(bank_store, tmp_path, text, key):
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(text)
+    assert f"invalid setting {key}" in one_line(run_cli("run", str(bank_store), "--config", str(cfg)))
+
+
+@pytest.mark.parametrize("args, flag", [
+    (("--max-calls", "-1"), "--max-calls"),
+    (("--max-cost", "-0.5"), "--max-cost"),
+    (("--model", ""), "--model"),
+])
+def test_impossible_value_on_the_command_line_names_the_option(bank_store, args, flag):
+    line = one_line(run_cli("plan", str(bank_store), *args))
+    assert line.startswith(f"memconsolidate: invalid {flag}:"), line
+    assert not (bank_store / ".memconsolidate").exists()
+
+
+def test_project_config_in_the_store_is_used_and_shown(bank_store):
+    (bank_store / ".memconsolidate.toml").write_text('[llm]\nmodel = "none"\n')
+    res = run_cli("plan", str(bank_store), "--now", NOW)
+    assert res.returncode == 0, res.stderr
+    assert f"config {bank_store / '.memconsolidate.toml'}" in res.stdout and "model none" in res.stdout
+    status = json.loads(run_cli("status", str(bank_store), "--json", "--now", NOW).stdout)
+    assert status["config"] == str(bank_store / ".memconsolidate.toml") and status["model"] == "none"
+
+
+def test_user_config_from_xdg_and_explicit_config_wins(bank_store, tmp_path, monkeypatch):
+    xdg = tmp_path / "xdg"
+    (xdg / "memconsolidate").mkdir(parents=True)
+    (xdg / "memconsolidate" / "config.toml").write_text('[llm]\nmodel = "none"\n')
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(xdg))
+    plan = json.loads(run_cli("plan", str(bank_store), "--json", "--now", NOW).stdout)
+    assert plan["model"] == "none"
+    explicit = tmp_path / "mine.toml"
+    explicit.write_text('[llm]\nmodel = "stub"\n')
+    res = run_cli("plan", str(bank_store), "--now", NOW, "--config", str(explicit))
+    assert "model stub" in res.stdout and f"config {explicit}" in res.stdout
+
+
+def test_store_config_may_not_redirect_model_calls(bank_store):
+    (bank_store / ".memconsolidate.toml").write_text('[llm]\napi_base = "http://198.51.100.7/v1"\n')
+    line = one_line(run_cli("plan", str(bank_store)))
+    assert "may not set llm.api_base" in line

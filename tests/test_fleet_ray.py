@@ -1,0 +1,62 @@
+"""The fleet on Ray in local mode (`ray.init(num_cpus=2)`, started once for the module: Ray's
+start-up is slow). Skipped when Ray is not installed; CI installs the `fleet` extra, so they run."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ray = pytest.importorskip("ray")
+
+import fleet_helpers  # noqa: E402
+from fleet_helpers import LAYOUTS, build_fleet, crash_task, lines  # noqa: E402
+from helpers import FIXTURES, NOW, copy_store, run_cli, snapshot  # noqa: E402
+
+pytestmark = pytest.mark.ray
+
+
+@pytest.fixture(scope="module", autouse=True)
+def local_ray():
+    ray.init(num_cpus=2, include_dashboard=False, log_to_driver=False, configure_logging=False)
+    # Ray's workers cannot import the tests' modules: ship the test's task by value
+    ray.cloudpickle.register_pickle_by_value(fleet_helpers)
+    yield
+    ray.shutdown()
+
+
+def test_the_ray_engine_plans_a_fleet_of_every_layout_as_each_store_alone(tmp_path):
+    kinds = build_fleet(tmp_path / "fleet")
+    plans = tmp_path / "plans"
+    res = run_cli("fleet", "plan", "--discover", str(tmp_path / "fleet"), "--engine", "ray", "--now", NOW, "--plans-dir", str(plans))
+    assert res.returncode == 1, res.stderr  # the broken crux config fails; nothing else stops
+    records = lines(res.stdout)
+    assert len(records) == 4 * 13 + 4
+    for layout in LAYOUTS:
+        assert {records[str(p)]["status"] for p in kinds[layout]} == {"ok"}
+        store = kinds[layout][7]
+        alone = run_cli("plan", str(store), "--now", NOW, "--json")
+        assert Path(records[str(store)]["plan_file"]).read_text(encoding="utf-8") == alone.stdout
+    assert {Path(p).name: r["status"] for p, r in records.items() if "/broken/" in p} == {
+        "garbage": "failed", "fifo": "ok", "statefile": "ok", "hostile": "ok"}
+    assert "on engine ray" in res.stderr
+
+
+def test_on_ray_a_dying_worker_costs_its_store_and_the_budget_actor_is_shared(tmp_path):
+    from pipeline.cli_options import Options
+    from pipeline.fleet.budget import Limits
+    from pipeline.fleet.engines.ray import RayEngine
+    from pipeline.fleet.task import TaskSpec
+
+    stores = [copy_store(FIXTURES / "bank", tmp_path / name) for name in ("b1", "crash-me", "b2", "b3")]
+    before = {p: snapshot(p) for p in stores}
+    records: list[dict] = []
+    spec = TaskSpec(command="run", options=Options())  # the stub: 3 calls per bank store
+    budget = RayEngine(workers=2).run([str(p) for p in stores], spec, Limits(max_calls=5), records.append, task=crash_task)
+    status = {Path(r["path"]).name: r["status"] for r in records}
+    assert status.pop("crash-me") == "crashed" and len(status) == 3
+    assert set(status.values()) <= {"ok", "budget_exhausted"} and "budget_exhausted" in status.values()
+    assert budget["calls"] == 5 and sum(r.get("llm", {}).get("calls", 0) for r in records if r["status"] == "ok") <= 5
+    for r in records:
+        if r["status"] == "budget_exhausted":
+            assert snapshot(Path(r["path"])) == before[Path(r["path"])]

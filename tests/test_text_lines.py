@@ -1,0 +1,50 @@
+"""The shared text module: BOMs, line endings (CRLF, CR-only), fences, headings, truncation."""
+
+from __future__ import annotations
+
+from pipeline.layouts.crux.render import append_note, set_tracker_strength
+from pipeline.text.frontmatter_edit import set_keys
+from pipeline.text.lines import (
+    ATX_HEADING, append_paragraphs, decode_utf8, encode_utf8, newline_of, outside_fences, split_bom, split_eol,
+)
+from pipeline.text.truncate import HOOK_STRIP, clip, shorten
+
+
+def test_a_bom_is_kept_through_decode_and_encode():
+    data = b"\xef\xbb\xbfhello\r\n"
+    text, bom = decode_utf8(data)
+    assert (text, bom) == ("hello\r\n", True)
+    assert encode_utf8(text, bom) == data
+    assert split_bom(b"plain") == (False, b"plain")
+
+
+def test_line_endings_are_the_first_one_the_text_uses():
+    assert newline_of("a\r\nb\r\n") == "\r\n"
+    assert newline_of("a\rb\r") == "\r"
+    assert newline_of("a\nb") == "\n"
+    assert newline_of("no break") == "\n" and newline_of("", "\r\n") == "\r\n"
+    assert split_eol("x\r\n") == ("x", "\r\n") and split_eol("x\u2028") == ("x", "\u2028")
+
+
+def test_a_cr_only_file_gets_cr_lines_from_every_writer():
+    # Before the shared module, appended notes and new keys in a CR-only file ended with LF.
+    assert append_note("# T\rbody\r", "note") == "# T\rbody\r\rnote\r"
+    assert append_paragraphs("body", ["a", "b"]) == "body\n\na\n\nb\n"
+    edited = set_keys("---\r\ntitle: x\r\n---\r\nbody\r\n", {"strength": 3})
+    assert edited == "---\r\ntitle: x\r\nstrength: 3\r\n---\r\nbody\r\n"
+    tracker = set_tracker_strength("slug: a\rreferences: 2\r", 4)
+    assert tracker is not None and "\n" not in tracker
+
+
+def test_fences_hide_headings():
+    lines = ["# a", "```", "# not a heading", "```", "## b"]
+    seen = [line for line, inside in outside_fences(lines) if not inside and ATX_HEADING.match(line)]
+    assert seen == ["# a", "## b"]
+
+
+def test_truncation():
+    assert clip("abcdef", 4) == "abc…" and clip("abc", 4) == "abc"
+    hook = "one two three, four five six seven"
+    assert shorten(hook, 20, strip=HOOK_STRIP) == "one two three…"
+    assert shorten("word " * 10, 12, word_after=1) == "word word…"
+    assert shorten("x" * 30, 10, word_after=1) == "x" * 9 + "…"
