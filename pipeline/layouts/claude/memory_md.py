@@ -113,7 +113,8 @@ def _parse_line(line: Line) -> None:
             line.number = int(num.group(1))
         return
     line.entry = first[3]
-    after = _CLOSE.match(s, first[1]).end()
+    closing = _CLOSE.match(s, first[1])  # always matches (everything in it is optional)
+    after = closing.end() if closing else first[1]
     sep = _SEP.match(s, after)
     if sep and sep.end() < len(s):
         line.sep, line.hook_at = sep.group(1), sep.end()
@@ -139,8 +140,9 @@ def linked(lines: list[Line], names: Collection[str]) -> list[str]:
         for name in line.mentions:
             if name in names:
                 out.setdefault(name)
-        if line.number is not None and (name := numbered(line.number, names)):
-            out.setdefault(name)
+        leaf = numbered(line.number, names) if line.number is not None else None
+        if leaf is not None:
+            out.setdefault(leaf)
     return list(out)
 
 

@@ -523,9 +523,9 @@ def changes(
     # possible with a reused run id) makes the journal refuse the whole run.
     in_index: dict[str, list[str]] = {}
     for key in sorted(d.retire):
-        m = by_key.get(key)
-        if m is not None and m.extra.get("in_index"):
-            in_index.setdefault(m.extra["in_index"], []).append(key)  # lines of MEMORY.md: cut in place below
+        kept_in = by_key[key].extra.get("in_index") if key in by_key else None
+        if kept_in:
+            in_index.setdefault(kept_in, []).append(key)  # lines of MEMORY.md: cut in place below
             continue
         dest = archive_path(folder_of(key), run_id, _name(key))
         # The state it had when checked against the plan: the journal refuses if it changed since.
@@ -646,12 +646,13 @@ def _rebuild_index(
     linked_names = set(before.entries) | set(before.inline)
     gone = sorted(n for n in linked_names if n not in names)
     items = []
+    made = created or {}
     for key in surviving:
         if _name(key) in before.reached:
             continue
         m = by_key.get(key)
-        if key in (created or {}):
-            title, hook = created[key]
+        if key in made:
+            title, hook = made[key]
             items.append(IndexItem(filename=_link_target(_name(key)), title=_title(title) or _name(key)[:-3], hook=hook))
             continue
         stem = _name(key)[: -len(".md")] if key.endswith(".md") else _name(key)
