@@ -258,7 +258,7 @@ def test_undo_takes_the_latest_run_when_two_share_a_second(tmp_path, monkeypatch
     (root / "a.md").write_bytes(b"a\n")
     (root / "b.md").write_bytes(b"b\n")
     ids = iter(["20261129T020000Z-ffff", "20261129T020000Z-0000"])  # same second, random suffixes
-    monkeypatch.setattr(journal, "new_run_id", lambda: next(ids))
+    monkeypatch.setattr(journal, "new_run_id", lambda root=None: next(ids))
     execute(root, [Op("write", "a.md", data=b"a2\n")])
     execute(root, [Op("write", "b.md", data=b"b2\n")])
     monkeypatch.undo()

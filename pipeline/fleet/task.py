@@ -19,7 +19,7 @@ from typing import Any, Callable, Literal
 
 from ..cli_options import Options
 from ..config import Settings
-from ..errors import RunFailed, UsageError, os_reason
+from ..errors import MemconsolidateError, RunFailed, UsageError, os_reason
 from ..llm.meter import installed
 from ..model import Plan
 from .budget import Budget, WorkerMeter
@@ -45,7 +45,7 @@ class TaskSpec:
     plans_dir: str | None = None
 
 
-class _BudgetStop(Exception):
+class _BudgetStop(MemconsolidateError):
     """The shared budget refused a request of this store's plan: stop before anything is applied."""
 
 
