@@ -49,6 +49,8 @@ class FindingKind(StrEnum):
     NEAR_BUDGET = "near_budget"
     FRESHNESS = "freshness"
     RELATIVE_DATE = "relative_date"
+    STALENESS_SKIPPED = "staleness_skipped"  # claude: no repository to check a folder against
+    SYMLINK_SKIPPED = "symlink_skipped"  # claude: a symlinked folder not followed
 
 
 class StaleClass(StrEnum):
@@ -128,6 +130,8 @@ FINDINGS: dict[FindingKind, FindingInfo] = {
     F.NEAR_BUDGET: FindingInfo("Near budget"),
     F.FRESHNESS: FindingInfo("Freshness"),
     F.RELATIVE_DATE: FindingInfo("Relative dates to check"),
+    F.STALENESS_SKIPPED: FindingInfo("Staleness not checked (no repository)"),
+    F.SYMLINK_SKIPPED: FindingInfo("Symlinked folders not followed"),
 }
 
 # Staleness classes that need nothing from the user: counted in the report, listed in the JSON.

@@ -231,6 +231,41 @@ def copy_store(src: Path, dst: Path) -> Path:
     return dst
 
 
+def copy_real(src: Path, dst: Path) -> Path:
+    """A writable copy of a store under ../shared/real-stores (read in place there, read-only)."""
+    shutil.copytree(src, dst, symlinks=True)
+    for folder, _dirs, names in os.walk(dst):
+        os.chmod(folder, 0o755)
+        for name in names:
+            path = Path(folder) / name
+            if not path.is_symlink():
+                os.chmod(path, 0o644)
+    return dst
+
+
+# The zylos store the tests use, assembled from zylos-core's examples (MIT, see
+# ../shared/real-stores/SOURCES.md): store path <- skills/zylos-memory/examples/<file>.
+ZYLOS_EXAMPLES = {
+    "identity.md": "identity.md",
+    "state.md": "state.md",
+    "references.md": "references.md",
+    "users/howard/profile.md": "user-profile.md",
+    "reference/decisions.md": "decisions.md",
+    "reference/projects.md": "projects.md",
+    "reference/preferences.md": "preferences.md",
+    "reference/ideas.md": "ideas.md",
+    "sessions/current.md": "session-log.md",
+}
+
+
+def real_zylos_store(dst: Path) -> Path:
+    examples = REAL_STORES / "zylos" / "skills" / "zylos-memory" / "examples"
+    for path, example in ZYLOS_EXAMPLES.items():
+        (dst / path).parent.mkdir(parents=True, exist_ok=True)
+        (dst / path).write_bytes((examples / example).read_bytes())
+    return dst
+
+
 def files(root: Path) -> dict[str, bytes]:
     """`snapshot` without the folder entries: every file and its bytes."""
     return {k: v for k, v in snapshot(root).items() if not k.endswith("/")}

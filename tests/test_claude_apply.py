@@ -18,16 +18,16 @@ from pathlib import Path
 
 import pytest
 
-from helpers import FIXTURES, NOW, REPO, files, kill_apply_then_recover, plan_json, run_cli, snapshot, with_git_history
+from helpers import FIXTURES, NOW, REAL_STORES, REPO, copy_real, files, kill_apply_then_recover, plan_json, run_cli, snapshot, with_git_history
 
 from pipeline.config import Settings
 from pipeline.journal import execute
 from pipeline.model import Action, Finding
-from pipeline.layouts.claude import reader as claude, writer as claude_write
+from pipeline.layouts.claude import memory_md, reader as claude, writer as claude_write
 from pipeline.layouts.claude.writer import first_prose, raw_scalar
 
 EXPECTED = REPO / "tests" / "data" / "expected" / "claude"
-REAL = REPO / "tests" / "data" / "real" / "orchestkit"
+REAL = REAL_STORES / "orchestkit"  # read in place, copied writable to apply
 A = ".claude/agent-memory/backend-architect/"
 P = ".claude/projects/-home-dev-acme-shop/memory/"
 MASK = "RUN_ID"
@@ -67,6 +67,15 @@ def entries_of(root: Path, index_key: str) -> list[str]:
     folder = index_key.rsplit("/", 1)[0]
     text = (root / index_key).read_text(encoding="utf-8")
     return [e.target for e in claude.parse_index(text, index_key, folder)]
+
+
+def reached_of(root: Path, index_key: str) -> list[str]:
+    """The files a MEMORY.md reaches, as the reader sees it (links, mentions, sub-indexes)."""
+    folder = (root / index_key).parent
+    names = [p.name for p in folder.iterdir() if p.suffix == ".md" and p.name != "MEMORY.md"]
+    found = memory_md.reach((root / index_key).read_text(encoding="utf-8"), names, lambda n: (folder / n).read_text(encoding="utf-8"))
+    prefix = index_key[: -len("MEMORY.md")]
+    return [prefix + n for n in found.reached]
 
 
 def topic_files(root: Path, folder: str) -> list[str]:
@@ -170,12 +179,12 @@ def test_memory_md_prose_is_kept_and_every_surviving_file_is_indexed_once(store)
         new = (store / index).read_text()
         assert non_entry_lines(new) == non_entry_lines(old[index])
         listed = entries_of(store, index)
-        assert listed == sorted(listed)
-        assert listed == topic_files(store, folder)  # 1:1, no repeats, nothing missing
+        # 1:1, no repeats, nothing missing; the author's order is kept (issue 11, item 6)
+        assert sorted(listed) == topic_files(store, folder) and len(listed) == len(set(listed))
     text = (store / A / "MEMORY.md").read_text()
     assert "- [cache-layer](project_cache_layer.md) — Redis cache in front of the catalogue queries" in text
     assert "old_notes.md" not in text  # its file is gone; the line survives in the archived copy
-    assert "- [Router refactor](project_router_refactor.md) — halfway through" in text
+    assert "- [Router refactor](project_router_refactor.md) -- halfway through" in text  # the author's line, as written
 
 
 # ---------------------------------------------------------------------------------------------
@@ -198,7 +207,7 @@ def test_malformed_files_stay_untouched_and_indexed(store, tmp_path):
         assert (store / key).read_bytes() == before[key], key
     assert (folder / "linked_outside.md").is_symlink() and outside.read_text().endswith("secret\n")
     listed = entries_of(store, A + "MEMORY.md")
-    assert listed == topic_files(store, A)
+    assert sorted(listed) == topic_files(store, A)
     for key in odd + [A + "linked_outside.md", A + "team notes (draft).md"]:
         assert listed.count(key) == 1
     # a link the reader can follow back to the file, and a title that does not break the link
@@ -281,7 +290,7 @@ def test_an_index_over_budget_is_trimmed_without_dropping_an_entry(tmp_path):
     new = index.read_text()
     assert len(new.encode()) <= S.claude.index_budget_bytes
     listed = entries_of(root, ".claude/agent-memory/librarian/MEMORY.md")
-    assert listed == topic_files(root, ".claude/agent-memory/librarian/") and len(listed) == 160
+    assert sorted(listed) == topic_files(root, ".claude/agent-memory/librarian/") and len(listed) == 160
     assert non_entry_lines(new) == non_entry_lines(old)
     assert "- [Topic 000](topic_000.md) — a long hook that explains" in new and "…" in new
     assert any("hooks under 90 characters" in n for n in out["notes"])
@@ -414,7 +423,7 @@ def test_a_killed_apply_is_undone_by_the_next_plan(store, step):
 
 def test_real_orchestkit_store_applies_and_undoes(tmp_path):
     root = tmp_path / "orchestkit"
-    shutil.copytree(REAL, root)
+    copy_real(REAL, root)
     before = snapshot(root)
     res = apply(root)
     assert res.returncode == 0, res.stderr
@@ -425,7 +434,8 @@ def test_real_orchestkit_store_applies_and_undoes(tmp_path):
         key = index.relative_to(root).as_posix()
         folder = key[: -len("MEMORY.md")]
         listed = entries_of(root, key)
-        assert sorted(set(listed)) == topic_files(root, folder) and len(listed) == len(set(listed)), key
+        # every file reached (an entry, an inline link, a backtick mention), no entry line twice
+        assert sorted(reached_of(root, key)) == topic_files(root, folder) and len(listed) == len(set(listed)), key
     plan = plan_json(root, "--model", "none")
     assert [a for a in plan["actions"] if not a["needs_user"]] == []
     assert run_cli("undo", str(root)).returncode == 0

@@ -155,6 +155,7 @@ def test_index_lines_prose_urls_and_code_blocks(tmp_path):
         ("f/d.md", "D with [brackets] (#12)", ""),
         ("f/e.md", "E", "colon hook"),
         ("f/gone.md", "Gone", "deleted file"),
+        ("f/f.md", "", ""),  # linked inside prose: reached, so listed (issue 11, item 5)
     ]
     assert [e.target for e in claude.parse_index("- [A](a.md)\n", "MEMORY.md", ".")] == ["a.md"]
 

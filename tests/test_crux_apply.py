@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from helpers import FIXTURES, NOW, REPO, files, kill_apply_then_recover, plan_json, run_cli, snapshot
+from helpers import FIXTURES, NOW, REAL_STORES, REPO, copy_real, files, kill_apply_then_recover, plan_json, run_cli, snapshot
 
 from pipeline.config import Settings
 from pipeline.journal import Op, execute
@@ -29,7 +29,7 @@ from pipeline.layouts.crux.render import render_frontmatter, set_tracker_strengt
 from pipeline.storage.files import split_frontmatter
 
 EXPECTED = REPO / "tests" / "data" / "expected" / "crux"
-REAL = REPO / "tests" / "data" / "real" / "crux"
+REAL = REAL_STORES / "crux"  # read in place, copied writable to apply
 L = "memories/learning/"
 T = ".crux/reference-tracking/"
 ARCH = ".ai-ignored/memories/sources/20261129/"
@@ -597,7 +597,7 @@ def test_a_killed_apply_is_rolled_back_by_the_next_plan(store, step):
 
 def test_the_real_crux_store_applies_and_undoes(tmp_path):
     root = tmp_path / "real"
-    shutil.copytree(REAL, root)
+    copy_real(REAL, root)
     for p in [root, *root.rglob("*")]:
         p.chmod(p.stat().st_mode | 0o200)  # the checked-in copy is read-only
     before = snapshot(root)

@@ -5,12 +5,12 @@ import json
 import shutil
 from pathlib import Path
 
-from helpers import FIXTURES, REPO, kinds, plan_json, run_cli
+from helpers import FIXTURES, REAL_STORES, REPO, kinds, plan_json, run_cli
 from pipeline.config import Settings
 from pipeline.layouts.crux import reader as adapter
 
 FIXTURE = FIXTURES / "crux"
-REAL = REPO / "tests" / "data" / "real" / "crux"
+REAL = REAL_STORES / "crux"  # read in place
 
 M = "memories"
 # What each fixture memory is there for is named beside its expected action or finding.

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from stage_helpers import of_kind, plan_with, settings_for
-from helpers import FIXTURES, copy_store
+from helpers import FIXTURES, REAL_STORES, copy_store
 from openai_server import fake_openai, tool_reply  # noqa: F401 - fixture
 from pipeline.llm import RetryPolicy, make_client
 from pipeline.stages.crux_notation import stub_twin, twin_problems
@@ -21,7 +21,7 @@ from pipeline.storage.files import split_frontmatter
 NOW = dt.date(2026, 11, 29)
 FAST = RetryPolicy(base_wait_s=0.01, max_wait_s=0.05, retry_after_cap_s=0.5)
 RUNBOOK = "memories/learning/payment-outage-incident-runbook.memory.md"
-REAL = Path(__file__).parent / "data" / "real" / "crux" / "memories"
+REAL = REAL_STORES / "crux" / "memories"  # read in place
 
 
 def lines(text: str) -> int:

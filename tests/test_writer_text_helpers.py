@@ -5,7 +5,7 @@ from hypothesis import given, strategies as st
 from pipeline.layouts.crux.trackers import distribute, merge_trackers
 from pipeline.storage.files import split_frontmatter
 from pipeline.text.frontmatter_edit import set_keys
-from pipeline.layouts.claude.memory_index import IndexItem, parse_entries, rebuild
+from pipeline.layouts.claude.memory_md import IndexItem, reach, rebuild
 from pipeline.model import Tracker
 
 DOC = """---
@@ -56,23 +56,24 @@ def test_set_keys_round_trips_any_string(value):
 
 def test_memory_index_keeps_prose_and_every_entry_within_budget():
     existing = "# Agent Memory\n\nSome prose to keep.\n\n- [Old](gone.md) — removed file\n- [A](a.md) — kept hook\n\n## Notes\nMore prose.\n"
-    items = [IndexItem("a.md", "A", "kept hook"), IndexItem("b.md", "B", "new hook")]
-    r = rebuild(existing, "Agent", items, 17408, 90)
+    items = [IndexItem("b.md", "B", "new hook")]
+    r = rebuild(existing, "Agent", items, ["gone.md"], 17408, 90)
     assert "Some prose to keep." in r.text and "More prose." in r.text
-    assert sorted(parse_entries(r.text)) == ["a.md", "b.md"]
-    assert r.text.index("[A](a.md)") < r.text.index("[B](b.md)") < r.text.index("## Notes")
+    assert reach(r.text, ["a.md", "b.md"], lambda n: None).entries == ["a.md", "b.md"]
+    # b.md has no sibling among the entries: it goes to one "Unindexed" section at the end
+    assert r.text.index("[A](a.md)") < r.text.index("## Notes") < r.text.index("## Unindexed") < r.text.index("[B](b.md)")
     many = [IndexItem(f"m{i:03d}.md", f"Memory {i}", "a long hook with many words " * 8) for i in range(180)]
-    big = rebuild(None, "Big", many, 17408, 90)
+    big = rebuild(None, "Big", many, [], 17408, 90)
     assert len(big.text.encode()) <= 17408
-    assert big.indexed == sorted(i.filename for i in many)
+    assert big.added == sorted(i.filename for i in many)
     for line in big.text.splitlines()[2:]:
         assert line.startswith("- [")
 
 
 def test_memory_index_warns_instead_of_dropping():
     many = [IndexItem(f"memory-file-with-a-long-name-{i:04d}.md", f"A title {i}", "hook " * 30) for i in range(400)]
-    r = rebuild(None, "Huge", many, 17408, 90)
-    assert r.indexed == sorted(i.filename for i in many)
+    r = rebuild(None, "Huge", many, [], 17408, 90)
+    assert r.added == sorted(i.filename for i in many)
     assert r.warnings
 
 

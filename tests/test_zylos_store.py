@@ -8,14 +8,13 @@ import os
 import shutil
 from pathlib import Path
 
-from helpers import NOW, REPO, run_cli
+from helpers import NOW, REPO, real_zylos_store, run_cli
 from hypothesis import given, strategies as st
 
 from pipeline.config import Settings
 from pipeline.layouts.zylos import reader as zylos
 from pipeline.layouts.zylos.reader import entry_memories, parse_entries, parse_importance, parse_status
 
-REAL = REPO / "tests" / "data" / "real" / "zylos"
 
 DECISIONS = """# Decisions Log
 
@@ -142,7 +141,7 @@ def test_parse_importance_and_status_shapes():
 
 def _store(tmp: Path) -> Path:
     root = tmp / "memory"
-    shutil.copytree(REAL, root)
+    real_zylos_store(root)
     return root
 
 

@@ -194,4 +194,6 @@ def staleness(corpus: Corpus, settings: Settings) -> Outcome:
     ctx = corpus.extra.get(CONTEXT_KEY)
     if not isinstance(ctx, StalenessContext):
         ctx = load_context(corpus, settings)
-    return stale_outcome(corpus.memories, ctx, settings, corpus.layout)
+    # A memory whose store names no repository (the reader says why, in a finding) is not judged.
+    memories = [m for m in corpus.memories if not m.extra.get("staleness_skipped")]
+    return stale_outcome(memories, ctx, settings, corpus.layout)

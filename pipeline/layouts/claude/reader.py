@@ -1,43 +1,62 @@
 """`claude` layout: Claude Code auto-memory folders (dream, seed 001).
 
 A memory folder holds a `MEMORY.md` index and sibling topic files (`*.md`) with front matter `name`,
-`description`, `type` (user, feedback, project, reference). Folders are found at any depth under
-PATH: `.claude/agent-memory/<agent>/`, `.claude/projects/<hash>/memory/`, `.claude/memory/`, and
-PATH itself when it holds a MEMORY.md.
+`description`, `type` (user, feedback, project, reference). A store is any folder under PATH that
+holds a MEMORY.md (`.claude/agent-memory/<agent>/`, `.claude/projects/<hash>/memory/` and
+`.claude/memory/` count even before they have one); symlinked folders that stay inside PATH are
+followed once, and a dangling or outside one is a `symlink_skipped` finding.
 
-Real folders (orchestkit) mix a top-level `type:` with a nested `metadata: {type: ...}`, often have
-no front matter at all (type None: dream treats those as EVERGREEN), and their MEMORY.md mixes
-index lines with free prose. Only `- [Title](file.md) — hook` lines (also `--`, `-`, `:` or no
-hook) are index entries; prose naming a file is not.
+Front matter is read as Claude Code reads it: YAML first, `key: value` lines when strict YAML
+rejects it (`text.lenient_frontmatter`). Real folders mix a top-level `type:` with a nested
+`metadata: {type: ...}` and often have no front matter at all (type None: dream treats those as
+EVERGREEN). What MEMORY.md reaches — links anywhere in a line, inline-code mentions, sub-indexes —
+is decided by `memory_md`, the one grammar the reader, the drift check and the rebuild share;
+sub-index files are indexes, not memories. A MEMORY.md with no topic files beside it holds the
+memories itself: one per bullet or paragraph of a section, keyed `MEMORY.md#<heading-slug>/<n>`.
 
-Staleness is checked against the repository that holds the folder's `.claude/` (or `--repo`); the
-scan itself happens once, lazily, in `rules.staleness_context`.
+Staleness is checked against the repository that holds the folder's `.claude/` (or `--repo`, or,
+for `~/.claude/projects/<encoded-path>/memory/`, the `cwd` its session transcripts record; else the
+git work tree around the folder). With none, a `staleness_skipped` finding says why and the folder's
+memories are not judged. The scan itself happens once, lazily, in `rules.staleness_context`.
 """
 
 from __future__ import annotations
 
 import datetime as dt
+import hashlib
+import json
 import os
-import posixpath
 import re
 from pathlib import Path
 from typing import Any, Iterator
-from urllib.parse import unquote
 
 from ...config import Settings
-from ...model import Corpus, IndexEntry, Memory
-from ...storage.files import SKIP_DIRS, Unreadable, as_date, as_tags, mtime_of, parse_error, read_memory_file, read_text, rel
+from ...text.lenient_frontmatter import split_frontmatter_lenient
+from . import memory_md
+from ...kinds import FindingKind
+from ...model import Corpus, Finding, IndexEntry, Memory
+from ...storage.files import (
+    SKIP_DIRS,
+    Unreadable,
+    as_date,
+    FrontMatter,
+    as_tags,
+    decode_text,
+    inside,
+    mtime_of,
+    parse_error,
+    read_bytes,
+    read_text,
+    read_text_sha,
+    rel,
+    symlink_loop,
+)
 
 LAYOUT = "claude"
 INDEX = "MEMORY.md"
 WALK_SKIP = SKIP_DIRS | {".archive"}
 DATE_KEYS = ("modified", "updated", "last_updated", "date")
 
-_ENTRY = re.compile(
-    r"^\s*(?:[-*+]|\d+[.)])\s+\[(?P<title>(?:[^\[\]]|\[[^\]]*\])*)\]\((?P<href>[^()\s]+)(?:\s+\"[^\"]*\")?\)"
-    r"\s*(?:(?:—|–|--|-|:)\s*)?(?P<hook>.*)$"  # greedy, stripped in code: `.*?\s*$` is quadratic in blanks
-)
-_FENCE = re.compile(r"^\s*(```|~~~)")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -51,45 +70,92 @@ def _has_md(folder: Path) -> bool:
         return False
 
 
-def _subdirs(folder: Path) -> list[Path]:
-    try:
-        return sorted(p for p in folder.iterdir() if p.is_dir() and not p.is_symlink() and p.name not in WALK_SKIP)
-    except OSError:
-        return []
+def _dot_claude_pattern(folder: Path) -> bool:
+    """`.claude/agent-memory/<agent>/`, `.claude/projects/<hash>/memory/`, `.claude/memory/`: Claude
+    Code's own places, a memory folder even before it has a MEMORY.md (a rebuild creates one)."""
+    parts = folder.parts
+    if len(parts) >= 3 and parts[-3] == ".claude" and parts[-2] == "agent-memory":
+        return True
+    if parts[-1:] == ("memory",) and len(parts) >= 2 and parts[-2] == ".claude":
+        return True
+    return len(parts) >= 4 and parts[-1] == "memory" and parts[-3] == "projects" and parts[-4] == ".claude"
 
 
-def _folders_in_dot_claude(dot_claude: Path) -> Iterator[Path]:
-    for agent in _subdirs(dot_claude / "agent-memory"):
-        yield agent
-    for project in _subdirs(dot_claude / "projects"):
-        yield project / "memory"
-    yield dot_claude / "memory"
+def _worth_reporting(root: Path, link: Path) -> bool:
+    # Any repository has symlinks; only those where Claude Code keeps memory are news.
+    parts = link.relative_to(root).parts
+    return any(p == ".claude" or "memory" in p.lower() for p in parts)
+
+
+def discover(root: Path) -> tuple[list[Path], list[Finding]]:
+    """Memory folders under `root` (any folder holding a MEMORY.md, and Claude Code's own places
+    holding `*.md`), and findings for symlinked folders that could not be followed."""
+    findings: list[Finding] = []
+    return sorted(_walk_folders(root, findings)), findings
+
+
+def _walk_folders(root: Path, findings: list[Finding]) -> Iterator[Path]:
+    """The memory folders as the walk meets them. Real folders are walked first; a symlinked folder
+    is then followed once if it stays inside `root` and leads somewhere not already walked (so a
+    store reached both ways is read once, by its real path, and a link to an ancestor cannot loop)."""
+    walked: set[Path] = set()
+    links: list[Path] = []
+
+    def walk(start: Path) -> Iterator[Path]:
+        for dirpath, dirnames, filenames in os.walk(start):
+            here = Path(dirpath)
+            try:
+                real = here.resolve()
+            except (OSError, RuntimeError):
+                dirnames[:] = []
+                continue
+            if real in walked:
+                dirnames[:] = []
+                continue
+            walked.add(real)
+            linked = {n for n in dirnames if (here / n).is_symlink()}
+            links.extend(here / n for n in sorted(linked) if n not in WALK_SKIP)
+            links.extend(here / n for n in sorted(filenames) if n not in WALK_SKIP and _dangling(here / n))
+            dirnames[:] = sorted(n for n in dirnames if n not in WALK_SKIP and n not in linked)
+            if INDEX in filenames and (here / INDEX).is_file() or (_dot_claude_pattern(here) and _has_md(here)):
+                yield here
+
+    yield from walk(root)
+    while links:
+        link = links.pop(0)
+        problem = _link_problem(root, link)
+        if problem:
+            if _worth_reporting(root, link):
+                findings.append(Finding(kind=FindingKind.SYMLINK_SKIPPED, targets=[rel(root, link)], reason=problem))
+            continue
+        if link.resolve() not in walked:
+            yield from walk(link)
+
+
+def _dangling(path: Path) -> bool:
+    return path.is_symlink() and not path.exists()
+
+
+def _link_problem(root: Path, link: Path) -> str | None:
+    if symlink_loop(link):
+        return "symlink loop: not followed"
+    if not link.exists():
+        return f"dangling symlink (to {os.readlink(link)}): not followed"
+    if not inside(root, link):
+        return "symlink leads outside the store: not followed"
+    if not link.is_dir():
+        return "symlink to a file, not a folder"
+    return None
 
 
 def memory_folders(root: Path) -> Iterator[Path]:
-    """Memory folders under `root`, in sorted order; symlinked folders are not followed."""
-    if (root / INDEX).is_file():
-        yield root
-    if root.name == ".claude":
-        # PATH is a project's .claude folder itself.
-        for folder in _folders_in_dot_claude(root):
-            if folder.is_dir() and not folder.is_symlink() and _has_md(folder):
-                yield folder
-        return
-    for dirpath, dirnames, _ in os.walk(root):
-        dirnames[:] = sorted(d for d in dirnames if d not in WALK_SKIP)
-        if ".claude" in dirnames:
-            dot_claude = Path(dirpath) / ".claude"
-            if not dot_claude.is_symlink():
-                for folder in _folders_in_dot_claude(dot_claude):
-                    if folder != root and folder.is_dir() and not folder.is_symlink() and _has_md(folder):
-                        yield folder
-            # Nothing else inside .claude is a memory folder; its other contents can be large.
-            dirnames.remove(".claude")
+    """Memory folders under `root`, in sorted order (`discover` without its findings)."""
+    yield from discover(root)[0]
 
 
 def detect(root: Path) -> bool:
-    return next(memory_folders(root), None) is not None
+    # Lazily: the first folder found is enough (the load walks again, in full).
+    return next(_walk_folders(root, []), None) is not None
 
 
 def configure(root: Path, settings: Settings) -> Settings:
@@ -98,6 +164,10 @@ def configure(root: Path, settings: Settings) -> Settings:
 
 # ---------------------------------------------------------------------------------------------
 # where each folder's repository and consult log are
+
+TRANSCRIPT_BYTES = 1024 * 1024  # read at most this much of one session transcript
+TRANSCRIPT_LINE = 256 * 1024  # a longer line is cut, and its JSON then skipped
+MAX_TRANSCRIPTS = 20  # the newest ones: they name the checkout as it is now
 
 
 def project_of(root: Path, folder: Path) -> Path | None:
@@ -108,16 +178,107 @@ def project_of(root: Path, folder: Path) -> Path | None:
     return None
 
 
+def _is_home(path: Path) -> bool:
+    try:
+        return path.resolve() == Path.home().resolve()
+    except (OSError, RuntimeError):
+        return True  # cannot tell: never take it for a project
+
+
+def _git_worktree(folder: Path) -> Path | None:
+    for candidate in (folder, *folder.parents):
+        if (candidate / ".git").exists() and not _is_home(candidate):
+            return candidate
+    return None
+
+
+def encoded(path: str) -> str:
+    """Claude Code's name for a project's folder under `~/.claude/projects/`: its path, every
+    character that is not a letter or digit replaced by `-`."""
+    return re.sub(r"[^A-Za-z0-9]", "-", path)
+
+
+def names_project(cwd: str, folder_name: str) -> bool:
+    # Older Claude Code versions replaced only `/` and `.`: either spelling names the project.
+    return folder_name in (encoded(cwd), re.sub(r"[/.]", "-", cwd))
+
+
+def transcript_cwds(project_dir: Path) -> list[str]:
+    """The `cwd` the newest session transcripts (`*.jsonl`) beside `memory/` record, first one per
+    file, read line by line within a byte bound."""
+    try:
+        files = [p for p in project_dir.glob("*.jsonl") if p.is_file() and not p.is_symlink()]
+    except OSError:
+        return []
+    files.sort(key=lambda p: (mtime_of(p) or 0.0, p.name), reverse=True)
+    found: list[str] = []
+    for path in files[:MAX_TRANSCRIPTS]:
+        cwd = _first_cwd(path)
+        if cwd:
+            found.append(cwd)
+    return found
+
+
+def _first_cwd(path: Path) -> str | None:
+    try:
+        with path.open("rb") as fh:
+            read = 0
+            while read < TRANSCRIPT_BYTES:
+                raw = fh.readline(TRANSCRIPT_LINE)
+                if not raw:
+                    return None
+                read += len(raw)
+                if b'"cwd"' not in raw:
+                    continue
+                try:
+                    record = json.loads(raw)
+                except ValueError:
+                    continue
+                cwd = record.get("cwd") if isinstance(record, dict) else None
+                if isinstance(cwd, str) and cwd:
+                    return cwd
+    except OSError:
+        return None
+    return None
+
+
+def repo_from_transcripts(project_dir: Path) -> tuple[str | None, str]:
+    """(repository, why) for a `~/.claude/projects/<encoded-path>/memory/` folder: the recorded cwd
+    that exists and that the folder's name encodes; None with the reason otherwise."""
+    cwds = transcript_cwds(project_dir)
+    if not cwds:
+        return None, f"no session transcript (*.jsonl) in {project_dir.name}/ records a cwd"
+    for cwd in dict.fromkeys(cwds):
+        path = Path(cwd)
+        if path.is_absolute() and path.is_dir() and names_project(cwd, project_dir.name):
+            return str(path), ""
+    shown = ", ".join(list(dict.fromkeys(cwds))[:3])
+    return None, f"the cwd the transcripts record ({shown}) does not exist here or is not the project {project_dir.name}"
+
+
+def repo_of_folder(folder: Path, settings: Settings) -> tuple[str | None, str]:
+    """(repository the folder's memories are checked against, why none)."""
+    if settings.repo:
+        return settings.repo, ""
+    project = project_of(folder, folder)
+    if project is not None and not _is_home(project):
+        return str(project), ""
+    if folder.name == "memory" and folder.parent.parent.name == "projects":
+        # Claude Code's home layout ~/.claude/projects/<encoded-path>/memory/
+        repo, why = repo_from_transcripts(folder.parent)
+        return repo, (f"no --repo, and {why}" if repo is None else "")
+    if project is None:
+        found = _git_worktree(folder)
+        if found is not None:
+            return str(found), ""
+        return None, "no --repo, and the folder is in no .claude/ project and no git work tree"
+    return None, "no --repo, and the folder is under the home folder, which is not a repository"
+
+
 def repo_for(project: Path | None, settings: Settings) -> str | None:
     if settings.repo:
         return settings.repo
-    if project is None:
-        return None
-    try:
-        if project.resolve() == Path.home().resolve():
-            # ~/.claude/projects/<hash>/memory: the home folder is not the project's repository.
-            return None
-    except (OSError, RuntimeError):
+    if project is None or _is_home(project):
         return None
     return str(project)
 
@@ -150,9 +311,23 @@ def modified_date(meta: dict[str, Any]) -> dt.date | None:
     return None
 
 
+def read_front_matter(root: Path, path: Path, settings: Settings, findings: list[Finding]) -> FrontMatter | None:
+    """A topic file's front matter and body, as Claude Code reads them (YAML, else `key: value`
+    lines), or None with a parse_error added."""
+    key = rel(root, path)
+    try:
+        data = read_bytes(root, path, settings.max_file_bytes)
+        fm, _lenient = split_frontmatter_lenient(decode_text(data))
+    except Unreadable as exc:
+        findings.append(parse_error(key, str(exc)))
+        return None
+    fm.sha = hashlib.sha256(data).hexdigest()
+    return fm
+
+
 def read_memory(root: Path, path: Path, folder_key: str, settings: Settings, corpus: Corpus, extra: dict[str, Any]) -> Memory | None:
     key = rel(root, path)
-    fm = read_memory_file(root, path, settings.max_file_bytes, corpus.findings)
+    fm = read_front_matter(root, path, settings, corpus.findings)
     if fm is None:
         return None
     meta = fm.meta
@@ -175,26 +350,49 @@ def read_memory(root: Path, path: Path, folder_key: str, settings: Settings, cor
     )
 
 
+def _key(folder_key: str, name: str) -> str:
+    return name if folder_key == "." else f"{folder_key}/{name}"
+
+
 def parse_index(text: str, index_key: str, folder_key: str) -> list[IndexEntry]:
-    """The `- [Title](file.md) — hook` lines of a MEMORY.md; prose, URLs and code blocks are not entries."""
-    entries: list[IndexEntry] = []
-    in_fence = False
-    for line in text.splitlines():
-        if _FENCE.match(line):
-            in_fence = not in_fence
-            continue
-        if in_fence:
-            continue
-        m = _ENTRY.match(line)
-        if not m:
-            continue
-        href = unquote(m.group("href").split("#", 1)[0])
-        if not href.endswith(".md") or re.match(r"^[a-z][a-z0-9+.-]*:", href, re.IGNORECASE) or href.startswith("/"):
-            continue
-        base = "" if folder_key == "." else folder_key
-        target = posixpath.normpath(posixpath.join(base, href)) if base else posixpath.normpath(href)
-        entries.append(IndexEntry(index=index_key, target=target, title=m.group("title").strip(), hook=m.group("hook").rstrip()))
-    return entries
+    """The entries of a MEMORY.md read alone: its entry lines (repeats kept), then the other
+    sibling files it links inline, each once. Code blocks, URLs and other folders are not entries."""
+    found = memory_md.reach(text, (), lambda name: None)
+    by_name = {p.entry: p for p in found.lines if p.entry is not None and not p.code}
+    out = []
+    for name in found.entries:
+        line = by_name[name]
+        title = next((t for s, _, t, n in line.links if n == name), "")
+        out.append(IndexEntry(index=index_key, target=_key(folder_key, name), title=title, hook=line.hook))
+    for name in found.inline:
+        out.append(IndexEntry(index=index_key, target=_key(folder_key, name)))
+    return out
+
+
+def index_entries(text: str, index_key: str, folder_key: str, found: memory_md.Reach) -> list[IndexEntry]:
+    """`parse_index` plus every file the index reaches otherwise (inline code, sub-indexes)."""
+    out = parse_index(text, index_key, folder_key)
+    listed = {e.target for e in out}
+    for name in found.reached:
+        key = _key(folder_key, name)
+        if key not in listed:
+            out.append(IndexEntry(index=index_key, target=key))  # named in inline code, or via a sub-index
+            listed.add(key)
+    return out
+
+
+def _reader_of(root: Path, folder: Path, settings: Settings):
+    def read(name: str) -> str | None:
+        try:
+            return read_text(root, folder / name, settings.max_file_bytes)
+        except Unreadable:
+            return None
+
+    return read
+
+
+def topic_files(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.iterdir() if p.suffix == ".md" and p.name != INDEX and (p.is_file() or p.is_symlink()))
 
 
 def load_folder(root: Path, folder: Path, settings: Settings, corpus: Corpus) -> None:
@@ -202,38 +400,79 @@ def load_folder(root: Path, folder: Path, settings: Settings, corpus: Corpus) ->
     index_path = folder / INDEX
     index_key = rel(root, index_path)
     project = project_of(root, folder)
-    extra: dict[str, Any] = {"repo": repo_for(project, settings)}
-    if project is not None:
+    repo, no_repo = repo_of_folder(folder, settings)
+    extra: dict[str, Any] = {"repo": repo}
+    if repo is None:
+        extra["staleness_skipped"] = no_repo
+        corpus.findings.append(Finding(kind=FindingKind.STALENESS_SKIPPED, targets=[folder_key], reason=f"staleness not checked: {no_repo}"))
+    # The consult hook logs where the session runs: the project, else (home layout) the repository.
+    if project is not None and (repo is None or settings.repo or not _is_home(project)):
         extra["consult_log"] = str(project / settings.claude.consult_log)
+    elif repo is not None:
+        extra["consult_log"] = str(Path(repo) / settings.claude.consult_log)
     try:
-        topic_files = sorted(p for p in folder.iterdir() if p.suffix == ".md" and p.name != INDEX and (p.is_file() or p.is_symlink()))
+        files = topic_files(folder)
     except OSError as exc:
         corpus.findings.append(parse_error(folder_key, f"cannot list folder: {exc.strerror or exc}"))
         return
-    for path in topic_files:
-        memory = read_memory(root, path, folder_key, settings, corpus, extra)
-        if memory is not None:
-            corpus.memories.append(memory)
     present = index_path.is_file()
-    index_ok = True
+    text: str | None = None
+    digest = ""
     if present:
         try:
-            text = read_text(root, index_path, settings.max_file_bytes)
-            corpus.index_entries.extend(parse_index(text, index_key, folder_key))
-            corpus.extra["index_bytes"][index_key] = len(text.encode("utf-8"))
+            text, digest = read_text_sha(root, index_path, settings.max_file_bytes)
         except Unreadable as exc:
             # An index that cannot be read is reported and left alone, never rebuilt over.
             corpus.findings.append(parse_error(index_key, str(exc)))
-            index_ok = False
-    if index_ok:
-        corpus.indexes[index_key] = [rel(root, p) for p in topic_files]
+    found = None
+    if text is not None:
+        found = memory_md.reach(text, [p.name for p in files], _reader_of(root, folder, settings))
+        corpus.index_entries.extend(index_entries(text, index_key, folder_key, found))
+        corpus.extra["index_bytes"][index_key] = len(text.encode("utf-8"))
+        corpus.extra["index_lines"][index_key] = len(text.splitlines())
+        if found.sub_indexes:
+            corpus.extra["sub_indexes"][index_key] = [_key(folder_key, n) for n in found.sub_indexes]
+    sub = set(found.sub_indexes) if found else set()
+    for path in files:
+        if path.name in sub:
+            continue  # an index, not a memory: never deduplicated, pruned or merged
+        memory = read_memory(root, path, folder_key, settings, corpus, extra)
+        if memory is not None:
+            corpus.memories.append(memory)
+    if text is not None and not files:
+        corpus.memories.extend(index_memories(root, index_path, text, digest, folder_key, extra))
+    if text is not None or not present:
+        corpus.indexes[index_key] = [rel(root, p) for p in files]
         corpus.extra["index_present"][index_key] = present
+
+
+def index_memories(root: Path, index_path: Path, text: str, digest: str, folder_key: str, extra: dict[str, Any]) -> list[Memory]:
+    """A MEMORY.md that holds the memories itself: one memory per bullet or paragraph of a section,
+    keyed `MEMORY.md#<heading-slug>/<n>`, judged on the bytes of MEMORY.md as read."""
+    index_key = rel(root, index_path)
+    out = []
+    for chunk in memory_md.chunks(text):
+        out.append(
+            Memory(
+                key=f"{index_key}#{chunk.slug}/{chunk.n}",
+                layout="claude",
+                title=chunk.title,
+                body=chunk.text,
+                mtime=mtime_of(index_path),
+                group=folder_key,
+                extra={**extra, "in_index": index_key, "lines": [chunk.start, chunk.end], "section": chunk.heading},
+                read_shas={index_key: digest},
+            )
+        )
+    return out
 
 
 def load(root: Path, settings: Settings) -> Corpus:
     corpus = Corpus(layout="claude", root=str(root))
-    corpus.extra.update({"index_present": {}, "index_bytes": {}, "memory_folders": []})
-    for folder in memory_folders(root):
+    corpus.extra.update({"index_present": {}, "index_bytes": {}, "index_lines": {}, "sub_indexes": {}, "memory_folders": []})
+    folders, findings = discover(root)
+    corpus.findings.extend(findings)
+    for folder in folders:
         corpus.extra["memory_folders"].append(str(folder))
         load_folder(root, folder, settings, corpus)
     corpus.memories.sort(key=lambda m: m.key)

@@ -8,28 +8,41 @@ the rebuild that trims hooks at word boundaries belongs to apply.
 from __future__ import annotations
 
 from ...config import Settings
+from ...kinds import ActionKind, FindingKind
 from ...model import Action, Corpus, Finding
 from ...rules.outcome import Outcome
+from .memory_md import MAX_LINES
+
+
+def over(corpus: Corpus, measure: str, limit: int) -> list[tuple[str, int]]:
+    """(MEMORY.md, its size) for each index whose `measure`, as the reader took it, is over `limit`."""
+    return [(index, size) for index, size in sorted(corpus.extra.get(measure, {}).items()) if size > limit]
 
 
 def index_budget(corpus: Corpus, budget: int) -> Outcome:
     out = Outcome()
-    for index, size in sorted(corpus.extra.get("index_bytes", {}).items()):
-        if size > budget:
-            out.findings.append(
-                Finding(
-                    kind="over_budget",
-                    targets=[index],
-                    reason=f"{size} bytes, over the {budget}-byte MEMORY.md target: a rebuild trims hooks, never entries",
-                    size=size,
-                    budget=budget,
-                )
-            )
-            out.actions.append(
-                Action(kind="trim_budget", targets=[index], reason=f"MEMORY.md is {size} bytes: trim hooks at word boundaries to fit {budget}")
-            )
+    for index, size in over(corpus, "index_bytes", budget):
+        out.findings.append(
+            Finding(kind=FindingKind.OVER_BUDGET, targets=[index], size=size, budget=budget,
+                    reason=f"{size} bytes, over the {budget}-byte MEMORY.md target: a rebuild trims hooks, never entries")
+        )
+        out.actions.append(
+            Action(kind=ActionKind.TRIM_BUDGET, targets=[index], reason=f"MEMORY.md is {size} bytes: trim hooks at word boundaries to fit {budget}")
+        )
+    return out
+
+
+def index_lines(corpus: Corpus, max_lines: int = MAX_LINES) -> Outcome:
+    """Claude Code loads the first 200 lines of MEMORY.md: what is below is not seen. Trimming hooks
+    cannot fix that and dropping entries is never done, so this is for the user (a sub-index)."""
+    out = Outcome()
+    for index, count in over(corpus, "index_lines", max_lines):
+        out.findings.append(
+            Finding(kind=FindingKind.OVER_BUDGET, targets=[index], lines=count, max_lines=max_lines,
+                    reason=f"{count} lines, over the {max_lines} lines Claude Code loads: move a section into a sub-index file")
+        )
     return out
 
 
 def rules(corpus: Corpus, settings: Settings) -> Outcome:
-    return index_budget(corpus, settings.claude.index_budget_bytes)
+    return index_budget(corpus, settings.claude.index_budget_bytes).extend(index_lines(corpus))

@@ -19,13 +19,18 @@ What each action does:
   (once: a side that already carries the note is not noted again). A side that another action of
   the run archives is not resolved: the conflict is skipped.
 - `rebuild_index` / `trim_budget` on a MEMORY.md, and every folder in which anything changed:
-  the MEMORY.md is rebuilt by `memory_index.rebuild` (its prose kept, one sorted line per surviving
-  topic file, within `index_budget_bytes` by trimming hooks, never dropping an entry). Titles and
-  hooks come from the existing entry, else the front matter (`name`, `description`), else the file
-  stem and the body's first paragraph. The old MEMORY.md is copied to `.archive/<run-id>/MEMORY.md`
-  first. A MEMORY.md the reader could not read is never rewritten, and a rebuilt one is written
-  only if the reader will find every surviving file in it exactly once (`reconcile_entry_lines`
-  makes the rebuild and the reader agree on which lines are entries).
+  the MEMORY.md is edited, not rewritten (`memory_md.rebuild`): headings, prose, order, sub-indexes
+  and hooks stay; entry lines of files that are gone are removed (inline links to them struck out),
+  a repeated entry line goes, and each file MEMORY.md no longer reaches gets an entry beside its
+  siblings (else in one "Unindexed" section at the end). Within `index_budget_bytes` hooks are
+  trimmed at word boundaries, never an entry dropped; over 200 lines the user is told. Titles and
+  hooks of new entries come from the front matter (`name`, `description`), else the file stem and
+  the body's first paragraph. The old MEMORY.md is copied to `.archive/<run-id>/MEMORY.md` first. A
+  MEMORY.md the reader could not read is never rewritten, and an edited one is written only if the
+  same grammar, reading it back, reaches every surviving file and no entry is left dangling.
+- A memory kept inside MEMORY.md itself (`MEMORY.md#<section>/<n>`) that is archived, pruned or
+  merged away is cut out of MEMORY.md in place, its lines checked against what was read; the old
+  MEMORY.md is archived first, as above.
 
 - `absolutize_dates`, `update_ref` (`edits.py`): replacements in the body and description, in place
   (one write per file, with any note of the run); never on a file the run archives.
@@ -62,13 +67,14 @@ from ...model import Action, Corpus, Finding, Memory
 from ...printable import printable
 from ...report import render_run_report
 from ...rules.refs import KNOWN_EXTENSIONS
+from ...storage.files import Unreadable, decode_text, read_text
+from ...text.lenient_frontmatter import split_frontmatter_lenient
 from ...text.lines import append_paragraphs, decode_utf8, encode_utf8, newline_of, split_bom
 from ...text.truncate import HOOK_STRIP
 from ...text.truncate import shorten as shorten_text
-from .reader import INDEX, parse_index
-from ...storage.files import Unreadable, decode_text, read_text, split_frontmatter
-from .memory_index import ENTRY as REBUILT_ENTRY
-from .memory_index import IndexItem, rebuild
+from . import memory_md
+from .memory_md import IndexItem, rebuild
+from .reader import INDEX
 from ...storage.since_plan import DiskReads, changed_since_plan
 from .edits import apply_text_edits
 
@@ -87,7 +93,8 @@ def note_line(now: dt.date, other: str) -> str:
 
 
 def folder_of(key: str) -> str:
-    return posixpath.dirname(key) or "."
+    # A memory kept inside MEMORY.md is keyed `<folder>/MEMORY.md#<section>/<n>`.
+    return posixpath.dirname(key.partition("#")[0]) or "."
 
 
 def _in_folder(folder: str, name: str) -> str:
@@ -99,7 +106,8 @@ def archive_path(folder: str, run_id: str, name: str) -> str:
 
 
 def _name(key: str) -> str:
-    return key.rsplit("/", 1)[-1]
+    path, mark, anchor = key.partition("#")
+    return path.rsplit("/", 1)[-1] + mark + anchor
 
 
 # ---------------------------------------------------------------------------------------------
@@ -294,6 +302,8 @@ def _consolidate(corpus: Corpus, a: Action, unmovable: Callable[[str], str | Non
     if not isinstance(path, str) or not isinstance(meta, dict) or not isinstance(body, str) or not path.endswith(".md"):
         return "the consolidated file has no path, front matter or body"
     members = list(dict.fromkeys(a.targets))
+    if any("#" in t for t in members):
+        return "memories kept inside MEMORY.md are merged there, not consolidated into a new file"
     if len(members) < 2 or any(folder_of(t) != folder_of(path) for t in members):
         return "members and the consolidated file must share one memory folder"
     if _name(path) == INDEX or path in corpus.by_key() or path in d.created or (Path(corpus.root) / path).exists():
@@ -386,50 +396,6 @@ def raw_scalar(raw_frontmatter: str, key: str, parsed: str) -> str:
     return written
 
 
-_FENCE = re.compile(r"^\s*(```|~~~)")  # as the reader toggles code blocks
-_SEP = re.compile(r"\)\s*(—|–|--|-|:)\s")
-
-
-def _rebuild_drops(line: str) -> bool:
-    m = REBUILT_ENTRY.match(line)
-    return bool(m and m.group("target").endswith(".md") and "://" not in m.group("target"))
-
-
-def reconcile_entry_lines(text: str) -> tuple[str, dict[str, str]]:
-    """MEMORY.md text prepared for `memory_index.rebuild`, and the lines to put back after it.
-
-    The reader and the rebuild do not agree on every line. Entries only the reader counts (`+` or
-    numbered list markers, a link title, an `#anchor`) are given the rebuild's own `- [..](..)` shape,
-    so the rebuild replaces them instead of leaving a second entry for the same file. Lines only the
-    rebuild would take for entries (inside a code block, an absolute link) are prose to the reader:
-    they are swapped for a placeholder of the same byte length, so the budget still counts them,
-    and put back afterwards.
-    """
-    out: list[str] = []
-    kept: dict[str, str] = {}
-    in_fence = False
-    for n, line in enumerate(text.split("\n")):
-        if _FENCE.match(line):
-            in_fence = not in_fence
-            out.append(line)
-            continue
-        reader_entry = [] if in_fence else parse_index(line, "MEMORY.md", ".")
-        dropped = _rebuild_drops(line)
-        if reader_entry and not dropped:
-            sep = _SEP.search(line)
-            out.append(f"- [{_title(reader_entry[0].title)}]({reader_entry[0].target}) {sep.group(1) if sep else '—'} x")
-        elif dropped and not reader_entry:
-            token = f"@@mc-keep-{n}@@"
-            token += "@" * max(0, len(line.encode()) - len(token))
-            while token in text:
-                token += "@"
-            kept[token] = line
-            out.append(token)
-        else:
-            out.append(line)
-    return "\n".join(out), kept
-
-
 def _title(text: str) -> str:
     # Square brackets would end the link text early.
     return " ".join(text.replace("[", "(").replace("]", ")").split())
@@ -509,6 +475,9 @@ def changes(
     # notes first (a noted file is never also archived: conflicts skip archived sides)
     noted_any: set[str] = set()
     for key in sorted(d.notes):
+        if by_key[key].extra.get("in_index"):
+            out.notes.append(f"{key}: not noted, a memory kept inside MEMORY.md is not annotated")
+            continue
         try:
             data = disk.bytes(key)
             if data is None:
@@ -519,7 +488,7 @@ def changes(
             continue
         m = by_key[key]
         try:
-            if split_frontmatter(text).body != m.body:
+            if split_frontmatter_lenient(text)[0].body != m.body:
                 out.notes.append(f"{key}: not noted, it changed on disk since it was read")
                 continue
         except Unreadable:
@@ -552,11 +521,30 @@ def changes(
 
     # One move per file, whatever number of actions retired it. A destination that exists (only
     # possible with a reused run id) makes the journal refuse the whole run.
+    in_index: dict[str, list[str]] = {}
     for key in sorted(d.retire):
+        kept_in = by_key[key].extra.get("in_index") if key in by_key else None
+        if kept_in:
+            in_index.setdefault(kept_in, []).append(key)  # lines of MEMORY.md: cut in place below
+            continue
         dest = archive_path(folder_of(key), run_id, _name(key))
         # The state it had when checked against the plan: the journal refuses if it changed since.
         ops_moves.append(Op("move", key, dest=dest, expect=disk.state(key) or ABSENT))
         folder(key).archived.append((key, dest, d.retire[key]))
+    edited: dict[str, str] = {}  # MEMORY.md key -> why it is not rebuilt in this run
+    for index_key, keys in sorted(in_index.items()):
+        cut, why = _cut_index_memories(corpus, settings, run_id, index_key, keys, disk)
+        if cut is None:
+            out.notes.append(f"{index_key}: {why}")
+            for i, a in enumerate(live):
+                if d.outcome.get(i) is None and any(t in keys for t in a.targets):
+                    d.outcome[i] = why
+            continue
+        ops_writes.extend(cut)
+        dest = archive_path(folder_of(index_key), run_id, INDEX)
+        for key in keys:
+            folder(key).archived.append((key, dest, d.retire[key]))
+        edited[index_key] = f"{len(keys)} memor{'y' if len(keys) == 1 else 'ies'} cut from it in place"
     archived_keys = {k for f in folders.values() for k, _, _ in f.archived}
 
     # every folder that changed, and every index the plan asked to rebuild
@@ -566,6 +554,9 @@ def changes(
     for name in sorted(folders):
         fc = folders[name]
         index_key = _in_folder(name, INDEX)
+        if index_key in edited:
+            fc.index_note = edited[index_key]
+            continue
         created = {k: (title, hook) for k, (_, title, hook) in d.created.items() if folder_of(k) == name}
         op, archived_copy, summary, why = _rebuild_index(root, corpus, settings, run_id, index_key, archived_keys, out, created, disk)
         if op is None:
@@ -615,7 +606,7 @@ def _description(root: Path, key: str, m: Memory, settings: Settings) -> str:
     if not m.description or not m.has_frontmatter:
         return m.description
     try:
-        raw = split_frontmatter(read_text(root, root / key, settings.max_file_bytes)).raw
+        raw = split_frontmatter_lenient(read_text(root, root / key, settings.max_file_bytes))[0].raw
     except Unreadable:
         return m.description
     return raw_scalar(raw, "description", m.description)
@@ -647,53 +638,101 @@ def _rebuild_index(
         bom = split_bom(old)[0]
     crlf = existing is not None and newline_of(existing) == "\r\n"
     by_key = corpus.by_key()
-    entries: dict[str, tuple[str, str]] = {}
-    for e in corpus.index_entries:
-        if e.index == index_key:
-            entries.setdefault(e.target, (e.title, e.hook))
     folder = folder_of(index_key)
-    surviving = [k for k in corpus.indexes[index_key] if k not in archived]
+    surviving = [k for k in corpus.indexes[index_key] if k not in archived] + sorted(created or {})
+    names = {_name(k) for k in surviving}
+    read = _sibling_reader(root, folder, settings, disk)
+    before = memory_md.reach(existing or "", names, read)
+    linked_names = set(before.entries) | set(before.inline)
+    gone = sorted(n for n in linked_names if n not in names)
     items = []
+    made = created or {}
     for key in surviving:
+        if _name(key) in before.reached:
+            continue
         m = by_key.get(key)
-        title, hook = entries.get(key, ("", ""))
+        if key in made:
+            title, hook = made[key]
+            items.append(IndexItem(filename=_link_target(_name(key)), title=_title(title) or _name(key)[:-3], hook=hook))
+            continue
         stem = _name(key)[: -len(".md")] if key.endswith(".md") else _name(key)
-        title = _title(title) or (_title(m.title) if m else "") or stem
-        hook = hook.strip() or (_description(root, key, m, settings) if m else "") or (first_prose(m.body) if m else "")
+        title = (_title(m.title) if m else "") or stem
+        hook = (_description(root, key, m, settings) if m else "") or (first_prose(m.body) if m else "")
         items.append(IndexItem(filename=_link_target(_name(key)), title=title, hook=hook))
-    for key, (title, hook) in sorted((created or {}).items()):
-        surviving.append(key)
-        items.append(IndexItem(filename=_link_target(_name(key)), title=_title(title) or _name(key)[:-3], hook=hook))
-    prepared, kept = (None, {}) if existing is None else reconcile_entry_lines(existing.replace("\r\n", "\n"))
-    try:
-        rebuilt = rebuild(
-            prepared,
-            index_heading(folder),
-            items,
-            settings.claude.index_budget_bytes,
-            settings.claude.index_min_hook_chars,
-        )
-    except AssertionError:
-        return None, None, "", "the rebuilt index would not list every file exactly once: left untouched"
+    rebuilt = rebuild(
+        None if existing is None else existing.replace("\r\n", "\n"),
+        index_heading(folder),
+        items,
+        gone,
+        settings.claude.index_budget_bytes,
+        settings.claude.index_min_hook_chars,
+    )
     text = rebuilt.text
-    for token, line in kept.items():
-        text = text.replace(token, line, 1)
-    # The reader decides what the next plan sees: the result must be 1:1 in its eyes too.
-    listed = [e.target for e in parse_index(text, index_key, folder)]
-    if sorted(listed) != sorted(surviving):
-        return None, None, "", "the rebuilt index would not list every file exactly once: left untouched"
+    # The reader decides what the next plan sees: every surviving file reached, no entry left dangling.
+    after = memory_md.reach(text, names, read)
+    if set(after.reached) != names or after.dangling(names) or len(after.entries) != len(set(after.entries)):
+        return None, None, "", "the rebuilt index would not reach every file exactly once: left untouched"
     out.notes.extend(f"{index_key}: {w}" for w in rebuilt.warnings)
     text = text.replace("\n", "\r\n") if crlf else text
     data = _encode(text, bom)
     if old is not None and data == old:
         return None, None, "", "index already up to date"
-    removed = len([t for t in entries if t not in surviving])
-    summary = f"{removed} entr{'y' if removed == 1 else 'ies'} removed, {len(items)} remaining"
+    removed = len(rebuilt.removed)
+    summary = f"{removed} entr{'y' if removed == 1 else 'ies'} removed, {len(rebuilt.added)} added, {len(after.reached)} reached"
     if old is None:
         summary = f"created with {len(items)} entries"
     copy = Op("write", archive_path(folder, run_id, INDEX), data=old, expect=ABSENT) if old is not None else None
     # built on `old`: a MEMORY.md edited since this read is not replaced
     return Op("write", index_key, data=data, expect=ABSENT if old is None else sha(old)), copy, summary, ""
+
+
+def _cut_index_memories(
+    corpus: Corpus, settings: Settings, run_id: str, index_key: str, keys: list[str], disk: DiskReads
+) -> tuple[list[Op] | None, str]:
+    """The ops that cut memories kept inside MEMORY.md out of it (its old copy archived first), or
+    None and why not. Each memory's lines must still hold what the reader read from them."""
+    if (Path(corpus.root) / index_key).is_symlink():
+        return None, "not edited, MEMORY.md is a symlink: left untouched"
+    try:
+        old = disk.bytes(index_key)
+    except Unreadable as exc:
+        return None, f"not edited, cannot read it again: {exc}"
+    if old is None:
+        return None, "not edited, it is gone"
+    text, bom = _decode(old)
+    crlf = "\r\n" in text
+    lines = text.replace("\r\n", "\n").split("\n")
+    by_key = corpus.by_key()
+    drop: set[int] = set()
+    for key in keys:
+        start, end = by_key[key].extra["lines"]
+        if "\n".join(lines[start:end]).strip("\n") != by_key[key].body:
+            return None, f"not edited, {_name(key)} no longer holds what was read"
+        drop.update(range(start, end))
+        # A paragraph between two blank lines leaves one of them, not both.
+        if start > 0 and end < len(lines) and not lines[start - 1].strip() and not lines[end].strip():
+            drop.add(end)
+    kept = [line for n, line in enumerate(lines) if n not in drop]
+    new = "\n".join(kept)
+    if crlf:
+        new = new.replace("\n", "\r\n")
+    folder = folder_of(index_key)
+    copy = Op("write", archive_path(folder, run_id, INDEX), data=old, expect=ABSENT)
+    return [copy, Op("write", index_key, data=_encode(new, bom), expect=sha(old))], ""
+
+
+def _sibling_reader(root: Path, folder: str, settings: Settings, disk: DiskReads | None) -> Callable[[str], str | None]:
+    """How the rebuild looks inside a sibling for further links (sub-indexes), as the reader does."""
+    reads = disk or DiskReads(root, settings.max_file_bytes)
+
+    def read(name: str) -> str | None:
+        try:
+            data = reads.bytes(_in_folder(folder, name))
+            return None if data is None else decode_text(data)
+        except Unreadable:
+            return None
+
+    return read
 
 
 # ---------------------------------------------------------------------------------------------
