@@ -36,15 +36,21 @@ def stage_runner(
 
     def run(corpus: Corpus, settings: Settings, outcome: Outcome) -> tuple[Outcome, list[StageError], Stats]:
         from ..llm import BudgetExceeded, StageCallError, make_client
+        from ..llm.errors import ServerUnreachable
 
         errors: list[StageError] = []
         active = client or make_client(settings.llm)
         if active is None:
             return outcome, errors, Stats()
         ctx = StageContext(corpus=corpus, settings=settings, client=active)
+        unreachable: ServerUnreachable | None = None
         try:
             for stage in all_stages():
                 if (only and stage.name not in only) or not stage.applies(corpus, settings):
+                    continue
+                if unreachable is not None:
+                    # The circuit is open: the stages after it are not run, and the plan says so.
+                    errors.append(StageError(stage=stage.name, message=f"not run: {unreachable.reason}"))
                     continue
                 calls = active.stats.llm_calls + active.stats.cache_hits
                 try:
@@ -54,11 +60,14 @@ def stage_runner(
                     break
                 except StageCallError as exc:
                     errors.append(StageError(stage=stage.name, message=exc.reason))
+                    unreachable = getattr(active, "unreachable", None)
                 finally:
                     if progress:
                         done = active.stats.llm_calls + active.stats.cache_hits - calls
                         failed = " (failed, see errors)" if errors and errors[-1].stage == stage.name else ""
                         progress(f"stage {stage.name}: {done} call(s){failed}")
+                    errors.extend(StageError(stage=stage.name, message=note) for note in ctx.notes)
+                    ctx.notes.clear()
         finally:
             close = getattr(active, "close", None)
             if close and client is None:
