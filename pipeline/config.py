@@ -15,7 +15,7 @@ import tomllib
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from .errors import ConfigError
@@ -120,16 +120,32 @@ class LLMConfig(BaseModel):
     no_cache: bool = False
     max_calls: int | None = Field(None, ge=0)
     max_cost: float | None = Field(None, ge=0)
-    timeout_s: float = Field(60.0, gt=0)
+    # Unset (None): per provider, local servers differ from hosted ones (pipeline/llm/defaults.py).
+    # A call's timeout is timeout_s plus timeout_per_1k_chars_s for every 1,000 characters it sends.
+    timeout_s: float | None = Field(default=None, gt=0)
+    timeout_per_1k_chars_s: float | None = Field(default=None, ge=0)
     max_attempts: int = Field(3, ge=1)  # transient-error attempts (tenacity)
     max_reasks: int = Field(1, ge=0)  # schema-invalid replies re-asked (instructor)
     strict: bool = False  # instructor's strict validation; lenient is kinder to small local models
-    concurrency: int = Field(4, ge=1)
-    batch_size: int = Field(8, ge=1)
+    concurrency: int | None = Field(default=None, ge=1)
+    batch_size: int | None = Field(default=None, ge=1)
+    temperature: float = Field(default=0.0, ge=0, le=2)  # 0: the cached reply is the model's likeliest
+    max_tokens: int | None = Field(default=None, ge=1)  # per call; unset: per provider
+    prompt_set: str | None = None  # "local": prompts/<stage>.local.md where present; unset: per provider
     max_pairs_per_stage: int = Field(400, ge=0)  # candidate pairs offered to one stage in one run, strongest first
     # A model's "same meaning" verdict retires a memory whose text differs only when trusted;
     # otherwise the merge waits for the user (the stub, the tool's own heuristic, is not asked).
     trust_model: bool = False
+
+    @model_validator(mode="after")
+    def _provider_defaults(self) -> "LLMConfig":
+        from .llm.defaults import defaults_for
+
+        chosen = defaults_for(self.model, self.api_base)
+        for name in ("timeout_s", "timeout_per_1k_chars_s", "concurrency", "batch_size", "max_tokens", "prompt_set"):
+            if getattr(self, name) is None:
+                setattr(self, name, getattr(chosen, name))
+        return self
 
 
 class ScheduleConfig(BaseModel):

@@ -25,9 +25,10 @@ def _decide(body, verdict) -> object:
 
 
 def _eval(srv, tmp_path, *extra: str):
-    # One attempt per call, so a failing server fails fast; everything else is the production path.
+    # One attempt per call, so a failing server fails fast; batches of 8 as a hosted model gets them
+    # (a server on 127.0.0.1 would otherwise get one pair per call); the rest is the production path.
     config = tmp_path / "llm.toml"
-    config.write_text("[llm]\nmax_attempts = 1\n")
+    config.write_text("[llm]\nmax_attempts = 1\nbatch_size = 8\n")
     env = {**os.environ, "OPENAI_API_KEY": "sk-test-eval-exits"}
     return run_cli("eval", "--model", "openai/fake", "--api-base", srv if isinstance(srv, str) else srv.api_base,
                    "--cache-dir", str(tmp_path / "cache"), "--config", str(config), *extra, env=env)

@@ -333,7 +333,7 @@ def test_modes_default_per_provider_and_can_be_chosen(tmp_path):
     assert resolve_mode("JSON-SCHEMA", "openai/x") == "json_schema"
     with pytest.raises(ValueError):
         resolve_mode("xml", "openai/x")
-    client = make_client(LLMConfig(model="openai/x", mode="md_json", no_cache=True))
+    client = make_client(LLMConfig(model="openai/x", mode="md_json", no_cache=True), api_key="sk-test-never-sent")
     assert client is not None and client.mode == "md_json" and client.cache is None
     client.close()
 

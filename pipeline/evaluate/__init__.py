@@ -34,7 +34,7 @@ class EvalResult:
 def _binary_stage(stage: str, cases: list[dict[str, Any]], client: Any, settings: Settings) -> tuple[dict[str, Any], list[str]]:
     from .judges import BINARY_JUDGES
 
-    answers, errors = BINARY_JUDGES[stage](client, cases, settings.llm.batch_size)
+    answers, errors = BINARY_JUDGES[stage](client, cases, settings.llm.batch_size or 1)
     report = binary(cases, answers)
     baselines = {name: binary(cases, preds)["metrics"] for name, preds in run_pair_baselines(stage, cases).items()}
     baselines["majority"] = binary(cases, majority(cases))["metrics"]

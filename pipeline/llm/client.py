@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
+import sys
 import threading
 from collections.abc import Coroutine, Sequence
 from pathlib import Path
@@ -27,8 +28,9 @@ from ..model import Stats
 from .backends import Backend, CallRequest, StubBackend
 from .cache import ReplyCache, default_cache_dir
 from .canonical import canonical_json, schema_hash, sha256_hex, to_data
-from .errors import BudgetExceeded, CallFailed, StageCallError
-from .litellm_backend import LiteLLMBackend, check_model
+from .defaults import AMBIENT_CREDENTIALS, check_api_base, precheck_model, provider_of
+from .errors import BudgetExceeded, CallFailed, CallTimedOut, ServerUnreachable, StageCallError
+from .litellm_backend import LiteLLMBackend, check_model, missing_credentials
 from .meter import Meter, current as current_meter
 from .modes import resolve_mode
 from .prompts import Prompt, load_prompt
@@ -115,6 +117,7 @@ class LLMClient:
         secrets: tuple[str, ...] = (),
         params: dict[str, Any] | None = None,
         meter: Meter | None = None,
+        prompt_set: str | None = None,
     ) -> None:
         self.backend = backend
         self.model = model
@@ -126,6 +129,7 @@ class LLMClient:
         self.max_cost = max_cost
         self.concurrency = max(1, concurrency)
         self.prompts_dir = prompts_dir
+        self.prompt_set = prompt_set or None
         self.recorder = recorder
         self._secrets = secrets
         self.params = public_params(params or {})
@@ -137,6 +141,7 @@ class LLMClient:
         self._completion_tokens = 0
         self._cost_nano = 0
         self._exhausted: BudgetExceeded | None = None
+        self._unreachable: ServerUnreachable | None = None
         self._runner = _LoopThread()
         # a budget shared with other clients (a fleet of stores): the one given, or the installed one
         self.meter = meter if meter is not None else current_meter()
@@ -161,6 +166,12 @@ class LLMClient:
     def exhausted(self) -> BudgetExceeded | None:
         """The BudgetExceeded that stopped calls, once a budget is reached."""
         return self._exhausted
+
+    @property
+    def unreachable(self) -> ServerUnreachable | None:
+        """Set once a call could not reach the server after its retries: the circuit is open and
+        every later call of the run fails at once with this reason (cache hits are still served)."""
+        return self._unreachable
 
     def structured(self, stage: str, payload: Any, schema: type[T]) -> T:
         """One validated reply of type `schema`; raises StageCallError (BudgetExceeded) on failure."""
@@ -199,7 +210,7 @@ class LLMClient:
         """The stage's prompt (loaded once); StageCallError naming the stage if it is missing."""
         cached = self._prompts.get(stage)
         if cached is None:
-            cached = self._prompts[stage] = load_prompt(stage, self.prompts_dir)
+            cached = self._prompts[stage] = load_prompt(stage, self.prompts_dir, self.prompt_set)
         return cached
 
     def request(self, stage: str, payload: Any, schema: type[BaseModel]) -> CallRequest:
@@ -284,6 +295,8 @@ class LLMClient:
             raise StageCallError(stage, redact(f"internal error: {type(exc).__name__}: {message}", self._secrets)) from None
 
     async def _send(self, request: CallRequest) -> BaseModel:
+        if self._unreachable is not None:
+            raise ServerUnreachable(request.stage, f"not called: {self._unreachable.reason}")
         delay = self._reserve(request.stage)
         if delay > 0:  # the shared meter's rate limit: wait for our slot without blocking the loop
             await asyncio.sleep(delay)
@@ -292,15 +305,29 @@ class LLMClient:
         except CallFailed as failed:
             self._add_usage(failed.prompt_tokens, failed.completion_tokens, failed.cost_usd)
             reason = redact(failed.reason, self._secrets)
+            if failed.unreachable:
+                raise self._open_circuit(request.stage, reason) from None
             if self.recorder is not None and self.backend.cacheable:
                 self.recorder.append(request, None, self.model, error=reason)
-            raise StageCallError(request.stage, reason) from None
+            raise (CallTimedOut if failed.timed_out else StageCallError)(request.stage, reason) from None
         self._add_usage(reply.prompt_tokens, reply.completion_tokens, reply.cost_usd)
         try:
             # The same object a cache hit would give: plain, validated, nothing attached.
             return request.schema.model_validate_json(reply.obj.model_dump_json())
         except ValidationError as exc:
             raise StageCallError(request.stage, f"reply invalid: {exc.error_count()} errors") from None
+
+    def _open_circuit(self, stage: str, reason: str) -> ServerUnreachable:
+        """The first unreachable-server failure stops all further calls, with one warning."""
+        with self._lock:
+            first = self._unreachable is None
+            if self._unreachable is None:
+                where = f" at {self.api_base}" if self.api_base else ""
+                self._unreachable = ServerUnreachable(stage, f"{self.model}{where} unreachable ({reason})")
+            opened = self._unreachable
+        if first:
+            print(f"warning: {opened.reason}: no more model calls in this run", file=sys.stderr, flush=True)
+        return ServerUnreachable(stage, reason if first else f"not called: {opened.reason}")
 
     def _reserve(self, stage: str) -> float:
         """Count the call, or raise BudgetExceeded if it would go over `max_calls`/`max_cost` (or the
@@ -397,6 +424,15 @@ def _local_api_key(model: str, api_base: str | None) -> str | None:
     return None
 
 
+def sampling_params(llm: Any) -> dict[str, Any]:
+    """temperature and max_tokens as litellm takes them (both are part of the cache key)."""
+    params: dict[str, Any] = {"temperature": float(getattr(llm, "temperature", 0.0) or 0.0)}
+    max_tokens = getattr(llm, "max_tokens", None)
+    if max_tokens:
+        params["max_tokens"] = int(max_tokens)
+    return params
+
+
 def make_client(
     config: Any,
     *,
@@ -426,8 +462,8 @@ def make_client(
     model = str(getattr(llm, "model", "") or "").strip()
     if model in ("", "none"):
         return None
-    api_base = getattr(llm, "api_base", None) or None
     try:
+        api_base = check_api_base(getattr(llm, "api_base", None) or None)
         mode = resolve_mode(getattr(llm, "mode", None), model, api_base)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
@@ -445,16 +481,25 @@ def make_client(
         backend = MockBackend(Recordings(rec_dir))
     else:
         try:
+            precheck_model(model, api_base)  # before the litellm import: a typo fails in a blink
             check_model(model, api_base)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
         key = api_key or _local_api_key(model, api_base)
+        mocked = "mock_response" in (litellm_kwargs or {})  # litellm answers itself: no provider is called
+        if key is None and not api_base and not mocked and provider_of(model) not in AMBIENT_CREDENTIALS:
+            missing = missing_credentials(model)
+            if missing:
+                raise UsageError(f"model {model} needs credentials: set {' or '.join(missing)} in the environment")
+        sampling = sampling_params(llm)
+        litellm_kwargs = {**sampling, **(litellm_kwargs or {})}
         backend = LiteLLMBackend(
             model,
             mode=mode,
             api_base=api_base,
             api_key=key,
             timeout_s=float(llm.timeout_s),
+            timeout_per_1k_chars_s=float(getattr(llm, "timeout_per_1k_chars_s", 0.0) or 0.0),
             max_reasks=int(llm.max_reasks),
             strict=use_strict,
             policy=policy,
@@ -479,9 +524,10 @@ def make_client(
         cache=cache,
         max_calls=getattr(llm, "max_calls", None),
         max_cost=getattr(llm, "max_cost", None),
-        concurrency=int(getattr(llm, "concurrency", 4)),
+        concurrency=int(getattr(llm, "concurrency", None) or 4),
         prompts_dir=prompts_dir,
         recorder=Recordings(rec_dir) if record else None,
         secrets=secrets,
         params=litellm_kwargs if model not in ("stub", "mock") else None,
+        prompt_set=getattr(llm, "prompt_set", None),
     )

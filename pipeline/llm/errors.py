@@ -33,13 +33,24 @@ class UnknownHandle(StageCallError):
     """A reply named a handle that was not offered (the model invented or misnumbered a candidate)."""
 
 
+class CallTimedOut(StageCallError):
+    """The call ran out of time after its retries: a batch of several items is worth splitting."""
+
+
+class ServerUnreachable(StageCallError):
+    """The server could not be reached and retries did not cure it: no more calls this run."""
+
+
 class CallFailed(MemconsolidateError):
     """Internal: a backend's failure with the usage it still spent; the client turns it into a
     StageCallError after counting the usage."""
 
-    def __init__(self, reason: str, prompt_tokens: int = 0, completion_tokens: int = 0, cost_usd: float = 0.0) -> None:
+    def __init__(self, reason: str, prompt_tokens: int = 0, completion_tokens: int = 0, cost_usd: float = 0.0,
+                 *, timed_out: bool = False, unreachable: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
         self.prompt_tokens = prompt_tokens
         self.completion_tokens = completion_tokens
         self.cost_usd = cost_usd
+        self.timed_out = timed_out
+        self.unreachable = unreachable

@@ -13,6 +13,7 @@ import warnings
 from typing import Any
 
 from .backends import BackendReply, CallRequest
+from .defaults import unknown_model_message
 from .errors import CallFailed
 from .redact import redact
 from .retry import RetriesExhausted, RetryPolicy, call_with_retries, describe, usage_of
@@ -43,10 +44,20 @@ def check_model(model: str, api_base: str | None = None) -> str:
     try:
         return str(litellm.get_llm_provider(model, api_base=api_base)[1])
     except Exception:
-        raise ValueError(
-            f"unknown model {model!r}: litellm cannot tell its provider; "
-            "write it as provider/name, e.g. openai/gpt-4.1-mini, ollama_chat/qwen2.5, or openai/<name> with --api-base"
-        ) from None
+        raise ValueError(unknown_model_message(model)) from None
+
+
+def missing_credentials(model: str) -> list[str]:
+    """The environment variables litellm says `model` needs and does not find (addresses such as
+    OLLAMA_API_BASE are not credentials); [] when it cannot tell."""
+    litellm = import_litellm()
+    try:
+        env = litellm.validate_environment(model)
+    except Exception:
+        return []
+    if not isinstance(env, dict) or env.get("keys_in_environment"):
+        return []
+    return [str(k) for k in env.get("missing_keys") or [] if not str(k).endswith("_API_BASE")]
 
 
 def _instructor_mode(mode: str) -> Any:
@@ -71,6 +82,7 @@ class LiteLLMBackend:
         api_base: str | None = None,
         api_key: str | None = None,
         timeout_s: float = 60.0,
+        timeout_per_1k_chars_s: float = 0.0,
         max_reasks: int = 1,
         strict: bool = False,
         policy: RetryPolicy | None = None,
@@ -83,6 +95,7 @@ class LiteLLMBackend:
         self.api_base = api_base
         self._api_key = api_key
         self.timeout_s = timeout_s
+        self.timeout_per_1k_chars_s = max(0.0, timeout_per_1k_chars_s)
         self.max_reasks = max(0, max_reasks)
         self.strict = strict
         self.policy = policy or RetryPolicy()
@@ -102,6 +115,12 @@ class LiteLLMBackend:
             self._client = instructor.from_litellm(self._litellm.acompletion, mode=_instructor_mode(self.mode))
         return self._client
 
+    def timeout_for(self, request: CallRequest) -> float:
+        """Seconds one attempt may take: a floor plus time for every 1,000 characters sent (a local
+        model on CPU reads a long prompt for minutes; one fixed timeout fits no model's every call)."""
+        chars = sum(len(m["content"]) for m in request.messages)
+        return self.timeout_s + self.timeout_per_1k_chars_s * chars / 1000
+
     def _kwargs(self, request: CallRequest) -> dict[str, Any]:
         kwargs: dict[str, Any] = {
             **self._extra,
@@ -110,7 +129,7 @@ class LiteLLMBackend:
             "response_model": request.schema,
             "max_retries": self.max_reasks,  # instructor: re-asks for schema-invalid replies
             "strict": self.strict,
-            "timeout": self.timeout_s,
+            "timeout": self.timeout_for(request),
             "num_retries": 0,  # litellm's own retries off: tenacity owns transient retries
         }
         if self.api_base:
@@ -140,7 +159,7 @@ class LiteLLMBackend:
         client = self._instructor()
         kwargs = self._kwargs(request)
         # Hard bound per attempt in case a transport ignores its timeout: every re-ask may take timeout_s.
-        guard = self.timeout_s * (self.max_reasks + 1) + 1.0
+        guard = kwargs["timeout"] * (self.max_reasks + 1) + 1.0
         failed = [0, 0]  # tokens spent by attempts that failed
 
         async def attempt() -> Any:
@@ -161,6 +180,8 @@ class LiteLLMBackend:
                 prompt_tokens=failed[0],
                 completion_tokens=failed[1],
                 cost_usd=self._cost_of_tokens(failed[0], failed[1]),
+                timed_out=failure.kind.startswith("timeout"),
+                unreachable=failure.kind.startswith("connection error"),
             ) from None
         usage = getattr(raw, "usage", None)
         prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)

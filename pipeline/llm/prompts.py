@@ -60,13 +60,19 @@ def parse_prompt(stage: str, raw: str, source: str) -> Prompt:
     return Prompt(stage=stage, version=version, text=text, sha256=sha256_hex(text), source=source)
 
 
-def load_prompt(stage: str, root: str | Path | None = None) -> Prompt:
-    """The prompt of `stage`, or StageCallError naming the stage (missing, unreadable, no version)."""
+def load_prompt(stage: str, root: str | Path | None = None, variant: str | None = None) -> Prompt:
+    """The prompt of `stage`, or StageCallError naming the stage (missing, unreadable, no version).
+
+    `variant` ("local": worked examples and a checklist for small local models) reads
+    `prompts/<stage>.<variant>.md` where that file exists, else the stage's own prompt.
+    """
     if not STAGE_NAME.match(stage):
         raise StageCallError(stage or "?", "invalid stage name")
     folder = prompts_root(root)
-    entry = folder / f"{stage}.md"
-    source = f"prompts/{stage}.md"
+    if variant and STAGE_NAME.match(variant) and (folder / f"{stage}.{variant}.md").is_file():
+        entry, source = folder / f"{stage}.{variant}.md", f"prompts/{stage}.{variant}.md"
+    else:
+        entry, source = folder / f"{stage}.md", f"prompts/{stage}.md"
     try:
         raw = entry.read_bytes()
     except (FileNotFoundError, NotADirectoryError):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import email.utils
+import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -114,6 +115,12 @@ def classify(exc: BaseException) -> Failure | None:
         if code == 429:
             return Failure("rate limited", retryable=True)
         if code >= 500:
+            refused = refusal_message(e)
+            if refused is not None:
+                # The server says the request itself is wrong (llama.cpp refusing `json_schema`
+                # answers 500 "validation error ... Input should be 'text' or 'json_object'"):
+                # sending it again gets the same answer.
+                return Failure(f"server refused the request ({code}): {refused}", retryable=False)
             return Failure(f"server error {code}", retryable=True)
         if code in (401, 403):
             return Failure(f"authentication failed ({code})", retryable=False)
@@ -122,6 +129,35 @@ def classify(exc: BaseException) -> Failure | None:
         if 400 <= code < 500:
             return Failure(f"request rejected ({code})", retryable=False)
     return None
+
+
+# Words a server uses when the request is malformed rather than the server unwell.
+_REFUSAL = re.compile(
+    r"validation error|input should be|invalid request|invalid value|unsupported|not supported|"
+    r"unrecognized request argument|extra inputs are not permitted|field required|must be one of",
+    re.I,
+)
+
+
+def refusal_message(exc: BaseException) -> str | None:
+    """The server's own words when a 5xx body says the request is invalid, one line; else None."""
+    body = getattr(exc, "body", None)
+    text = ""
+    if isinstance(body, dict):
+        inner = body.get("error", body)
+        text = str(inner.get("message", "") if isinstance(inner, dict) else inner)
+    text = text or str(getattr(exc, "message", "") or exc)
+    if not _REFUSAL.search(text):
+        return None
+    text = text.split('File "', 1)[0]  # a server that appends its traceback
+    found = re.search(r"""'msg': (?:"([^"]+)"|'([^']+)')""", text)  # pydantic's error list: its message is the point
+    where = re.search(r"'loc': \(([^)]*)\)", text)
+    if found:
+        loc = ".".join(x.strip(" '\"") for x in where.group(1).split(",") if x.strip(" '\"")) if where else ""
+        msg = found.group(1) or found.group(2)
+        text = f"{loc}: {msg}" if loc else msg
+    folded = " ".join(text.split())
+    return folded[:200] + ("…" if len(folded) > 200 else "")
 
 
 def is_retryable(exc: BaseException) -> bool:

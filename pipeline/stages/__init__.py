@@ -38,19 +38,26 @@ def stage_runner(
 
     def run(corpus: Corpus, settings: Settings, outcome: Outcome) -> tuple[Outcome, list[StageError], Stats]:
         from ..llm import BudgetExceeded, StageCallError, make_client
+        from ..llm.errors import ServerUnreachable
 
         errors: list[StageError] = []
         active = client or make_client(settings.llm)
         if active is None:
             return outcome, errors, Stats()
         ctx = StageContext(corpus=corpus, settings=settings, client=active)
+        unreachable: ServerUnreachable | None = None
         try:
             for stage in all_stages():
                 if (only and stage.name not in only) or not stage.applies(corpus, settings):
                     continue
+                if unreachable is not None:
+                    # The circuit is open: the stages after it are not run, and the plan says so.
+                    errors.append(StageError(stage=stage.name, message=f"not run: {unreachable.reason}"))
+                    continue
                 if progress:
                     ctx.progress = _reporter(progress, stage.name, active)
                     ctx.progress(0, 0)
+                failed = False
                 try:
                     outcome = stage.run(ctx, outcome)
                 except BudgetExceeded as exc:
@@ -59,8 +66,13 @@ def stage_runner(
                     break
                 except StageCallError as exc:
                     errors.append(StageError(stage=stage.name, message=exc.reason))
+                    unreachable = getattr(active, "unreachable", None)
+                    failed = True
+                finally:
+                    errors.extend(StageError(stage=stage.name, message=note) for note in ctx.notes)
+                    ctx.notes.clear()
                 # not in a `finally`: a stage cut short by Ctrl-C is never reported as ended
-                _ended(progress, stage.name, active, failed=bool(errors) and errors[-1].stage == stage.name)
+                _ended(progress, stage.name, active, failed=failed)
         finally:
             close = getattr(active, "close", None)
             if close and client is None:

@@ -8,7 +8,7 @@ outcome from before the stage (its proposals are dropped) and records why in `er
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence, TypeVar
 
 from pydantic import BaseModel
@@ -43,6 +43,10 @@ class StageContext:
     # Hears (batches answered, batches asked) as a stage's batches come back; set by the runner
     # only when someone watches (a terminal), so without it the calls go out exactly as before.
     progress: Callable[[int, int], None] | None = None
+    # Problems that do not fail the stage (items the model left unanswered): the runner adds them
+    # to the plan's `errors` under the stage's name.
+    notes: list[str] = field(default_factory=list)
+
 
     @property
     def model_label(self) -> str:
@@ -80,41 +84,74 @@ def ask_in_batches(
     make_payload: Callable[[Any, list[K]], BaseModel],
     schema: type[T],
     decisions: Callable[[T], list[Any]],
+    notes: list[str] | None = None,
     progress: Callable[[int, int], None] | None = None,
 ) -> tuple[dict[str, Any], list[str]]:
     """Ask about `items` in batches, each with its own handles 1..n; {key: decision} and errors.
 
     Every decision's `handle` is checked against what its batch offered: a reply that names another
-    handle fails that batch (UnknownHandle). The first decision for a handle counts.
+    handle fails that batch (UnknownHandle). The first decision for a handle counts. A batch that
+    times out is asked again in two halves (down to one item), not resent whole. Items a reply
+    leaves out are reported, in `notes` when given (the stage's other answers stand), else in the
+    errors. (They are not re-asked: a smaller batch is a question the mock's recordings never saw.)
+    `progress` hears (batches answered, batches asked) as they come back.
     """
-    from ..llm import Handles, StageCallError
+    from ..llm import StageCallError
+    from ..llm.errors import CallTimedOut
 
-    chunks = batched(items, batch_size)
-    handle_sets = [Handles([key_of(i) for i in chunk], stage=stage) for chunk in chunks]
-    payloads = [make_payload(h, chunk) for h, chunk in zip(handle_sets, chunks)]
-    if progress is None:
-        replies = client.structured_many(stage, payloads, schema) if payloads else []
-    else:  # in waves of as many calls as run at once, to report between them
-        wave = max(1, int(getattr(client, "concurrency", 4)))
-        replies = []
-        progress(0, len(payloads))
-        for start in range(0, len(payloads), wave):
-            replies.extend(client.structured_many(stage, payloads[start : start + wave], schema))
-            progress(len(replies), len(payloads))
     answers: dict[str, Any] = {}
     errors: list[str] = []
-    for handles, reply in zip(handle_sets, replies):
-        if isinstance(reply, StageCallError):
-            errors.append(reply.reason)
-            continue
-        try:
-            got = [(handles.key(d.handle), d) for d in decisions(reply)]
-        except StageCallError as exc:
-            errors.append(exc.reason)
-            continue
-        for key, d in got:
-            answers.setdefault(key, d)
+    pending = batched(items, batch_size)
+    asked = done = 0
+    while pending:
+        later: list[list[K]] = []
+        asked += len(pending)
+        for chunk, reply, handles in _ask_chunks(client, stage, pending, key_of, make_payload, schema, progress, done, asked):
+            if isinstance(reply, CallTimedOut) and len(chunk) > 1:
+                half = (len(chunk) + 1) // 2
+                later += [chunk[:half], chunk[half:]]
+                continue
+            if isinstance(reply, StageCallError):
+                errors.append(reply.reason)
+                continue
+            try:
+                got = [(handles.key(d.handle), d) for d in decisions(reply)]
+            except StageCallError as exc:
+                errors.append(exc.reason)
+                continue
+            for key, d in got:
+                answers.setdefault(key, d)
+            missing = [i for i in chunk if key_of(i) not in answers]
+            if missing:
+                (notes if notes is not None else errors).append(
+                    f"the model left {len(missing)} of {len(chunk)} item(s) unanswered: no proposal for them"
+                )
+        done += len(pending)
+        pending = later
     return answers, errors
+
+
+def _ask_chunks(client: Any, stage: str, pending: list[list[K]], key_of: Callable[[K], str],
+                make_payload: Callable[[Any, list[K]], BaseModel], schema: type[T],
+                progress: Callable[[int, int], None] | None = None, done: int = 0,
+                asked: int = 0) -> list[tuple[list[K], Any, Any]]:
+    """One call per chunk (run together by the client), each with handles 1..n of its own. With
+    `progress`, in waves of as many calls as run at once, to report between them; without it the
+    calls go out exactly as before."""
+    from ..llm import Handles
+
+    handle_sets = [Handles([key_of(i) for i in chunk], stage=stage) for chunk in pending]
+    payloads = [make_payload(h, chunk) for h, chunk in zip(handle_sets, pending)]
+    if progress is None:
+        replies = client.structured_many(stage, payloads, schema) if payloads else []
+    else:
+        wave = max(1, int(getattr(client, "concurrency", 4) or 1))
+        replies = []
+        progress(done, asked)
+        for start in range(0, len(payloads), wave):
+            replies.extend(client.structured_many(stage, payloads[start : start + wave], schema))
+            progress(done + len(replies), asked)
+    return list(zip(pending, replies, handle_sets))
 
 
 def ask_all(ctx: StageContext, stage: str, items: Sequence[K], key_of: Callable[[K], str],
@@ -123,8 +160,8 @@ def ask_all(ctx: StageContext, stage: str, items: Sequence[K], key_of: Callable[
     """`ask_in_batches` for a stage: any failed batch fails the stage (its proposals are dropped)."""
     from ..llm import StageCallError
 
-    answers, errors = ask_in_batches(ctx.client, stage, items, key_of, ctx.settings.llm.batch_size, make_payload, schema,
-                                     decisions, ctx.progress)
+    answers, errors = ask_in_batches(ctx.client, stage, items, key_of, ctx.settings.llm.batch_size or 1, make_payload, schema,
+                                     decisions, ctx.notes, ctx.progress)
     if errors:
         raise StageCallError(stage, errors[0] + (f" (and {len(errors) - 1} more batch error(s))" if len(errors) > 1 else ""))
     return answers

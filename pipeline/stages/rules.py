@@ -110,12 +110,16 @@ class RuleStage:
                 out.actions.append(action.model_copy(update={"reason": f"{action.reason}; rules judge: {verdict} ({why})", "source": ctx.source(NAME)}))
                 continue
             automatic = layout_of(ctx.corpus).automatic_rule_promotion
+            # A model that promotes what the deterministic reading calls a plain fact ("Backups run
+            # nightly at 02:00") may be wrong in the costly direction: the user decides.
+            disputed = not judge_rule(by_key[action.targets[0]].body)[0]
+            doubt = "; the deterministic reading calls it a plain fact, so it needs your decision" if disputed else ""
             out.actions.append(
                 Action(
                     kind="promote_rule",
                     targets=list(action.targets),
-                    needs_user=not automatic,
-                    reason=f"{action.reason}; rules judge: a standing instruction ({why})",
+                    needs_user=not automatic or disputed,
+                    reason=f"{action.reason}; rules judge: a standing instruction ({why}){doubt}",
                     source=ctx.source(NAME),
                     rule=rule,
                 )

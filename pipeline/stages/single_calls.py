@@ -20,7 +20,7 @@ def ask_each(ctx: StageContext, stage: str, items: Sequence[K], key_of: Callable
     """{key: decision} with one item per call; any failed call fails the stage (StageCallError)."""
     from ..llm import StageCallError
 
-    answers, errors = ask_in_batches(ctx.client, stage, items, key_of, 1, make_payload, schema, decisions)
+    answers, errors = ask_in_batches(ctx.client, stage, items, key_of, 1, make_payload, schema, decisions, ctx.notes)
     if errors:
         raise StageCallError(stage, errors[0] + (f" (and {len(errors) - 1} more call error(s))" if len(errors) > 1 else ""))
     return answers
