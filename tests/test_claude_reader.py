@@ -169,10 +169,10 @@ def test_index_drift_and_missing_index_become_rebuild_index(tmp_path):
     plan = plan_json(tmp_path, "--model", "none")
     rebuilds = {a["targets"][0]: a["reason"] for a in plan["actions"] if a["kind"] == "rebuild_index"}
     assert rebuilds == {
-        ".claude/agent-memory/x/MEMORY.md": "1 file(s) not indexed: .claude/agent-memory/x/b.md; "
-        "1 entr(ies) without a file: .claude/agent-memory/x/gone.md; "
-        "1 file(s) indexed twice: .claude/agent-memory/x/a.md",
-        ".claude/agent-memory/y/MEMORY.md": "index file missing; 1 file(s) not indexed: .claude/agent-memory/y/c.md",
+        ".claude/agent-memory/x/MEMORY.md": "1 file not indexed: .claude/agent-memory/x/b.md; "
+        "1 entry without a file: .claude/agent-memory/x/gone.md; "
+        "1 file indexed twice: .claude/agent-memory/x/a.md",
+        ".claude/agent-memory/y/MEMORY.md": "index file missing; 1 file not indexed: .claude/agent-memory/y/c.md",
     }
 
 

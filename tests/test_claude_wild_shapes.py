@@ -274,7 +274,7 @@ def test_a_file_reached_by_nothing_is_drift(tmp_path):
     folder = _tree_store(tmp_path)
     write(folder / "orphan.md", topic("orphan", "nobody links me"))
     (rebuild,) = actions(plan_json(tmp_path, "--model", "none"), "rebuild_index")
-    assert "1 file(s) not indexed: " + AGENT + "orphan.md" in rebuild["reason"]
+    assert "1 file not indexed: " + AGENT + "orphan.md" in rebuild["reason"]
 
 
 # ---------------------------------------------------------------------------------------------

@@ -215,6 +215,6 @@ def test_real_store_plan_on_its_own_day():
     plan = json.loads(res.stdout)
     # the day after the index was rebuilt nothing is old: only the leftovers and tracking gaps show
     assert [a["kind"] for a in plan["actions"]] == ["rebuild_index"]
-    assert plan["actions"][0]["reason"].startswith("6 file(s) not indexed")
+    assert plan["actions"][0]["reason"].startswith("6 files not indexed")
     assert {f["kind"] for f in plan["findings"]} == {"missing_tracker"}
     assert len(plan["findings"]) == 11

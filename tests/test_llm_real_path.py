@@ -115,7 +115,7 @@ def test_items_left_unanswered_are_reported(fake_openai, tmp_path):
         answers, errors = ask(c, 3, 3, notes)
     assert [len(offered(r.body)) for r in fake_openai.requests] == [3]
     assert sorted(answers) == ["k0"] and errors == []
-    assert notes == ["the model left 2 of 3 item(s) unanswered: no proposal for them"]
+    assert notes == ["the model left 2 of 3 items unanswered: no proposal for them"]
 
 
 def test_unanswered_items_reach_the_plans_errors(fake_openai, tmp_path):

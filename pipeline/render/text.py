@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from ..text.counts import plural  # noqa: F401 - re-exported for the renderers
+
 import os
 import shutil
 import textwrap
@@ -24,10 +26,6 @@ def terminal_width(stream: IO[str]) -> int:
     if not is_terminal(stream):
         return PIPE_WIDTH
     return max(40, shutil.get_terminal_size((PIPE_WIDTH, 24)).columns)
-
-
-def plural(n: int, word: str, many: str | None = None) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {many or word + 's'}"
 
 
 def wrap(text: str, width: int, first: str = "", rest: str | None = None) -> list[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from ..text.counts import plural
 from ..model import Action, Corpus
 from .outcome import Outcome
 
@@ -29,11 +30,11 @@ def index_drift(corpus: Corpus) -> Outcome:
         if not corpus.extra.get("index_present", {}).get(index, True):
             problems.append("index file missing")
         if missing:
-            problems.append(f"{len(missing)} file(s) not indexed: {_describe(missing)}")
+            problems.append(f"{plural(len(missing), 'file')} not indexed: {_describe(missing)}")
         if extra:
-            problems.append(f"{len(extra)} entr(ies) without a file: {_describe(extra)}")
+            problems.append(f"{plural(len(extra), 'entry', 'entries')} without a file: {_describe(extra)}")
         if repeated:
-            problems.append(f"{len(repeated)} file(s) indexed twice: {_describe(repeated)}")
+            problems.append(f"{plural(len(repeated), 'file')} indexed twice: {_describe(repeated)}")
         if problems:
             out.actions.append(Action(kind="rebuild_index", targets=[index], reason="; ".join(problems)))
     return out

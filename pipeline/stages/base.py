@@ -13,6 +13,7 @@ from typing import Any, Callable, Protocol, Sequence, TypeVar
 
 from pydantic import BaseModel
 
+from ..text.counts import plural
 from ..kinds import ActionKind
 from ..text.truncate import clip as clip_text
 from ..config import Settings
@@ -124,7 +125,7 @@ def ask_in_batches(
             missing = [i for i in chunk if key_of(i) not in answers]
             if missing:
                 (notes if notes is not None else errors).append(
-                    f"the model left {len(missing)} of {len(chunk)} item(s) unanswered: no proposal for them"
+                    f"the model left {len(missing)} of {plural(len(chunk), 'item')} unanswered: no proposal for them"
                 )
         done += len(pending)
         pending = later
@@ -163,7 +164,7 @@ def ask_all(ctx: StageContext, stage: str, items: Sequence[K], key_of: Callable[
     answers, errors = ask_in_batches(ctx.client, stage, items, key_of, ctx.settings.llm.batch_size or 1, make_payload, schema,
                                      decisions, ctx.notes, ctx.progress)
     if errors:
-        raise StageCallError(stage, errors[0] + (f" (and {len(errors) - 1} more batch error(s))" if len(errors) > 1 else ""))
+        raise StageCallError(stage, errors[0] + (f" (and {plural(len(errors) - 1, 'more batch error')})" if len(errors) > 1 else ""))
     return answers
 
 

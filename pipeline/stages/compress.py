@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ..text.counts import plural
 from ..kinds import ActionKind
 from ..config import Settings
 from ..layouts.registry import layout_of
@@ -167,7 +168,7 @@ class CompressStage:
             if problems:
                 out.findings.append(Finding(kind="manual_review", targets=[c.key], source=ctx.source(NAME),
                                             reason=f"compression: the twin {problems[0]}; nothing written, compress it by hand"
-                                            + (f" ({len(problems) - 1} more problem(s))" if len(problems) > 1 else "")))
+                                            + (f" ({plural(len(problems) - 1, 'more problem')})" if len(problems) > 1 else "")))
                 continue
             before, after = tokens_estimate(c.body), tokens_estimate(twin)
             archive = f"{crux.storage.compressionSourceArchive}/{day}/{PurePosixPath(c.path).name}"

@@ -11,6 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
+from ..text.counts import plural
 from ..config import Settings
 from ..llm import Handles, register_stub
 from ..model import Action, Corpus, Finding, Memory
@@ -137,7 +138,7 @@ class ConflictStage:
                 )
         if dropped:
             out.findings.append(
-                Finding(kind="capped", targets=[], reason=f"conflicts: {dropped} weaker same-subject pair(s) over llm.max_pairs_per_stage were not judged", source=ctx.source(NAME))
+                Finding(kind="capped", targets=[], reason=f"conflicts: {plural(dropped, 'weaker same-subject pair')} over llm.max_pairs_per_stage were not judged", source=ctx.source(NAME))
             )
         return out
 

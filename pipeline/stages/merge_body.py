@@ -24,6 +24,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from ..text.counts import plural
 from .text_facts import CODE_SPAN, atoms, has_atom, missing_atoms, sentence_coverage, squash
 
 SENTENCE_COVERAGE = 0.6
@@ -103,7 +104,7 @@ def merge_problems(members: list[MemberText], merged: str) -> list[str]:
             problems.append(f"member {i} loses {', '.join(lost[:4])}{' …' if len(lost) > 4 else ''}")
         thin = [c for c in sentence_coverage(_without_headings(m.body), merged) if c.share < SENTENCE_COVERAGE]
         if thin:
-            problems.append(f"member {i} loses most of {len(thin)} sentence(s), e.g. “{thin[0].sentence[:60]}”")
+            problems.append(f"member {i} loses most of {plural(len(thin), 'sentence')}, e.g. “{thin[0].sentence[:60]}”")
     sources = squash("\n".join(f"{m.title}\n{m.description}\n{m.body}" for m in members))
     nospace = sources.replace(" ", "")
     invented = [a for a in _checkable(merged) if not has_atom(sources, a, nospace)]

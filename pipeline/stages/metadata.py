@@ -22,6 +22,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from ..text.counts import plural
 from ..config import Settings
 from ..layouts.registry import layout_of
 from ..llm import Handles, register_stub
@@ -350,7 +351,7 @@ class MetadataStage:
             out.actions.append(make(ctx, g, members, title, description, body, reason, bool(problems), namer))
         if dropped:
             out.findings.append(Finding(kind="capped", targets=[], source=ctx.source(NAME),
-                                        reason=f"metadata: {len(dropped)} more consolidation group(s) over llm.max_pairs_per_stage wait for the next run"))
+                                        reason=f"metadata: {plural(len(dropped), 'more consolidation group')} over llm.max_pairs_per_stage wait for the next run"))
         return out
 
 

@@ -7,6 +7,7 @@ from typing import Any, Callable, Sequence, TypeVar
 
 from pydantic import BaseModel
 
+from ..text.counts import plural
 from ..text.truncate import shorten
 from .base import StageContext, ask_in_batches
 
@@ -22,7 +23,7 @@ def ask_each(ctx: StageContext, stage: str, items: Sequence[K], key_of: Callable
 
     answers, errors = ask_in_batches(ctx.client, stage, items, key_of, 1, make_payload, schema, decisions, ctx.notes)
     if errors:
-        raise StageCallError(stage, errors[0] + (f" (and {len(errors) - 1} more call error(s))" if len(errors) > 1 else ""))
+        raise StageCallError(stage, errors[0] + (f" (and {plural(len(errors) - 1, 'more call error')})" if len(errors) > 1 else ""))
     return answers
 
 

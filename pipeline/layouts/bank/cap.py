@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...text.counts import plural
 from ...kinds import ActionKind
 from ...model import Action, Finding
 from ...rules.outcome import Outcome, action_sort_key
@@ -33,7 +34,7 @@ def cap_supersedes(actions: list[Action], limit: int) -> Outcome:
             Finding(
                 kind="capped",
                 targets=sorted(waiting),
-                reason=f"max_supersedes_per_run={limit} reached: {len(waiting)} duplicate(s) wait for the next run",
+                reason=f"max_supersedes_per_run={limit} reached: {plural(len(waiting), 'duplicate')} wait for the next run",
             )
         )
     return out
