@@ -98,7 +98,7 @@ def test_fixture_findings_exact():
     assert stale[A + "project_router_refactor.md"]["missing"] == ["src/api/legacy_routes.ts"]
     assert stale[P + "project_formatters.md"]["missing"] == ["LegacyFormatter"]
     assert stale[P + "project_date_helpers.md"]["missing"] == ["src/utils/date_helpers.ts"]
-    assert stale[P + "project_migrations.md"]["reason"] == "found: 1 file ref(s) and 2 symbol(s)"
+    assert stale[P + "project_migrations.md"]["reason"] == "found: 1 file ref and 2 symbols"
 
 
 def test_fixture_types_and_quirks_load():

@@ -150,7 +150,7 @@ def test_one_budget_for_the_fleet_and_a_store_it_cut_short_is_untouched(tmp_path
     done = [r for r in records.values() if r["status"] == "ok"]
     cut = [r for r in records.values() if r["status"] == "budget_exhausted"]
     assert len(done) + len(cut) == 4 and len(done) <= 1 and cut
-    assert sum(r["llm"]["calls"] for r in done) <= 5 and "fleet budget: 5 call(s)" in res.stderr
+    assert sum(r["llm"]["calls"] for r in done) <= 5 and "fleet budget: 5 calls" in res.stderr
     for r in cut:
         store = Path(r["path"])
         assert "max_calls=5" in r["errors"][0] and r["run_id"] is None

@@ -13,6 +13,7 @@ import sys
 from collections import Counter
 from typing import Any, TextIO
 
+from ..text.counts import plural
 from ..printable import printable
 from .task import FAILING, STATUSES
 
@@ -46,10 +47,10 @@ class Report:
         applied = sum(int(r.get("counts", {}).get("applied", 0)) for r in self.records if not r.get("resumed"))
         resumed = sum(1 for r in self.records if r.get("resumed"))
         rate = len(self.records) - resumed
-        line = f"{rate} store(s) in {seconds:.1f} s on engine {engine}" + (f" ({rate / seconds * 60:.1f} per minute)" if seconds > 0 else "")
-        rows.append(line + f"; {applied} action(s) applied" + (f"; {resumed} finished by an earlier attempt" if resumed else ""))
+        line = f"{plural(rate, 'store')} in {seconds:.1f} s on engine {engine}" + (f" ({rate / seconds * 60:.1f} per minute)" if seconds > 0 else "")
+        rows.append(line + f"; {plural(applied, 'action')} applied" + (f"; {resumed} finished by an earlier attempt" if resumed else ""))
         if budget is not None:
-            rows.append(f"fleet budget: {budget['calls']} call(s), ${budget['cost_usd']:.4f}" + (f", {budget['refused']} request(s) refused" if budget.get("refused") else ""))
+            rows.append(f"fleet budget: {plural(budget['calls'], 'call')}, ${budget['cost_usd']:.4f}" + (f", {plural(budget['refused'], 'request')} refused" if budget.get("refused") else ""))
         for r in self.records:
             if r.get("status") in FAILING:
                 rows.append(f"{r.get('status')}: {r.get('path')}: {'; '.join(map(str, r.get('errors', [])))[:300]}")

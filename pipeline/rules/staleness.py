@@ -28,6 +28,7 @@ import datetime as dt
 from dataclasses import dataclass
 from typing import Any
 
+from ..text.counts import plural
 from ..kinds import StaleClass
 from ..config import Settings
 from ..model import Action, Corpus, Finding, Memory
@@ -116,7 +117,7 @@ def classify(refs: Refs, index: RepoIndex | None, history: GitHistory | None = N
         return Assessment(PARTIALLY_STALE, f"moved: {where}{extra}", missing, unverifiable, moved=moved_t)
     if not missing:
         return Assessment(
-            FRESH, f"found: {len(checked)} file ref(s) and {len(refs.symbols)} symbol(s)", (), unverifiable
+            FRESH, f"found: {plural(len(checked), 'file ref')} and {plural(len(refs.symbols), 'symbol')}", (), unverifiable
         )
     if len(missing_files) == len(checked) and len(missing_symbols) == len(refs.symbols):
         return Assessment(FULLY_STALE, f"every verifiable ref is missing: {shown}", missing, unverifiable)
