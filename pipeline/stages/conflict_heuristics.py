@@ -456,7 +456,7 @@ def clash_clauses(text_a: str, text_b: str) -> tuple[str, str]:
     verdict) the pair of statements that say the most about the same thing."""
     verdict = judge_conflict_quoted(text_a, text_b)
     if verdict[0] and verdict[3] and verdict[4]:
-        return verdict[3], verdict[4]
+        return _sentence_for(verdict[3], text_a), _sentence_for(verdict[4], text_b)
     ca = [c.strip() for c in clauses(statements(text_a))] or [text_a.strip()]
     cb = [c.strip() for c in clauses(statements(text_b))] or [text_b.strip()]
     best = max(
@@ -464,6 +464,14 @@ def clash_clauses(text_a: str, text_b: str) -> tuple[str, str]:
         default=(0, 0, ca[0], cb[0]),
     )
     return best[2], best[3]
+
+
+def _sentence_for(quote: str, text: str) -> str:
+    """A quote a person can read: a title that is a slug ("use-pnpm") stands for the memory's first
+    sentence, which says the same in words."""
+    if " " in quote.strip():
+        return quote
+    return next((c.strip() for c in clauses(statements(text)) if " " in c.strip()), quote)
 
 
 def _clause_with(text: str, word: str) -> str:
