@@ -296,7 +296,7 @@ def undo(
 
 
 @app.command()
-@with_options(STORE, MODEL, OUTPUT)
+@with_options(PLANNING, OUTPUT)  # every option that changes what plan counts, so the counts agree
 def status(path: PathArg, as_json: Annotated[bool, json_flag("the status: memories, pending counts, runs, state folder size")] = False,
            *, opts: Options) -> None:
     """Memories by type, budgets, pending actions (as `plan` counts them, same model), recent runs, state size."""

@@ -39,6 +39,25 @@ def test_status_counts_pending_as_plan_does_with_the_same_model(bank_store):
     assert "pending (plan with model stub)" in run_cli("status", str(bank_store), "--now", NOW).stdout
 
 
+def test_status_takes_the_options_that_change_plan_counts(tmp_path):
+    # --repo (staleness) and --max-retire (the cap) change what plan proposes; status takes them too.
+    import shutil
+
+    from helpers import FIXTURES
+
+    store = tmp_path / "store"
+    shutil.copytree(FIXTURES / "claude", store)
+    for extra in ((), ("--repo", str(store)), ("--repo", str(store), "--max-retire", "1")):
+        plan = json.loads(run_cli("plan", str(store), "--json", "--now", NOW, *extra).stdout)
+        auto: dict[str, int] = {}
+        for a in plan["actions"]:
+            if not a.get("needs_user"):
+                auto[a["kind"]] = auto.get(a["kind"], 0) + 1
+        res = run_cli("status", str(store), "--json", "--now", NOW, *extra)
+        assert res.returncode == 0, res.stderr
+        assert json.loads(res.stdout)["pending_actions"] == dict(sorted(auto.items())), extra
+
+
 def keep(store, n: int):
     cfg = store.parent / "keep.toml"
     cfg.write_text(f"[journal]\nkeep_runs = {n}\n")
