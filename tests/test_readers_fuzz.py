@@ -349,8 +349,9 @@ def test_yaml_alias_bomb_is_a_parse_error_not_a_hang(tmp_path, field):
 
 
 def test_yaml_nested_deeper_than_the_stack_is_a_parse_error(tmp_path):
-    """The trackers and the index are read with yaml.safe_load, whose pure-Python parser recurses
-    once per level: past the stack it raises RecursionError, which must be a parse error."""
+    """The pure-Python YAML parser recurses once per level and raises RecursionError past the stack;
+    the trackers and the index are read with libyaml (no such limit), and the depth limit of
+    text/yaml_load.py keeps such files parse errors."""
     import yaml
 
     with pytest.raises(RecursionError):  # the premise: this nesting is past the stack here
@@ -360,6 +361,14 @@ def test_yaml_nested_deeper_than_the_stack_is_a_parse_error(tmp_path):
     write(crux / ".crux/memory-index.yml", f"memories: []\n{DEEP_YAML}\n")
     _, plan, _ = plan_bytes(crux)
     assert {".crux/reference-tracking/base.refs.yml", ".crux/memory-index.yml"} <= set(parse_errors(plan))
+
+
+def test_front_matter_nested_past_the_depth_limit_is_a_parse_error(tmp_path):
+    """libyaml parses any depth; whatever walks the value later recurses, so the reader refuses it."""
+    crux = crux_base(tmp_path)
+    write(crux / "memories/learning/deep.memory.md", "---\ntitle: Deep\n" + DEEP_YAML + "\n---\nbody\n")
+    _, plan, _ = plan_bytes(crux)
+    assert "memories/learning/deep.memory.md" in parse_errors(plan)
 
 
 def test_recursive_yaml_alias_is_a_parse_error(tmp_path):

@@ -20,6 +20,7 @@ from typing import Any, Iterator
 import yaml
 from frontmatter.default_handlers import YAMLHandler
 
+from ..text.yaml_load import TooDeep, check_depth
 from ..errors import MemconsolidateError
 from ..model import Finding
 
@@ -142,6 +143,10 @@ def split_frontmatter(text: str) -> FrontMatter:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 2}" if mark is not None else ""
         raise Unreadable(f"malformed YAML front matter{where}") from None
+    try:
+        check_depth(meta)
+    except TooDeep:
+        raise Unreadable("malformed YAML front matter: nested too deep") from None
     if not expands_within(meta, len(fm_text)):
         raise Unreadable("malformed YAML front matter: aliases expand too far (alias bomb or self-reference)")
     if meta is None:

@@ -14,6 +14,7 @@ from typing import Any
 
 import yaml
 
+from .yaml_load import safe_load
 from ..storage.files import Unreadable, split_frontmatter
 from .lines import newline_of
 
@@ -41,7 +42,7 @@ def _scalar(value: Any, quoted: bool) -> str:
 def _reads_back(text: str) -> bool:
     # YAML 1.1 reads some innocent-looking words as numbers ("0_", "1_000"): quote those.
     try:
-        return yaml.safe_load(text) == text
+        return safe_load(text) == text
     except yaml.YAMLError:
         return False
 
@@ -137,6 +138,6 @@ def _check(old_text: str, new_text: str, updates: dict[str, Any]) -> None:
         if key not in updates and new.meta.get(key) != value:
             raise Unreadable(f"front-matter edit would change {key}")
     for key, value in updates.items():
-        want = yaml.safe_load(f"v: {render_value(value)}")["v"]
+        want = safe_load(f"v: {render_value(value)}")["v"]
         if new.meta.get(key) != want:
             raise Unreadable(f"front-matter edit did not set {key}")

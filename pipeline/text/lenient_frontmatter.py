@@ -21,6 +21,7 @@ from typing import Any
 
 import yaml
 
+from .yaml_load import safe_load
 from ..storage.files import _CLOSE, _OPEN, FrontMatter, Unreadable, split_frontmatter
 
 _KEY_LINE = re.compile(r"^(?P<key>[A-Za-z_][\w.-]*)[ \t]*:(?:[ \t]+(?P<value>.*?))?[ \t]*$")
@@ -76,7 +77,7 @@ def parse_lines(text: str) -> dict[str, Any] | None:
 
 def _syntax_error(raw: str) -> bool:
     try:
-        yaml.safe_load(raw)
+        safe_load(raw)
     except yaml.YAMLError:
         return True
     except Exception:  # noqa: BLE001 - any other failure is the constructor's, not the syntax's

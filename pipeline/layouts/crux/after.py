@@ -15,6 +15,7 @@ from typing import Any
 
 import yaml
 
+from ...text.yaml_load import safe_load
 from ...kinds import FindingKind
 from ...config import Settings
 from ...model import Corpus, Memory
@@ -53,7 +54,7 @@ def after_corpus(root: Path, ov: Overlay, settings: Settings, unreadable: set[st
 def old_entries(index_text: str | None) -> dict[str, dict[str, Any]]:
     """The previous index's entries by file, for files the reader cannot read."""
     try:
-        data = yaml.safe_load(index_text) if index_text else None
+        data = safe_load(index_text) if index_text else None
     except yaml.YAMLError:
         return {}
     entries = data.get("memories") if isinstance(data, dict) else None

@@ -21,9 +21,9 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Mapping
 
-import yaml
 from pydantic import ValidationError
 
+from ...text.yaml_load import safe_load
 from ...kinds import FindingKind
 from ...config import CruxConfig, Settings
 from ...errors import ConfigError, UsageError
@@ -511,7 +511,7 @@ def _read_yaml(root: Path, key: str, settings: Settings, corpus: Corpus, files: 
         corpus.findings.append(parse_error(key, str(exc)))
         return False, None, ""
     try:
-        data = yaml.safe_load(text)
+        data = safe_load(text)
     except YAML_ERRORS as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""

@@ -12,6 +12,7 @@ from typing import Any
 
 import yaml
 
+from ...text.yaml_load import safe_load
 from ...storage.files import Unreadable, split_frontmatter
 from ...text.frontmatter_edit import render_value, set_keys
 from ...text.lines import append_paragraphs, newline_of
@@ -53,7 +54,7 @@ def render_frontmatter(fm: dict[str, Any]) -> str:
     for key, value in fm.items():
         line = f"{key}: {_render(key, value)}"
         try:
-            ok = yaml.safe_load(line) == {key: native(value)}
+            ok = safe_load(line) == {key: native(value)}
         except yaml.YAMLError:
             ok = False
         if not ok:
@@ -61,7 +62,7 @@ def render_frontmatter(fm: dict[str, Any]) -> str:
             line = line.strip().removeprefix("{").removesuffix("}")
         lines.append(line + "\n")
     text = "".join(lines)
-    if (yaml.safe_load(text) or {}) != {k: native(v) for k, v in fm.items()}:
+    if (safe_load(text) or {}) != {k: native(v) for k, v in fm.items()}:
         raise Unreadable("front matter did not render faithfully")
     return text
 
@@ -122,7 +123,7 @@ def set_tracker_strength(text: str, strength: int) -> str | None:
         else:
             out = text + ("" if not text or text.endswith(("\n", "\r")) else newline) + f"strength: {strength}{newline}"
     try:
-        old, new = yaml.safe_load(text), yaml.safe_load(out)
+        old, new = safe_load(text), safe_load(out)
     except yaml.YAMLError:
         return None
     if not isinstance(old, dict) or not isinstance(new, dict):
