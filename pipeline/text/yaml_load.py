@@ -10,6 +10,8 @@ from typing import Any
 
 import yaml
 
+from ..errors import MemconsolidateError
+
 LOADER: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 # Deeper than any memory file needs. The pure-Python parser recursed once per level and failed past
 # the stack (a parse error); libyaml does not, so the limit is kept here: whatever walks the value
@@ -17,8 +19,8 @@ LOADER: type = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 MAX_DEPTH = 100
 
 
-class TooDeep(yaml.YAMLError):
-    """YAML nested deeper than MAX_DEPTH: read as malformed."""
+class TooDeep(yaml.YAMLError, MemconsolidateError):
+    """YAML nested deeper than MAX_DEPTH: read as malformed (a YAML error to every reader)."""
 
 
 def safe_load(text: str) -> Any:
