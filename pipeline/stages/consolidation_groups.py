@@ -285,7 +285,13 @@ def crux_groups(corpus: Corpus, outcome: Outcome) -> list[Group]:
 
 
 def claude_words(m: Memory) -> frozenset[str]:
-    return significant_words(" ".join([m.title.replace("-", " ").replace("_", " "), m.description, m.body]))
+    """What a memory is about, for grouping: its significant words without numbers and ids ("083",
+    "2026", "r4"), which two notes share by date or numbering, not by subject."""
+    words = significant_words(" ".join([m.title.replace("-", " ").replace("_", " "), m.description, m.body]))
+    return frozenset(w for w in words if not _NUMBERISH.fullmatch(w))
+
+
+_NUMBERISH = re.compile(r"[a-z]?\d+")
 
 
 _SERIES = re.compile(r"^(?P<prefix>.+?)[-_](?:r|round|part|pt)(?P<n>\d{1,2})$", re.IGNORECASE)
