@@ -83,25 +83,28 @@ PLANNING = (*STORE, *MODEL, ("repo", RepoOpt), ("max_calls", MaxCallsOpt), ("max
             ("max_retire", MaxRetireOpt), ("trust_model", TrustModelOpt))
 OUTPUT = (("quiet", QuietOpt), ("verbose", VerboseOpt))
 
-_DEFAULTS = {f.name: f.default for f in fields(Options)}
 
 
-def with_options(*groups: tuple[tuple[str, Any], ...]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Add the options of `groups` to a command; its body receives them as `opts`."""
+def with_options(
+    *groups: tuple[tuple[str, Any], ...], into: type = Options, arg: str = "opts"
+) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
+    """Add the options of `groups` to a command; its body receives them as one `into` dataclass
+    (default: Options) in its keyword `arg`. Decorators stack: each fills its own dataclass."""
     added = [(name, ann) for group in groups for name, ann in group]
+    defaults = {f.name: f.default for f in fields(into)}
 
     def decorate(fn: Callable[..., Any]) -> Callable[..., Any]:
         hints = typing.get_type_hints(fn, include_extras=True)
         own = [p.replace(annotation=hints.get(p.name, p.annotation))
-               for p in inspect.signature(fn).parameters.values() if p.name != "opts"]
-        extra = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=_DEFAULTS[name], annotation=ann)
+               for p in inspect.signature(fn).parameters.values() if p.name != arg]
+        extra = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=defaults[name], annotation=ann)
                  for name, ann in added]
         names = [name for name, _ in added]
 
         @functools.wraps(fn)
         def command(**kwargs: Any) -> Any:
-            opts = Options(**{name: kwargs.pop(name) for name in names})
-            return fn(**kwargs, opts=opts)
+            values = into(**{name: kwargs.pop(name) for name in names})
+            return fn(**kwargs, **{arg: values})
 
         params = own + extra
         command.__signature__ = inspect.Signature(params)  # type: ignore[attr-defined]

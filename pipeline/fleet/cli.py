@@ -8,6 +8,7 @@ failed, crashed or ran out of the fleet's budget, 2 for bad usage (one line, no 
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import asdict, dataclass
 import os
 import sys
 import time
@@ -40,6 +41,26 @@ AddressOpt = Annotated[Optional[str], typer.Option("--address", help="Ray cluste
 FleetCallsOpt = Annotated[Optional[int], typer.Option("--max-calls", min=0, help="LLM calls for the whole fleet.")]
 FleetCostOpt = Annotated[Optional[float], typer.Option("--max-cost", min=0, help="USD for the whole fleet.")]
 RpmOpt = Annotated[Optional[float], typer.Option("--rpm", min=0.001, help="LLM requests per minute, shared by all workers.")]
+
+
+@dataclass
+class Fleet:
+    """The options every fleet command shares: which stores, on which engine, within which budget."""
+
+    paths: list[str] | None = None
+    stores: str | None = None
+    discover: str | None = None
+    engine: str = "local"
+    workers: int | None = None
+    address: str | None = None
+    max_calls: int | None = None
+    max_cost: float | None = None
+    rpm: float | None = None
+
+
+TARGETS = (("paths", PathsArg), ("stores", StoresOpt), ("discover", DiscoverOpt), ("engine", EngineOpt),
+           ("workers", WorkersOpt), ("address", AddressOpt), ("max_calls", FleetCallsOpt), ("max_cost", FleetCostOpt),
+           ("rpm", RpmOpt))
 
 
 def _fleet(command: str, o: dict[str, Any], opts: Options, **task: Any) -> None:
@@ -108,41 +129,27 @@ def _open_state(o: dict[str, Any], settings: Any, targets: list[str]):
 
 @app.command("plan")
 @with_options(FLEET)
+@with_options(TARGETS, into=Fleet, arg="fleet")
 def plan(
-    paths: PathsArg = None,
-    stores: StoresOpt = None,
-    discover: DiscoverOpt = None,
-    engine: EngineOpt = "local",
-    workers: WorkersOpt = None,
-    address: AddressOpt = None,
-    max_calls: FleetCallsOpt = None,
-    max_cost: FleetCostOpt = None,
-    rpm: RpmOpt = None,
     plans_dir: Annotated[Optional[str], typer.Option("--plans-dir", help="Write each store's plan JSON (the bytes `plan --json` prints) here.")] = None,
     *,
     opts: Options,
+    fleet: Fleet,
 ) -> None:
     """Plan every store; never writes to a store."""
-    _fleet("plan", dict(locals()), opts, plans_dir=plans_dir)
+    _fleet("plan", asdict(fleet), opts, plans_dir=plans_dir)
 
 
 @app.command("apply")
 @with_options(FLEET)
+@with_options(TARGETS, into=Fleet, arg="fleet")
 def apply(
-    paths: PathsArg = None,
-    stores: StoresOpt = None,
-    discover: DiscoverOpt = None,
-    engine: EngineOpt = "local",
-    workers: WorkersOpt = None,
-    address: AddressOpt = None,
-    max_calls: FleetCallsOpt = None,
-    max_cost: FleetCostOpt = None,
-    rpm: RpmOpt = None,
     yes: YesOpt = False,
     select: SelectOpt = None,
     resolve: ResolveOpt = None,
     *,
     opts: Options,
+    fleet: Fleet,
 ) -> None:
     """Plan and apply every store's automatic actions (or --select); journaled and undoable per store."""
 
@@ -156,33 +163,25 @@ def apply(
             raise UsageError("fleet apply changes every store without a prompt: pass --yes")
 
     guarded(check)
-    _fleet("apply", dict(locals()), opts, select=tuple(select) if select else None, resolve=resolve)
+    _fleet("apply", asdict(fleet), opts, select=tuple(select) if select else None, resolve=resolve)
 
 
 @app.command("run")
 @with_options(FLEET)
+@with_options(TARGETS, into=Fleet, arg="fleet")
 def run(
-    paths: PathsArg = None,
     if_due: Annotated[bool, typer.Option("--if-due", help="Only the stores that are due; resumable (--state).")] = False,
-    stores: StoresOpt = None,
-    discover: DiscoverOpt = None,
-    engine: EngineOpt = "local",
-    workers: WorkersOpt = None,
-    address: AddressOpt = None,
-    max_calls: FleetCallsOpt = None,
-    max_cost: FleetCostOpt = None,
-    rpm: RpmOpt = None,
     state: Annotated[
         Optional[str], typer.Option("--state", help="Fleet state file for --if-due (default: .memconsolidate-fleet.jsonl in the --discover folder, else here).")
     ] = None,
     *,
     opts: Options,
+    fleet: Fleet,
 ) -> None:
     """The nightly entry point for many stores: `run` on each; with --if-due, a killed fleet run resumes."""
-    options = dict(locals())
     if state and not if_due:
         guarded(_state_needs_if_due)
-    options["state_wanted"] = if_due
+    options = {**asdict(fleet), "state": state, "state_wanted": if_due}
     _fleet("run", options, opts, if_due=if_due)
 
 
