@@ -11,7 +11,7 @@ from helpers import NOW
 from stage_helpers import of_kind, plan_with, settings_for
 
 from pipeline.model import Memory
-from pipeline.stages.consolidation_groups import series_groups
+from pipeline.stages.consolidate.groups import series_groups
 
 AGENT = ".claude/agent-memory/reviewer/"
 FINDINGS = [

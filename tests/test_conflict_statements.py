@@ -10,8 +10,8 @@ import pytest
 
 from helpers import NOW, plan_json
 
-from pipeline.stages.conflict_heuristics import clash_clauses, judge_conflict, judge_conflict_quoted
-from pipeline.stages.conflict_statements import statement_lines, statements
+from pipeline.stages.heuristics.conflicts import clash_clauses, judge_conflict, judge_conflict_quoted
+from pipeline.stages.heuristics.conflict_statements import statement_lines, statements
 
 TABLE_A = """# Crate status
 

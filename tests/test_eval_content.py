@@ -12,7 +12,7 @@ from pipeline.config import build_settings
 from pipeline.evaluate.cases import load_cases
 from pipeline.evaluate.content import CONTENT_STAGES
 from pipeline.llm import StageCallError, make_client
-from pipeline.stages.metadata import MetadataDecision, MetadataOutput
+from pipeline.stages.consolidate.stage import MetadataDecision, MetadataOutput
 from pipeline.stages.split import SplitDecision, SplitOutput, VolumePlan
 
 METADATA = load_cases(REPO / "evals" / "datasets" / "metadata.jsonl", "metadata")

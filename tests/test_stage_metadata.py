@@ -16,8 +16,8 @@ from openai_server import fake_openai, tool_reply  # noqa: F401 - fixture
 from pipeline.config import build_settings
 from pipeline.llm import RetryPolicy, make_client
 from pipeline.model import Memory
-from pipeline.stages.consolidation_fields import consolidated_from, source_mode, top_type
-from pipeline.stages.merge_body import MemberText, deterministic_merge, merge_problems
+from pipeline.stages.consolidate.fields import consolidated_from, source_mode, top_type
+from pipeline.stages.consolidate.merge_body import MemberText, deterministic_merge, merge_problems
 
 NOW = dt.date(2026, 11, 29)
 FAST = RetryPolicy(base_wait_s=0.01, max_wait_s=0.05, retry_after_cap_s=0.5)

@@ -12,9 +12,9 @@ from openai_server import fake_openai, tool_reply  # noqa: F401 - fixture
 from stage_helpers import of_kind, plan_with, settings_for
 
 from pipeline.llm import RetryPolicy, make_client
-from pipeline.stages.metadata import MetadataInput
-from pipeline.stages.metadata import stub as metadata_stub
-from pipeline.stages.volumes import (
+from pipeline.stages.consolidate.stage import MetadataInput
+from pipeline.stages.consolidate.stage import stub as metadata_stub
+from pipeline.stages.consolidate.volumes import (
     additive_volume_size,
     assignment_problems,
     greedy_split,
@@ -82,7 +82,7 @@ def test_rebalance_triggers():
 
 
 def test_subject_grouping_beats_position_on_interleaved_sections():
-    from pipeline.stages.volumes import Section
+    from pipeline.stages.consolidate.volumes import Section
 
     sections = [
         Section("Liveness probe", "## Liveness probe\nliveness probe hits livez\nliveness period 20"),

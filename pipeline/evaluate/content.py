@@ -56,15 +56,15 @@ def _f1(p: float, r: float) -> float:
 
 
 def _kept(body: str, needles: list[str]) -> list[bool]:
-    from ..stages.text_facts import squash
+    from ..stages.heuristics.text_facts import squash
 
     hay = squash(body)
     return [squash(n) in hay for n in needles]
 
 
 def _traceable(body: str, members: list[dict[str, Any]]) -> tuple[int, int]:
-    from ..stages.merge_body import _checkable
-    from ..stages.text_facts import has_atom, squash
+    from ..stages.consolidate.merge_body import _checkable
+    from ..stages.heuristics.text_facts import has_atom, squash
 
     sources = squash("\n".join(f"{m.get('title', '')}\n{m.get('description', '')}\n{m.get('body', '')}" for m in members))
     found = _checkable(body)
@@ -72,7 +72,7 @@ def _traceable(body: str, members: list[dict[str, Any]]) -> tuple[int, int]:
 
 
 def _group_item(handle: int, case: dict[str, Any]):
-    from ..stages.metadata import GroupItem, MemberItem
+    from ..stages.consolidate.stage import GroupItem, MemberItem
 
     members = case["members"]
     counts = Counter(t.lower() for m in members for t in set(m.get("tags", [])))
@@ -85,7 +85,7 @@ def _group_item(handle: int, case: dict[str, Any]):
 
 
 def _member_texts(case: dict[str, Any]):
-    from ..stages.merge_body import MemberText
+    from ..stages.consolidate.merge_body import MemberText
 
     return [MemberText(heading=m.get("title") or f"Member {i}", title=m.get("title", ""), description=m.get("description", ""),
                        body=m.get("body", "")) for i, m in enumerate(case["members"], start=1)]
@@ -93,8 +93,8 @@ def _member_texts(case: dict[str, Any]):
 
 @_register("metadata")
 def eval_metadata(cases: list[dict[str, Any]], client: Any, settings: Settings) -> tuple[dict[str, Any], list[str]]:
-    from ..stages.merge_body import deterministic_merge, merge_problems
-    from ..stages.metadata import NAME, MetadataInput, MetadataOutput, stub_title
+    from ..stages.consolidate.merge_body import deterministic_merge, merge_problems
+    from ..stages.consolidate.stage import NAME, MetadataInput, MetadataOutput, stub_title
 
     def payload(handles, chunk):
         return MetadataInput(groups=[_group_item(handles.handle(c["id"]), c) for c in chunk])
@@ -165,7 +165,7 @@ def eval_metadata(cases: list[dict[str, Any]], client: Any, settings: Settings) 
 
 
 def _split_sections(case: dict[str, Any]):
-    from ..stages.volumes import Section
+    from ..stages.consolidate.volumes import Section
 
     sections = [Section(heading=s["heading"], text=f"## {s['heading']}\n{s['body'].strip()}") for s in case["sections"]]
     sizes = [1 + len(s["body"].strip().splitlines()) for s in case["sections"]]
@@ -191,7 +191,7 @@ def _score(assignment: list[list[int]] | None, gold: list[list[int]], count: int
 @_register("split")
 def eval_split(cases: list[dict[str, Any]], client: Any, settings: Settings) -> tuple[dict[str, Any], list[str]]:
     from ..stages.split import NAME, BodyItem, SectionItem, SplitInput, SplitOutput
-    from ..stages.volumes import additive_volume_size, assignment_problems, greedy_split, normalized, subject_split
+    from ..stages.consolidate.volumes import additive_volume_size, assignment_problems, greedy_split, normalized, subject_split
 
     prepared = {c["id"]: _split_sections(c) for c in cases}
 

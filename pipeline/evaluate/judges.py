@@ -36,7 +36,7 @@ def judge_conflict(client: Any, cases: list[dict[str, Any]], batch_size: int) ->
 
 
 def judge_rule(client: Any, cases: list[dict[str, Any]], batch_size: int) -> Answers:
-    from ..stages.rules import NAME, RuleInput, RuleItem, RuleOutput, valid_rule
+    from ..stages.standing_rules import NAME, RuleInput, RuleItem, RuleOutput, valid_rule
 
     def payload(h, chunk):
         return RuleInput(items=[RuleItem(handle=h.handle(c["id"]), text=c["text"]) for c in chunk])

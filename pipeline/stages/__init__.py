@@ -18,9 +18,12 @@ from .model_text import flag_injections
 
 def all_stages() -> list[Stage]:
     # Imported here: registering the stubs happens at import, and `--model none` never pays for it.
-    from . import compress, conflicts, metadata, reorder, rules, split
+    from . import compress, conflicts, reorder, split, standing_rules
+    from .consolidate import stage as consolidate
 
-    return [reorder.STAGE, conflicts.STAGE, rules.STAGE, metadata.STAGE, split.STAGE, compress.STAGE]
+    return [
+        reorder.STAGE, conflicts.STAGE, standing_rules.STAGE, consolidate.STAGE, split.STAGE, compress.STAGE,
+    ]
 
 
 def stage_runner(

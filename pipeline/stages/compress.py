@@ -31,8 +31,8 @@ from ..model import Action, Corpus, Finding
 from ..rules.outcome import Outcome
 from ..layouts.crux.reader import body_size
 from .base import StageContext
-from .consolidation_fields import plain, short_hash
-from .consolidation_groups import busy_keys
+from .consolidate.fields import plain, short_hash
+from .consolidate.groups import busy_keys
 from .crux_notation import stub_twin, tokens_estimate, twin_frontmatter, twin_problems
 from .model_text import model_text
 from .single_calls import ask_each

@@ -18,7 +18,7 @@ from ..model import Action, Corpus, Finding, Memory
 from ..rules.outcome import Outcome
 from ..rules.subject_pairs import SubjectPair, subject_pairs
 from .base import StageContext, ask_all, clip, retired_keys
-from .conflict_heuristics import clash_clauses, judge_conflict
+from .heuristics.conflicts import clash_clauses, judge_conflict
 from .model_text import model_text
 
 NAME = "conflicts"

@@ -28,7 +28,7 @@ from typing import Any
 
 from ..text.lines import ATX_HEADING
 from ..rules.text import normalize
-from .text_facts import (
+from .heuristics.text_facts import (
     CODE_SPAN,
     NEGATION_MARKS,
     is_negative,

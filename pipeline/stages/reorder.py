@@ -19,7 +19,7 @@ from ..rules.outcome import Outcome
 from ..rules.text import normalize
 from .base import StageContext, ask_all, clip
 from .model_text import model_text
-from .reorder_heuristics import judge_reorder
+from .heuristics.reorder import judge_reorder
 
 NAME = "reorder"
 

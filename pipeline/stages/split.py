@@ -30,13 +30,13 @@ from ..model import Action, Corpus, Finding
 from ..rules.outcome import Outcome
 from ..text.truncate import clip
 from .base import StageContext
-from .consolidation_fields import crux_folder, crux_frontmatter
-from .consolidation_groups import Topic, busy_keys, existing_topics
-from .metadata import greedy_cut, measure_for, original_body
+from .consolidate.fields import crux_folder, crux_frontmatter
+from .consolidate.groups import Topic, busy_keys, existing_topics
+from .consolidate.stage import greedy_cut, measure_for, original_body
 from .model_text import model_text
 from .single_calls import ask_each, one_line
-from .volume_files import DESCRIPTION_MAX, TITLE_MAX, greedy_titles, volume_outputs
-from .volumes import (
+from .consolidate.volume_files import DESCRIPTION_MAX, TITLE_MAX, greedy_titles, volume_outputs
+from .consolidate.volumes import (
     Section,
     additive_volume_size,
     assignment_problems,

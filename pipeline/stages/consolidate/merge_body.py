@@ -24,8 +24,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..text.counts import plural
-from .text_facts import CODE_SPAN, atoms, has_atom, missing_atoms, sentence_coverage, squash
+from ...text.counts import plural
+from ..heuristics.text_facts import CODE_SPAN, atoms, has_atom, missing_atoms, sentence_coverage, squash
 
 SENTENCE_COVERAGE = 0.6
 _H1 = re.compile(r"^#\s+(.*\S)\s*$")

@@ -22,8 +22,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
-from ..text.lines import ATX_HEADING
-from ..rules.text import significant_words
+from ...text.lines import ATX_HEADING
+from ...rules.text import significant_words
 
 Measure = Callable[[str], int]
 VolumeSize = Callable[[Sequence[int]], int]

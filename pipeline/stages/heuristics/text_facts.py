@@ -21,7 +21,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ..rules.text import STOPWORDS
+from ...rules.text import STOPWORDS
 
 CODE_SPAN = re.compile(r"`([^`\n]+)`")
 _TOKEN = re.compile(r"[^\s`]+")
@@ -38,7 +38,7 @@ _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+")
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
 _NUM_SEP = re.compile(r"(?<=\d)[,_](?=\d{3}\b)")
 _SPACES = re.compile(r"\s+")
-# Words that make a sentence a rule (besides an imperative opening, which rule_heuristics judges).
+# Words that make a sentence a rule (besides an imperative opening, which heuristics/standing_rules.py judges).
 DIRECTIVE_WORDS = frozenset(
     """must never always should shall avoid only required require requires mandatory forbidden
     prohibited cannot don't dont prefer ensure""".split()
@@ -115,7 +115,7 @@ def _lowercase_words(text: str) -> frozenset[str]:
 def _probably_name(token: str, lowercase: frozenset[str]) -> bool:
     """A capitalised sentence opener that the texts never write in lowercase and that is not a
     common opener or an imperative verb: most likely a name ("Carol owns the list")."""
-    from .rule_heuristics import IMPERATIVE_VERBS
+    from .standing_rules import IMPERATIVE_VERBS
 
     low = token.lower()
     return (
@@ -266,7 +266,7 @@ def is_directive(sentence: str) -> bool:
     ws = set(words(sentence))
     if ws & DIRECTIVE_WORDS or "do not" in sentence.casefold():
         return True
-    from .rule_heuristics import judge_rule
+    from .standing_rules import judge_rule
 
     try:
         return judge_rule(_LIST_MARK.sub("", sentence))[0]

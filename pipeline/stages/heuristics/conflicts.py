@@ -15,7 +15,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from ..rules.text import STOPWORDS, normalize
+from ...rules.text import STOPWORDS, normalize
 from .conflict_statements import statements
 
 NEGATIONS = frozenset("not never no dont don t cannot cant won wont shouldn shouldnt mustn mustnt nothing none nobody neither nor".split())

@@ -12,8 +12,8 @@ from __future__ import annotations
 
 import re
 
-from ..text.truncate import shorten
-from ..rules.text import normalize
+from ...text.truncate import shorten
+from ...rules.text import normalize
 
 IMPERATIVE_VERBS = frozenset(
     """add always ask avoid bump check commit create delete deploy document do don ensure fix follow

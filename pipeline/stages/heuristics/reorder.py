@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import re
 
-from ..rules.text import tokens
+from ...rules.text import tokens
 
 # Words that open an adverbial phrase: the phrase can move without changing who does what.
 ADVERBIAL_OPENERS = frozenset(

@@ -1,6 +1,6 @@
 """The consolidation metadata stage: merge a group of related memories into one (CRUX seed 000 step 7).
 
-Candidates are chosen by code (`consolidation_groups`): crux groups by shared tags and type when
+Candidates are chosen by code (`groups.py`): crux groups by shared tags and type when
 `flags.enableMemoryConsolidation` is on, memories that belong to an existing multi-volume topic
 (7d), and claude groups of same-type memories with strongly overlapping words. One group per call;
 the model sees the members' text only (uncompressed originals where a twin exists; a member over
@@ -22,22 +22,22 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from ..text.counts import plural
-from ..config import Settings
-from ..layouts.registry import layout_of
-from ..llm import Handles, register_stub
-from ..model import Action, Corpus, Finding, Memory
-from ..rules.outcome import Outcome
-from ..rules.text import significant_words
-from ..layouts.crux.reader import body_size
-from ..text.truncate import clip
-from .base import StageContext
-from .conflict_heuristics import judge_conflict
-from .consolidation_fields import crux_folder, crux_frontmatter, slug_words, unique_slug, volume_hash
-from .consolidation_groups import Group, claude_groups, crux_groups, existing_topics
+from ...text.counts import plural
+from ...config import Settings
+from ...layouts.registry import layout_of
+from ...llm import Handles, register_stub
+from ...model import Action, Corpus, Finding, Memory
+from ...rules.outcome import Outcome
+from ...rules.text import significant_words
+from ...layouts.crux.reader import body_size
+from ...text.truncate import clip
+from ..base import StageContext
+from ..heuristics.conflicts import judge_conflict
+from .fields import crux_folder, crux_frontmatter, slug_words, unique_slug, volume_hash
+from .groups import Group, claude_groups, crux_groups, existing_topics
 from .merge_body import MemberText, deterministic_merge, merge_problems
-from .model_text import model_text
-from .single_calls import ask_each, one_line
+from ..model_text import model_text
+from ..single_calls import ask_each, one_line
 from .volume_files import DESCRIPTION_MAX, TITLE_MAX, greedy_titles, volume_outputs
 from .volumes import Section, gap_of, greedy_split, sections_of, text_volume_size
 

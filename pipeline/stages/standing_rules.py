@@ -20,7 +20,7 @@ from ..rules.outcome import Outcome
 from ..rules.text import significant_words
 from .base import StageContext, ask_all, clip
 from .model_text import model_text
-from .rule_heuristics import judge_rule, one_line_rule
+from .heuristics.standing_rules import judge_rule, one_line_rule
 
 NAME = "rules"
 RULE_MIN, RULE_MAX = 3, 300

@@ -35,11 +35,11 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Iterable
 
-from ..model import Corpus, Memory
-from ..rules.outcome import Outcome
-from ..rules.text import STOPWORDS, significant_words, tokens
-from .base import retired_keys
-from .conflict_heuristics import judge_conflict
+from ...model import Corpus, Memory
+from ...rules.outcome import Outcome
+from ...rules.text import STOPWORDS, significant_words, tokens
+from ..base import retired_keys
+from ..heuristics.conflicts import judge_conflict
 
 TAG_OVERLAP = 0.5
 CROSS_TYPE_OVERLAP = 0.75

@@ -17,9 +17,9 @@ from collections import Counter
 from pathlib import PurePosixPath
 from typing import Any, Iterable, Sequence
 
-from ..config import CruxConfig
-from ..model import Memory
-from ..rules.text import normalize
+from ...config import CruxConfig
+from ...model import Memory
+from ...rules.text import normalize
 
 SLUG_MAX = 60
 

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-from ..layouts.crux.trackers import distribute
-from .consolidation_fields import volume_hash
-from .single_calls import one_line
+from ...layouts.crux.trackers import distribute
+from .fields import volume_hash
+from ..single_calls import one_line
 from .volumes import Measure, Section, render, text_volume_size, volume_sizes, volume_title
 
 TITLE_MAX = 120
