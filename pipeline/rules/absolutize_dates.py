@@ -41,7 +41,7 @@ FINDING_KIND = FindingKind.RELATIVE_DATE
 # Vague words about the present ("now", "currently", "today" meaning currently) are in most memories
 # that describe a state (65 "now" in 394 real memories): the scan reports them, the plan does not.
 # The ones that point at an unknown moment ("recently", "soon", "a while ago") are findings.
-QUIET_VAGUE = frozenset({"now", "currently", "nowadays", "these days", "earlier", "today"})
+QUIET_VAGUE = frozenset({"now", "currently", "nowadays", "these days", "earlier", "today", "today's", "today’s"})
 
 
 @dataclass(frozen=True)

@@ -442,12 +442,15 @@ def _context_veto(text: str, m: re.Match) -> str | None:
         return "name"  # "the Yesterday project"
     if first_upper and _looks_like_a_name(text, end):
         return "name"  # "Today I Learned"
-    if _HABITUAL.search(sentence):
+    if _HABITUAL.search(sentence) and not _quantified_past(sentence):
         return "habitual"
     if _CONDITIONAL.search(sentence) or _CONDITIONAL_LEAD.match(sentence):
         return "conditional"
     if _EXAMPLE.search(sentence) or _EXAMPLE.search(text[max(0, lo - 14):lo]):
         return "example"
+    generic = _generic_statement(text, m, lo, hi)
+    if generic:
+        return generic
     if _in_a_frame(text, lo, hi, start):
         return "generic"  # "Weekly review template: what broke last week, ..."
     if _in_a_rule(text, lo, hi, start):
@@ -458,13 +461,176 @@ def _context_veto(text: str, m: re.Match) -> str | None:
         return "generic"  # "Invoices are due in 30 days": a policy, not a date
     if m.group("poss"):
         if not _names_an_event(text, end):
-            return "possessive"  # "today's browsers", "yesterday's." - only an event's day is safe to name
+            # "today's browsers" are the current ones (vague, like "today" meaning currently);
+            # "yesterday's numbers" name a day but no event of it: only an event's day is safe to name
+            return "present" if m.group("today") else "possessive"
         return None
     if m.group("today") and not m.group("earlier"):
         as_of = not m.group("poss") and _SINCE.search(text[max(0, start - 12):start])
         if not as_of and not _today_is_an_event(text, start, end, lo, hi, at_start):
             return "present"  # "ko-only today", "today's browsers": currently
     return None
+
+
+# --- generic statements: a class, a duration, a mention, a standing instruction --------------------
+# A phrase is dated only when it places an event relative to the day the memory was written. In a
+# generic sentence it is relative to whenever the statement is applied: "Files untouched since
+# yesterday are deleted" defines a class, "Quotes expire in 7 days" gives a validity period, "Phrases
+# like yesterday" mention the word, "On failure, retry tomorrow" is a standing instruction. What
+# tells them apart from "We deleted files untouched since yesterday" is the tense: a generic
+# statement has no past or future verb outside the phrase's own qualifier.
+
+_DETERMINERS = frozenset("the this that these those our your my their his her its we i you they".split())
+_INDEFINITE = frozenset("a an any all no each every".split())
+_PRONOUNS = frozenset("anything everything nothing anyone anybody everyone everybody whatever whichever".split())
+# A plural noun: "files", "orders", "branches"; not "status", "analysis", "this", "us", "was".
+_PLURAL = re.compile(r"[a-z][\w-]*[a-z](?<![sui])s\Z", re.IGNORECASE)
+_WORD_BACK = re.compile(r"([A-Za-z][\w'’-]*)[ \t]+\Z")
+# A qualifier that defines a class by a time: "(files) untouched since", "(orders) placed before noon",
+# "(jobs) that failed", "(anything) modified since" - a participle or a relative clause, then up to
+# three words before the phrase.
+_QUALIFIER = re.compile(
+    r"(?P<head>[A-Za-z][\w-]*)[ \t]+(?P<rel>(?:that|which|who)[ \t]+(?:(?:were|are|was|is|have|has|had)[ \t]+(?:been[ \t]+)?)?)?"
+    r"(?P<part>[a-z]+(?:ed|en)|untouched|unused|idle|stale|inactive|open|left|sent|made|seen|built|run|done|kept|held|"
+    r"bought|sold|paid|older|newer|younger)"
+    r"(?:[ \t]+(?!(?:and|but|or|so|then)\b)[\w:-]+){0,3}?[ \t]+\Z", re.IGNORECASE)
+_VERBISH = re.compile(r"was|does|goes|gets|has|is|its|this|thus|yes|less|unless|across|always|perhaps|sometimes|"
+                      r"\w+ly|\w+ss", re.IGNORECASE)
+# After the phrase, the clause goes on to its verb ("Orders placed today ship tomorrow"), not to a
+# place or a stop ("Nothing changed after last Monday in prod.").
+_CLAUSE_GOES_ON = re.compile(
+    r"[ \t]+(?!(?:in|on|at|for|to|from|with|by|of|and|or|but|so|as|than|then|when|after|before|since|until)\b)[a-z]",
+    re.IGNORECASE)
+_ADJECTIVE_BEFORE = re.compile(r"\b(?:a|an|the|any|each|every|all|no)[ \t]+\Z", re.IGNORECASE)
+_BE_BEFORE = re.compile(r"\b(?:am|is|are|be|being|get|gets|getting|stay|stays|remain|remains|become|becomes)"
+                        r"(?:[ \t]+(?:not|never|always|only|then|also|still|automatically|usually))?[ \t]+\Z", re.IGNORECASE)
+# A validity or a period after a generic subject: "Price quotes expire in 7 days", "A quote expires in
+# 14 days", "Trial accounts are deleted in 30 days". The subject is the words before the verb.
+_SUBJECT_VERB = re.compile(
+    r"^[\W_]*(?P<subject>(?:[A-Za-z][\w-]*[ \t]+){0,3}[A-Za-z][\w-]*)[ \t]+"
+    r"(?:are|is|expires?|lapses?|must|can|may|gets?|go(?:es)?|needs?|ha(?:ve|s)|stays?|becomes?|runs?|closes?|renews?|"
+    r"times?[ \t]+out|auto-\w+|ship|ships|arrive|arrives|reset|resets|rotate|rotates)\b", re.IGNORECASE)
+# The word mentioned, not used: "phrases like yesterday", "the word tomorrow", "a user who says next
+# week" - and the phrases listed after the first ("like yesterday or last week").
+_MENTION_BEFORE = re.compile(
+    r"(?:\b(?:like|words?|phrases?|terms?|expressions?|wording|spelled|spelling)"
+    r"|\b(?:users?|someone|anyone|people|customers?|they|he|she)[ \t]+(?:who[ \t]+)?"
+    r"(?:says?|saying|writes?|writing|types?|typing|mentions?|asks?[ \t]+for))"
+    r"[ \t]+(?:[\w ]{1,30}?(?:,|[ \t]or|[ \t]and)[ \t]+){0,3}\Z", re.IGNORECASE)
+# A standing instruction names its trigger: "On failure, retry tomorrow", "After a schema change,
+# rerun it tomorrow", "Failing that, ...".
+_TRIGGER = re.compile(
+    r"\b(?:on[ \t]+(?:failure|error|errors|timeout|success|rejection)|(?:after|once|before)[ \t]+(?:a|an|any|each|every)\b|"
+    r"failing[ \t]+that|as[ \t]+needed|or[ \t]+else)\b", re.IGNORECASE)
+_WHEN = re.compile(r"\bwhen\b", re.IGNORECASE)
+
+
+def _dated_verb_outside(text: str, lo: int, hi: int, inside: list[tuple[int, int]]) -> bool:
+    """Whether text[lo:hi] holds a past or future verb outside the spans `inside`; a participle after
+    a present "is" / "are" / "get" ("are deleted", "is due") is a present passive, not a past."""
+    for v in _DATED_VERB.finditer(text, lo, hi):
+        if any(a <= v.start() < b for a, b in inside):
+            continue
+        if _BE_BEFORE.search(text, max(lo, v.start() - 40), v.start()):
+            continue
+        if _ADJECTIVE_BEFORE.search(text, max(lo, v.start() - 12), v.start()):
+            continue  # "a failed migration", "the signed quotes": an adjective
+        return True
+    return False
+
+
+def _class_noun(text: str, head_start: int, head: str, floor: int) -> tuple[bool, int]:
+    """Whether the noun phrase ending in `head` names a class - a bare plural ("files", "customer
+    orders") or an indefinite ("any branch", "a quote", "anything"), not "the files" or "our orders" -
+    and where the phrase starts."""
+    if head.lower() in _PRONOUNS:
+        return True, head_start
+    plural = bool(_PLURAL.search(head))
+    pos = head_start
+    for _ in range(3):  # the words before the head: modifiers, then a determiner or the clause start
+        w = _WORD_BACK.search(text, max(floor, pos - 40), pos)
+        if not w:
+            return plural, pos
+        word = w.group(1).lower()
+        if word in _INDEFINITE:
+            return True, w.start()
+        if word in _DETERMINERS or word.endswith(("'s", "’s")):
+            return False, w.start()
+        if _DATED_VERB.fullmatch(word) or _NOT_A_QUALIFIER.fullmatch(word):
+            return plural, pos  # a verb or a preposition ends the noun phrase
+        pos = w.start()
+    return plural, pos
+
+
+def _class_qualifiers(text: str, lo: int, hi: int) -> list[tuple[int, int]]:
+    """The spans (noun start, phrase end) where a relative phrase in text[lo:hi] qualifies a class:
+    "files untouched since yesterday", "orders placed today", "jobs that failed yesterday"."""
+    spans = []
+    for p in PHRASE.finditer(text, lo, hi):
+        q = _QUALIFIER.search(text, max(lo, p.start() - 80), p.start())
+        if not q or _NOT_A_QUALIFIER.fullmatch(q.group("head")) or _VERBISH.fullmatch(q.group("head")):
+            continue
+        generic, np_start = _class_noun(text, q.start("head"), q.group("head"), lo)
+        if not generic:
+            continue
+        if not q.group("rel") and not text[lo:np_start].strip(" \t*_-+>") and not _CLAUSE_GOES_ON.match(text, p.end(), hi):
+            continue  # "Alerts fired five days ago.": the participle is the sentence's own verb
+        spans.append((np_start, p.end()))
+    return spans
+
+
+def _generic_subject(text: str, lo: int, hi: int) -> bool:
+    """Whether the sentence text[lo:hi] opens with a class for its subject ("Price quotes", "A quote",
+    "All signed quotes") and says nothing past or future about it."""
+    s = _SUBJECT_VERB.match(text, lo, hi)
+    if not s:
+        return False
+    words = s.group("subject").split()
+    first, head = words[0].lower(), words[-1]
+    if first in _INDEFINITE or head.lower() in _PRONOUNS:
+        generic = True
+    else:
+        generic = bool(_PLURAL.search(head)) and first not in _DETERMINERS and not any(
+            w.endswith(("'s", "’s")) for w in words)
+    return generic and not _dated_verb_outside(text, lo, hi, [s.span("subject")])
+
+
+def _generic_statement(text: str, m: re.Match, lo: int, hi: int) -> str | None:
+    """Why the sentence around `m` is generic (a class, a period, a mention, a standing instruction)."""
+    start, end = m.span()
+    clause_lo = lo
+    for b in _CLAUSE_BREAK.finditer(text, lo, start):
+        clause_lo = b.end()
+    if _MENTION_BEFORE.search(text, max(clause_lo, start - 80), start):
+        return "example"  # "phrases like yesterday": the word, not a day
+    sentence = text[lo:hi]
+    if _TRIGGER.search(sentence) and not _dated_verb_outside(text, lo, hi, []):
+        return "generic"  # "On failure, retry tomorrow"
+    when = None
+    for w in _WHEN.finditer(text, lo, start):
+        when = w
+    if when and not _dated_verb_outside(text, when.end(), hi, []):
+        return "conditional"  # "Deploys are rolled back when they fail today"
+    qualifiers = _class_qualifiers(text, lo, hi)
+    if qualifiers and not _dated_verb_outside(text, lo, hi, qualifiers):
+        return "generic"  # "Orders placed today ship tomorrow": the class and its rule
+    if m.group("inn") and _generic_subject(text, lo, hi):
+        return "generic"  # "Price quotes expire in 7 days": a period, not a date
+    return None
+
+
+
+# "every ticket", "each flag": a quantifier over things, not a frequency ("every day", "each Monday").
+_QUANTIFIER = re.compile(r"\b(?:every|each)[ \t]+(?!(?:other|single|time|day|night|morning|afternoon|evening|week|"
+                         r"weekend|month|quarter|year|hour|minute|sprint|run|release|deploy|cycle|shift|" + _WD + r")s?\b)",
+                         re.IGNORECASE)
+
+
+def _quantified_past(sentence: str) -> bool:
+    """Whether the only habitual words are quantifiers over things in a past or future sentence: in
+    "Support answered every ticket yesterday" the phrase dates the answering."""
+    markers = list(_HABITUAL.finditer(sentence))
+    return all(_QUANTIFIER.match(sentence, h.start()) for h in markers) and bool(_DATED_VERB.search(sentence))
 
 
 _SINCE = re.compile(r"\b(?:as[ \t]+of|since|until|till|from|starting)\s+\Z", re.IGNORECASE)
