@@ -610,6 +610,10 @@ def test_a_validity_period_of_a_class_is_a_duration_not_a_date(text):
     "Phrases like yesterday or last week are resolved against the memory date.",
     "A user who says next week means the week after the message.",
     "The word yesterday in a memory goes stale.",
+    'A memory like "we moved it yesterday" goes stale; so does one saying the key was rotated 3 days ago.',
+    "Consider a note that says the freeze ends tomorrow.",
+    "Sample memory: Yesterday we moved the deploy to Fridays.",
+    "In this example the cache was flushed yesterday.",
 ])
 def test_a_mentioned_word_or_an_example_is_not_a_date(text):
     assert not scan_relative_dates(text, D).replacements
@@ -641,6 +645,15 @@ def test_a_standing_instruction_with_a_relative_offset_is_left_alone(text):
     ("Kafka lag alerts fired five days ago.", "Kafka lag alerts fired on 2026-03-27."),
     ("Alice said the fix ships tomorrow.", "Alice said the fix ships on 2026-04-02."),
     ("Support answered every ticket yesterday.", "Support answered every ticket on 2026-03-31."),
+    ("Alice sent a message saying the deploy failed yesterday.",
+     "Alice sent a message saying the deploy failed on 2026-03-31."),
+    ("Bob posted a note that says the freeze ends tomorrow.", "Bob posted a note that says the freeze ends on 2026-04-02."),
+    ("The example config was updated yesterday.", "The example config was updated on 2026-03-31."),
+    ("We changed the wording of the banner yesterday.", "We changed the wording of the banner on 2026-03-31."),
+    ("On failure the job paged Bob yesterday.", "On failure the job paged Bob on 2026-03-31."),
+    ("Quotes sent last week expired yesterday.", "Quotes sent the week of 2026-03-23 expired on 2026-03-31."),
+    ("Customers who signed up last week got the old onboarding email.",
+     "Customers who signed up the week of 2026-03-23 got the old onboarding email."),
 ])
 def test_the_close_dated_reading_of_each_generic_class_is_replaced(text, expected):
     assert rewrite(text) == expected

@@ -168,7 +168,8 @@ _NOT_A_QUALIFIER = re.compile(
     r"not|that|which|who|it|its|this|these|those|we|they|he|she|i|you|our|their|his|her|my|your|than|then|so|only)",
     re.IGNORECASE)
 _EXAMPLE = re.compile(r"\b(?:e\.g\.|i\.e\.|for\s+example|for\s+instance|examples?\s*:|(?:an|as\s+an)\s+example|imagine|"
-                      r"hypothetical(?:ly)?|such\s+as|say,)", re.IGNORECASE)
+                      r"hypothetical(?:ly)?|such\s+as|say,|samples?(?:[ \t]+\w+)?[ \t]*:|\b(?:in|for|from)[ \t]+(?:this|that|the|an?|our)[ \t]+example\b|"
+                      r"^\W*(?:consider|picture)[ \t]+(?:a|an|the[ \t]+case)\b)", re.IGNORECASE)
 _IMPERATIVE = re.compile(
     r"^\W*(?:check|run|use|review|look|read|make|keep|set|add|remove|avoid|prefer|ensure|verify|confirm|compare|open|grep|"
     r"search|start|stop|pull|push|merge|rebase|restart|ask|tell|send|post|write|update|create|delete|skip|retry|try|"
@@ -513,7 +514,7 @@ _SUBJECT_VERB = re.compile(
 # The word mentioned, not used: "phrases like yesterday", "the word tomorrow", "a user who says next
 # week" - and the phrases listed after the first ("like yesterday or last week").
 _MENTION_BEFORE = re.compile(
-    r"(?:\b(?:like|words?|phrases?|terms?|expressions?|wording|spelled|spelling)"
+    r"(?:\b(?:words?|phrases?|terms?|expressions?|strings?|wording|spelled|spelling)(?:[ \t]+(?:like|such[ \t]+as))?"
     r"|\b(?:users?|someone|anyone|people|customers?|they|he|she)[ \t]+(?:who[ \t]+)?"
     r"(?:says?|saying|writes?|writing|types?|typing|mentions?|asks?[ \t]+for))"
     r"[ \t]+(?:[\w ]{1,30}?(?:,|[ \t]or|[ \t]and)[ \t]+){0,3}\Z", re.IGNORECASE)
@@ -523,6 +524,12 @@ _TRIGGER = re.compile(
     r"\b(?:on[ \t]+(?:failure|error|errors|timeout|success|rejection)|(?:after|once|before)[ \t]+(?:a|an|any|each|every)\b|"
     r"failing[ \t]+that|as[ \t]+needed|or[ \t]+else)\b", re.IGNORECASE)
 _WHEN = re.compile(r"\bwhen\b", re.IGNORECASE)
+# What a hypothetical text says: "a note that says the freeze ends tomorrow", "one saying the key was
+# rotated 3 days ago" - an indefinite note, message or memory, in a sentence with no past of its own
+# ("Alice sent a message saying the deploy failed yesterday" reports a real one).
+_INDEFINITE_TEXT_SAYS = re.compile(
+    r"\b(?:a|an|one|any|some)[ \t]+(?:[\w-]+[ \t]+){0,2}?(?:(?:that|which)[ \t]+)?"
+    r"(?:says|saying|reads|reading|states|stating|mentions|mentioning)\b", re.IGNORECASE)
 
 
 def _dated_verb_outside(text: str, lo: int, hi: int, inside: list[tuple[int, int]]) -> bool:
@@ -595,14 +602,21 @@ def _generic_subject(text: str, lo: int, hi: int) -> bool:
     return generic and not _dated_verb_outside(text, lo, hi, [s.span("subject")])
 
 
+def _clause_start(text: str, lo: int, pos: int) -> int:
+    for b in _CLAUSE_BREAK.finditer(text, lo, pos):
+        lo = b.end()
+    return lo
+
+
 def _generic_statement(text: str, m: re.Match, lo: int, hi: int) -> str | None:
     """Why the sentence around `m` is generic (a class, a period, a mention, a standing instruction)."""
     start, end = m.span()
-    clause_lo = lo
-    for b in _CLAUSE_BREAK.finditer(text, lo, start):
-        clause_lo = b.end()
+    clause_lo = _clause_start(text, lo, start)
     if _MENTION_BEFORE.search(text, max(clause_lo, start - 80), start):
         return "example"  # "phrases like yesterday": the word, not a day
+    says = _INDEFINITE_TEXT_SAYS.search(text, lo, start)
+    if says and not _dated_verb_outside(text, _clause_start(text, lo, says.start()), says.start(), []):
+        return "example"  # "Consider a note that says the freeze ends tomorrow"
     sentence = text[lo:hi]
     if _TRIGGER.search(sentence) and not _dated_verb_outside(text, lo, hi, []):
         return "generic"  # "On failure, retry tomorrow"
