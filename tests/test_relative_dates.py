@@ -583,6 +583,9 @@ def test_todays_thing_that_is_no_event_is_the_current_one_and_stays_out_of_the_p
     "Any branch merged last week is pruned by the bot.",
     "Branches merged last month get archived.",
     "Jobs that failed yesterday are retried first.",
+    "The cleanup job removes anything not touched since yesterday.",
+    "The tmp reaper deletes any file that hasn't been modified since yesterday.",
+    "Caches last written yesterday are considered stale.",
     # ... and the rule that goes with it
     "Orders placed today ship tomorrow.",
     "Customer orders placed before noon today ship tomorrow.",
@@ -599,6 +602,8 @@ def test_a_class_defined_by_a_relative_time_is_a_standing_rule(text):
     "Trial accounts are deleted in 30 days.",
     "Each invite link expires in 7 days.",
     "Password reset links expire in 2 days.",
+    "Quotes we send expire in 7 days.",
+    "Invoices we issue are due in 30 days.",
     "Quotes are valid for two weeks and expire in 14 days.",
 ])
 def test_a_validity_period_of_a_class_is_a_duration_not_a_date(text):
@@ -652,6 +657,11 @@ def test_a_standing_instruction_with_a_relative_offset_is_left_alone(text):
     ("We changed the wording of the banner yesterday.", "We changed the wording of the banner on 2026-03-31."),
     ("On failure the job paged Bob yesterday.", "On failure the job paged Bob on 2026-03-31."),
     ("Quotes sent last week expired yesterday.", "Quotes sent the week of 2026-03-23 expired on 2026-03-31."),
+    ("The job removed anything not touched since yesterday.", "The job removed anything not touched since 2026-03-31."),
+    ("The tmp reaper deleted every file that hadn't been modified since yesterday.",
+     "The tmp reaper deleted every file that hadn't been modified since 2026-03-31."),
+    ("Caches last written yesterday were dropped.", "Caches last written on 2026-03-31 were dropped."),
+    ("The quotes we sent Bob expire in 7 days.", "The quotes we sent Bob expire on 2026-04-08."),
     ("Customers who signed up last week got the old onboarding email.",
      "Customers who signed up the week of 2026-03-23 got the old onboarding email."),
 ])

@@ -491,7 +491,9 @@ _WORD_BACK = re.compile(r"([A-Za-z][\w'’-]*)[ \t]+\Z")
 # "(jobs) that failed", "(anything) modified since" - a participle or a relative clause, then up to
 # three words before the phrase.
 _QUALIFIER = re.compile(
-    r"(?P<head>[A-Za-z][\w-]*)[ \t]+(?P<rel>(?:that|which|who)[ \t]+(?:(?:were|are|was|is|have|has|had)[ \t]+(?:been[ \t]+)?)?)?"
+    r"(?P<head>[A-Za-z][\w-]*)[ \t]+(?P<rel>(?:that|which|who)[ \t]+"
+    r"(?:(?:were|are|was|is|have|has|had|did|do|does)(?:n['’]t|[ \t]+not)?[ \t]+(?:been[ \t]+)?)?)?"
+    r"(?:(?:not|never|last|first|recently|already)[ \t]+)?"
     r"(?P<part>[a-z]+(?:ed|en)|untouched|unused|idle|stale|inactive|open|left|sent|made|seen|built|run|done|kept|held|"
     r"bought|sold|paid|older|newer|younger)"
     r"(?:[ \t]+(?!(?:and|but|or|so|then)\b)[\w:-]+){0,3}?[ \t]+\Z", re.IGNORECASE)
@@ -596,9 +598,9 @@ def _generic_subject(text: str, lo: int, hi: int) -> bool:
     first, head = words[0].lower(), words[-1]
     if first in _INDEFINITE or head.lower() in _PRONOUNS:
         generic = True
-    else:
-        generic = bool(_PLURAL.search(head)) and first not in _DETERMINERS and not any(
-            w.endswith(("'s", "’s")) for w in words)
+    else:  # "Price quotes", "Quotes we send": a plural without a determiner or an owner
+        generic = any(_PLURAL.search(w) and not _VERBISH.fullmatch(w) for w in words) and first not in _DETERMINERS \
+            and not any(w.endswith(("'s", "’s")) for w in words)
     return generic and not _dated_verb_outside(text, lo, hi, [s.span("subject")])
 
 
