@@ -635,7 +635,6 @@ def _generic_statement(text: str, m: re.Match, lo: int, hi: int) -> str | None:
     return None
 
 
-
 # "every ticket", "each flag": a quantifier over things, not a frequency ("every day", "each Monday").
 _QUANTIFIER = re.compile(r"\b(?:every|each)[ \t]+(?!(?:other|single|time|day|night|morning|afternoon|evening|week|"
                          r"weekend|month|quarter|year|hour|minute|sprint|run|release|deploy|cycle|shift|" + _WD + r")s?\b)",
