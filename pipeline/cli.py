@@ -8,7 +8,6 @@ person reads is laid out by `pipeline.render`; the shared options are defined in
 from __future__ import annotations
 
 import datetime as dt
-import errno
 import json
 import os
 import sys
@@ -19,9 +18,12 @@ import typer
 from typer._click import exceptions as click_errors  # typer vendors click: its errors are these
 
 from . import __version__
-from .cli_options import MODEL, OUTPUT, PLANNING, STORE, Options, PathArg, json_flag, with_options
-from .config import build_settings, find_config, load_user_config
-from .errors import MemconsolidateError, RunFailed, UsageError, os_reason
+from .cli_options import (
+    MODEL, OUTPUT, PLANNING, STORE, Options, PathArg, ResolveOpt, SelectOpt, YesOpt, json_flag, make_settings, with_options,
+)
+from .cli_errors import fail, guarded, say
+from .errors import RunFailed, UsageError
+from .fleet.cli import app as _fleet_app
 from .printable import printable
 from .render.text import terminal_width
 
@@ -64,77 +66,9 @@ def _root(
     """Keep AI-agent memory stores healthy: plan, apply, undo."""
 
 
-def _fail(message: str, code: int) -> None:
-    sys.stderr.write(f"memconsolidate: {printable(message)}\n")
-    raise typer.Exit(code)
-
-
 def _print(*lines: str) -> None:
     """Lines for a person on stdout, each kept one line whatever the file names in it hold."""
     sys.stdout.write("".join(printable(line) + "\n" for line in lines))
-
-
-def _say(message: str) -> None:
-    sys.stderr.write(f"memconsolidate: {printable(message)}\n")
-
-
-UNWRITABLE = (errno.EROFS, errno.EACCES, errno.EPERM)
-
-
-def guarded(fn: Callable[[], Any]) -> Any:
-    """Run a command body; turn known errors into one line and an exit code (the one place)."""
-    try:
-        return fn()
-    except MemconsolidateError as exc:  # each error class carries its exit code (errors.py)
-        _fail(str(exc), exc.exit_code)
-    except OSError as exc:  # a full disk, a folder where a file was: one line, not an internal error
-        if os.environ.get("MEMCONSOLIDATE_DEBUG"):
-            raise
-        if exc.errno in UNWRITABLE and exc.filename:  # the user's to fix, like a bad path
-            _fail(f"cannot write to {os.fsdecode(exc.filename)}: {os_reason(exc)}", 2)
-        _fail(f"cannot complete: {os_reason(exc)}", 1)
-    except KeyboardInterrupt:
-        _fail("interrupted", 130)
-    except (typer.Exit, typer.Abort):
-        raise
-    except Exception as exc:  # noqa: BLE001 - the last line of defence against a traceback
-        if os.environ.get("MEMCONSOLIDATE_DEBUG"):
-            raise
-        _fail(f"internal error: {type(exc).__name__}: {exc} (set MEMCONSOLIDATE_DEBUG=1 for details)", 1)
-
-
-def parse_now(value: str | None) -> dt.date | None:
-    if value is None:
-        return None
-    try:
-        return dt.date.fromisoformat(value)
-    except ValueError:
-        raise UsageError(f"--now must be a date like 2026-11-29, not {value!r}") from None
-
-
-# Settings an option sets, and the option's name for an error about its value.
-_OVERRIDES = {
-    "layout": ("layout", "--layout"), "model": ("llm.model", "--model"), "api_base": ("llm.api_base", "--api-base"),
-    "llm_mode": ("llm.mode", "--llm-mode"), "cache_dir": ("llm.cache_dir", "--cache-dir"),
-    "max_calls": ("llm.max_calls", "--max-calls"), "max_cost": ("llm.max_cost", "--max-cost"),
-    "max_retire": ("max_retire_fraction", "--max-retire"),
-}
-
-
-def make_settings(opts: Options, store: str | None = None):
-    """(Settings, the config file used or None) from a command's options and the store it names."""
-    if opts.repo is not None and not os.path.isdir(opts.repo):
-        raise UsageError(f"--repo is not a directory: {opts.repo}")
-    overrides: dict[str, Any] = {dotted: getattr(opts, name) for name, (dotted, _) in _OVERRIDES.items()}
-    overrides.update({
-        "now": parse_now(opts.now),
-        "repo": os.path.abspath(opts.repo) if opts.repo else None,
-        "llm.no_cache": opts.no_cache or None,
-        "llm.trust_model": opts.trust_model or None,
-    })
-    used = find_config(opts.config, store if store is not None and os.path.isdir(store) else None)
-    flags = {dotted: flag for dotted, flag in _OVERRIDES.values()}
-    return build_settings(load_user_config(used, store), overrides, flags), used
 
 
 def emit_json(data: Any) -> None:
@@ -187,7 +121,7 @@ def plan(path: PathArg, as_json: Annotated[bool, json_flag("the plan (the memcon
         from .workflow import plan_store
 
         settings, used = make_settings(opts, path)
-        _, _, result = plan_store(path, settings, _say, progress)
+        _, _, result = plan_store(path, settings, say, progress)
         if progress:
             progress.close()
         if as_json:
@@ -196,14 +130,6 @@ def plan(path: PathArg, as_json: Annotated[bool, json_flag("the plan (the memcon
             sys.stdout.write(render_plan(result, _width(), _config_shown(used)))
 
     with_progress(opts, as_json, body)
-
-
-SelectOpt = Annotated[
-    Optional[list[str]],
-    typer.Option("--select", help="Apply only these: action numbers from the plan, or action kinds (repeatable, comma-separated)."),
-]
-ResolveOpt = Annotated[Optional[str], typer.Option("--resolve", help="Apply conflicts with this policy: newer | keep-both.")]
-YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation (needed off a terminal).")]
 
 
 @app.command()
@@ -242,7 +168,7 @@ def apply(
             noun = "action" if n == 1 else "actions"
             return typer.confirm(printable(f"Apply {n} {noun} to {p.root}?"), default=False, err=True)
 
-        result_plan, result = apply_store(path, settings, _say, select, resolve, confirm, progress)  # type: ignore[arg-type]
+        result_plan, result = apply_store(path, settings, say, select, resolve, confirm, progress)  # type: ignore[arg-type]
         if progress:
             progress.close()
         if as_json:
@@ -283,7 +209,7 @@ def undo(
     def body() -> None:
         from .workflow import undo_store
 
-        record = undo_store(path, run, _say)
+        record = undo_store(path, run, say)
         target = record.info.get("undo_of", record.run_id)
         if as_json:
             emit_json({"undone": target, "run_id": record.run_id if "undo_of" in record.info else None,
@@ -359,7 +285,7 @@ def run(
         wall = dt.datetime.now(dt.timezone.utc)
         root = os.path.abspath(path)
         try:
-            outcome = run_store(path, settings, _say, if_due, wall=wall, progress=progress)
+            outcome = run_store(path, settings, say, if_due, wall=wall, progress=progress)
         except LockHeld as exc:
             if not if_due:
                 raise
@@ -375,7 +301,7 @@ def run(
         elif not opts.quiet:
             sys.stdout.write(cron_line(wall, root, settings.llm.model, outcome))
         for e in outcome.plan.errors if outcome.plan else []:
-            _say(f"error {e.stage}: {e.message}")
+            say(f"error {e.stage}: {e.message}")
         if outcome.ran and not outcome.recorded and not outcome.applied_unrecorded:
             raise RunFailed("the run did not complete cleanly (see errors); it was not recorded as the last run")
 
@@ -441,19 +367,19 @@ def _eval_failed(results) -> bool:
     failed = False
     for r in results:
         for e in r.errors:
-            _say(f"{r.report['stage']}: model error: {e}")
+            say(f"{r.report['stage']}: model error: {e}")
         if any("no recorded reply" in e for e in r.errors):
             failed = True
-            _say(
+            say(
                 f"{r.report['stage']}: the mock's recordings are missing or stale for the current prompt: re-record with "
                 f"`memconsolidate eval --stage {r.report['stage']} --record --model <real model>` (evals/recordings/README.md)"
             )
         for f in r.failures:
             failed = True
-            _say(f"{r.report['stage']} ({r.report['model']}): below threshold: {f}")
+            say(f"{r.report['stage']} ({r.report['model']}): below threshold: {f}")
         if r.error_failure:
             failed = True
-            _say(f"{r.report['stage']} ({r.report['model']}): {r.error_failure}")
+            say(f"{r.report['stage']} ({r.report['model']}): {r.error_failure}")
     return failed
 
 
@@ -471,7 +397,7 @@ def help_(
         return
     cmd = group.get_command(root, command)  # type: ignore[attr-defined]
     if cmd is None:
-        _fail(f"no command {command!r} (commands: {', '.join(group.list_commands(root))})", 2)  # type: ignore[attr-defined]
+        fail(f"no command {command!r} (commands: {', '.join(group.list_commands(root))})", 2)  # type: ignore[attr-defined]
     with type(root)(cmd, info_name=command, parent=root) as sub:
         sys.stdout.write(cmd.get_help(sub) + "\n")
 
@@ -483,8 +409,6 @@ def _usage_line(exc: click_errors.UsageError) -> str:
     where = exc.ctx.command_path if exc.ctx is not None else "memconsolidate"
     return f"{exc.format_message()} (see `{where} --help`)"
 
-
-from .fleet.cli import app as _fleet_app  # noqa: E402 - it imports the option types defined above
 
 app.add_typer(_fleet_app, name="fleet", help="Plan, apply or run many stores at once (JSON lines; local processes or Ray).")
 

@@ -6,14 +6,18 @@ the shared groups to the signature typer reads and hands the body their values i
 
 from __future__ import annotations
 
+import datetime as dt
 import functools
 import inspect
+import os
 import typing
 from dataclasses import dataclass, fields
 from typing import Annotated, Any, Callable, Optional
 
 import typer
 
+from .config import build_settings, find_config, load_user_config
+from .errors import UsageError
 from .layouts.registry import names as layout_names
 
 PathArg = Annotated[str, typer.Argument(help="The memory store (folder).", show_default=False)]
@@ -113,3 +117,48 @@ def with_options(
         return command
 
     return decorate
+
+
+SelectOpt = Annotated[
+    Optional[list[str]],
+    typer.Option("--select", help="Apply only these: action numbers from the plan, or action kinds (repeatable, comma-separated)."),
+]
+ResolveOpt = Annotated[Optional[str], typer.Option("--resolve", help="Apply conflicts with this policy: newer | keep-both.")]
+YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation (needed off a terminal).")]
+
+
+# --- options into Settings ---------------------------------------------------------------
+
+
+def parse_now(value: str | None) -> dt.date | None:
+    if value is None:
+        return None
+    try:
+        return dt.date.fromisoformat(value)
+    except ValueError:
+        raise UsageError(f"--now must be a date like 2026-11-29, not {value!r}") from None
+
+
+# Settings an option sets, and the option's name for an error about its value.
+_OVERRIDES = {
+    "layout": ("layout", "--layout"), "model": ("llm.model", "--model"), "api_base": ("llm.api_base", "--api-base"),
+    "llm_mode": ("llm.mode", "--llm-mode"), "cache_dir": ("llm.cache_dir", "--cache-dir"),
+    "max_calls": ("llm.max_calls", "--max-calls"), "max_cost": ("llm.max_cost", "--max-cost"),
+    "max_retire": ("max_retire_fraction", "--max-retire"),
+}
+
+
+def make_settings(opts: Options, store: str | None = None):
+    """(Settings, the config file used or None) from a command's options and the store it names."""
+    if opts.repo is not None and not os.path.isdir(opts.repo):
+        raise UsageError(f"--repo is not a directory: {opts.repo}")
+    overrides: dict[str, Any] = {dotted: getattr(opts, name) for name, (dotted, _) in _OVERRIDES.items()}
+    overrides.update({
+        "now": parse_now(opts.now),
+        "repo": os.path.abspath(opts.repo) if opts.repo else None,
+        "llm.no_cache": opts.no_cache or None,
+        "llm.trust_model": opts.trust_model or None,
+    })
+    used = find_config(opts.config, store if store is not None and os.path.isdir(store) else None)
+    flags = {dotted: flag for dotted, flag in _OVERRIDES.values()}
+    return build_settings(load_user_config(used, store), overrides, flags), used

@@ -11,6 +11,7 @@ from .rules.absolutize_dates import absolutize_dates
 from .rules.blast_cap import cap_retirements
 from .rules.duplicates import merge_duplicates, report_reorders
 from .rules.index_drift import index_drift
+from .evidence.context import load_context
 from .rules.staleness import staleness
 from .layouts.registry import layout_of
 from .rules.outcome import Outcome, action_sort_key, finding_sort_key
@@ -73,7 +74,9 @@ def run_rules(corpus: Corpus, settings: Settings) -> Outcome:
     out.extend(report_reorders(corpus.memories))
     out.extend(layout.rules(corpus, settings))
     if layout.staleness_without_repo or settings.repo:
-        out.extend(staleness(corpus, settings))
+        # The only reads of the pass besides the store's: repositories, git history, consult logs.
+        context = load_context(corpus, settings, layout.memory_file)
+        out.extend(staleness(corpus, settings, context, layout.evergreen_without_frontmatter))
     out.extend(index_drift(corpus))
     out.extend(absolutize_dates(corpus.memories))
     return out

@@ -11,7 +11,7 @@ import pytest
 import typer
 
 import pipeline
-from pipeline.cli import guarded
+from pipeline.cli_errors import guarded
 from pipeline.errors import ConfigError, MemconsolidateError, RunFailed, UsageError
 
 # Not errors: control flow inside one module, never seen outside it.

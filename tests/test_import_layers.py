@@ -30,15 +30,15 @@ def _options():
 
 def test_the_layers_hold():
     kept = _report(_options())
-    assert len(kept) == 2 and all(kept.values()), kept
+    assert len(kept) == 3 and all(kept.values()), kept
 
 
-def test_an_upward_import_breaks_the_layers(tmp_path, monkeypatch):
-    # The same contracts over a copy of the package in which a rule imports the plan.
+def _kept_with_import(tmp_path, monkeypatch, module: str, line: str) -> dict[str, bool]:
+    """The contracts over a copy of the package in which `module` (a path) gains `line`."""
     probe = tmp_path / "pipeline_probe"
     shutil.copytree(REPO / "pipeline", probe, ignore=shutil.ignore_patterns("__pycache__"))
-    outcome = probe / "rules" / "outcome.py"
-    outcome.write_text(outcome.read_text(encoding="utf-8") + "\nfrom ..plan import build_plan  # noqa\n", encoding="utf-8")
+    target = probe / module
+    target.write_text(target.read_text(encoding="utf-8") + f"\n{line}  # noqa\n", encoding="utf-8")
     monkeypatch.syspath_prepend(str(tmp_path))
     options = copy.deepcopy(_options())
 
@@ -53,8 +53,31 @@ def test_an_upward_import_breaks_the_layers(tmp_path, monkeypatch):
     options.session_options["root_packages"] = ["pipeline_probe"]
     options.contracts_options = [{k: renamed(v) for k, v in c.items()} for c in options.contracts_options]
     try:
-        kept = _report(options)
+        return _report(options)
     finally:
         for name in [m for m in sys.modules if m.startswith("pipeline_probe")]:
             del sys.modules[name]
-    assert kept["Layers: each imports only from the layers below it"] is False
+
+
+LAYERS = "Layers: each imports only from the layers below it"
+STAGES_READ_NOTHING = "The LLM stages read nothing from disk: what the plan gathered comes in as data"
+
+
+def test_an_upward_import_breaks_the_layers(tmp_path, monkeypatch):
+    kept = _kept_with_import(tmp_path, monkeypatch, "rules/outcome.py", "from ..plan import build_plan")
+    assert kept[LAYERS] is False
+
+
+def test_a_rule_that_scans_a_repository_breaks_the_layers(tmp_path, monkeypatch):
+    kept = _kept_with_import(tmp_path, monkeypatch, "rules/staleness.py", "from ..evidence.repo_scan import scan_repos")
+    assert kept[LAYERS] is False
+
+
+def test_a_stage_that_reads_evidence_breaks_its_contract(tmp_path, monkeypatch):
+    kept = _kept_with_import(tmp_path, monkeypatch, "stages/conflicts.py", "from ..evidence.context import load_context")
+    assert kept[STAGES_READ_NOTHING] is False and kept[LAYERS] is True
+
+
+def test_the_fleet_commands_do_not_import_the_cli(tmp_path, monkeypatch):
+    kept = _kept_with_import(tmp_path, monkeypatch, "fleet/task.py", "from ..cli import app")
+    assert kept[LAYERS] is False

@@ -13,9 +13,11 @@ import pytest
 from helpers import NOW, git, plan_json
 
 from pipeline.rules.refs import extract_refs
-from pipeline.rules.repo_index import RepoIndex, scan_repos
+from pipeline.evidence.git_history import read_history
+from pipeline.evidence.repo_scan import scan_repos
+from pipeline.rules.repo_index import RepoIndex
 from pipeline.rules.staleness import FULLY_STALE, classify
-from pipeline.rules.staleness_history import parse_log, read_history
+from pipeline.rules.staleness_history import parse_log
 from pipeline.rules.staleness_refs import MISSING, MOVED, NEVER, PRESENT, names_other_project, ref_status
 
 AGENT = ".claude/agent-memory/dev/"

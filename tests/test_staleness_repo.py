@@ -9,8 +9,9 @@ from helpers import FIXTURES, NOW, plan_json
 
 from pipeline.config import Settings
 from pipeline.plan import run_rules
-from pipeline.rules import repo_index
-from pipeline.rules.repo_index import ScanCaps, scan_repos
+from pipeline.evidence import repo_scan
+from pipeline.evidence.repo_scan import scan_repos
+from pipeline.rules.repo_index import ScanCaps
 from pipeline.layouts.registry import open_store
 
 
@@ -57,8 +58,8 @@ def test_nested_roots_share_one_walk(tmp_path, monkeypatch):
     repo = make_repo(tmp_path)
     inner = repo / "src"
     calls = []
-    real = repo_index._walk
-    monkeypatch.setattr(repo_index, "_walk", lambda *a: calls.append(a[0]) or real(*a))
+    real = repo_scan._walk
+    monkeypatch.setattr(repo_scan, "_walk", lambda *a: calls.append(a[0]) or real(*a))
     got = scan_repos([inner, repo])
     assert calls == [repo.resolve()]
     assert got[str(inner.resolve())].files == {"app.py", "lib/util.ts"}
@@ -70,8 +71,8 @@ def test_plan_scans_the_repository_once(tmp_path, monkeypatch):
     store = tmp_path / "claude"
     shutil.copytree(FIXTURES / "claude", store)
     calls = []
-    real = repo_index.scan_tree
-    monkeypatch.setattr(repo_index, "scan_tree", lambda *a: calls.append(a[0]) or real(*a))
+    real = repo_scan.scan_tree
+    monkeypatch.setattr(repo_scan, "scan_tree", lambda *a: calls.append(a[0]) or real(*a))
     corpus, settings = open_store(store, Settings(now=NOW))
     out = run_rules(corpus, settings)
     stale = [f for f in out.findings if f.kind == "stale"]

@@ -9,6 +9,7 @@ from pipeline.model import Memory
 from pipeline.rules.consult_gate import ConsultEntry, consult_match, consulted_terms, parse_consult_log
 from pipeline.rules.prune_guards import guard_reason
 from pipeline.rules.refs import Refs
+from pipeline.layouts.registry import get as get_layout
 from pipeline.rules.repo_index import RepoIndex
 from pipeline.rules.staleness import (
     EVERGREEN,
@@ -209,7 +210,7 @@ def test_stale_outcome_guards_then_gate_then_prunes():
         repos={repo: INDEX},
         consult={log: [entry("2026-11-20", names=["project_consulted"]), entry("2026-10-01", names=["project_asked_long_ago"])]},
     )
-    out = stale_outcome(memories, ctx, Settings(now=NOW), "claude")
+    out = stale_outcome(memories, ctx, Settings(now=NOW), evergreen_without_frontmatter=True)
     classes = {f.targets[0]: f.class_ for f in out.findings}
     assert classes == {
         "f/project_asked_long_ago.md": FULLY_STALE,
@@ -230,7 +231,10 @@ def test_stale_outcome_guards_then_gate_then_prunes():
 def test_memories_without_front_matter_are_evergreen_only_in_the_claude_layout():
     m = mem("f/notes.md", "Was in `src/gone.ts`.", has_frontmatter=False, extra={"repo": "/repo"})
     ctx = StalenessContext(repos={"/repo": INDEX})
-    claude = stale_outcome([m], ctx, Settings(now=NOW), "claude")
-    bank = stale_outcome([m.model_copy(update={"layout": "bank"})], ctx, Settings(now=NOW), "bank")
+    def judged(layout: str):
+        declared = get_layout(layout).evergreen_without_frontmatter
+        return stale_outcome([m.model_copy(update={"layout": layout})], ctx, Settings(now=NOW), declared)
+
+    claude, bank = judged("claude"), judged("bank")
     assert claude.findings[0].class_ == EVERGREEN and claude.actions == []
     assert bank.findings[0].class_ == FULLY_STALE

@@ -17,8 +17,10 @@ from typing import Annotated, Any, Literal, Optional, cast
 
 import typer
 
-from ..cli import ResolveOpt, SelectOpt, YesOpt, _say, guarded, make_settings
-from ..cli_options import MODEL, ConfigOpt, NowOpt, Options, TrustModelOpt, with_options
+from ..cli_errors import guarded, say
+from ..cli_options import (
+    MODEL, ConfigOpt, NowOpt, Options, ResolveOpt, SelectOpt, TrustModelOpt, YesOpt, make_settings, with_options,
+)
 from ..errors import UsageError
 
 # Each store's own options: the planning ones minus --layout and --repo (detected and found per
@@ -79,7 +81,7 @@ def _fleet(command: str, o: dict[str, Any], opts: Options, **task: Any) -> None:
         engine = get_engine(o["engine"], workers=o["workers"], address=o["address"])
         targets = collect(o["paths"] or [], o["stores"], o["discover"])
         for warning in targets.warnings:
-            _say(warning)
+            say(warning)
         if task.get("plans_dir"):
             task["plans_dir"] = str(Path(task["plans_dir"]).resolve())  # workers may run elsewhere
             Path(task["plans_dir"]).mkdir(parents=True, exist_ok=True)

@@ -1,6 +1,6 @@
 """The per-store task: what one store of a fleet runs, in whichever worker an engine gives it.
 
-It makes the store's Settings as the single-store command does (`cli.make_settings`: the
+It makes the store's Settings as the single-store command does (`cli_options.make_settings`: the
 options, then `--config` or the store's own `.memconsolidate.toml`) and calls the same functions
 (`plan_store`, `apply_store`, `run_store`), so a store planned in a fleet gets the plan bytes,
 lock, journal and undo it would get alone. It never raises: every outcome, a crash of the store's code
@@ -70,7 +70,7 @@ def run_task(path: str, spec: TaskSpec, budget: Budget | None = None) -> dict[st
     try:
         from ..layouts.registry import detect_layout, resolve_root
 
-        from ..cli import make_settings
+        from ..cli_options import make_settings
 
         record["layout"] = detect_layout(resolve_root(path))
         settings, _ = make_settings(spec.options, path)

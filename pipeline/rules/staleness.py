@@ -18,8 +18,8 @@ FULLY_STALE memories then pass the prune guards (`prune_guards`) and the consult
 (`consult_gate`); each one that holds downgrades to PARTIALLY_STALE with a `kept_reason`. What stays
 FULLY_STALE becomes a `prune_stale` action (archived by apply, never deleted).
 
-Everything below `staleness()` is pure; `staleness()` asks `staleness_context.load_context` for the
-repository index and consult log only when the adapter did not put them in `corpus.extra`.
+Everything here is pure: the repositories, their history and the consult logs come in as a
+`StalenessContext`, read once by the plan (`pipeline/evidence/context.py`).
 """
 
 from __future__ import annotations
@@ -32,7 +32,6 @@ from ..text.counts import plural
 from ..kinds import StaleClass
 from ..config import Settings
 from ..model import Action, Corpus, Finding, Memory
-from ..layouts.registry import get as get_layout
 from .consult_gate import consult_match, consulted_terms
 from .outcome import Outcome
 from .prune_guards import guard_reason
@@ -40,7 +39,7 @@ from .refs import REPO_RELATIVE, Refs, extract_refs, scope
 from .repo_index import RepoIndex
 from .staleness_history import GitHistory
 from .staleness_refs import MISSING, MOVED, NEVER, names_other_project, ref_status, update_ref_action
-from .staleness_context import CONTEXT_KEY, StalenessContext, consult_log_of, load_context, repo_of
+from .staleness_context import StalenessContext, consult_log_of, repo_of
 
 EVERGREEN = StaleClass.EVERGREEN
 FRESH = StaleClass.FRESH
@@ -124,8 +123,11 @@ def classify(refs: Refs, index: RepoIndex | None, history: GitHistory | None = N
     return Assessment(PARTIALLY_STALE, f"missing: {shown}", missing, unverifiable)
 
 
-def assess(m: Memory, index: RepoIndex | None, layout: str, history: GitHistory | None = None) -> Assessment:
-    if not m.has_frontmatter and get_layout(layout).evergreen_without_frontmatter:
+def assess(
+    m: Memory, index: RepoIndex | None, history: GitHistory | None = None, evergreen_without_frontmatter: bool = False
+) -> Assessment:
+    """`evergreen_without_frontmatter`: the layout's rule (claude's: refs cannot be tied to metadata)."""
+    if not m.has_frontmatter and evergreen_without_frontmatter:
         return Assessment(EVERGREEN, "no front matter: treated as EVERGREEN (refs cannot be tied to metadata)")
     text = f"{m.description}\n{m.body}"
     foreign = names_other_project(text, index.root if index else None)
@@ -144,7 +146,9 @@ def keep_anyway(m: Memory, settings: Settings, terms: dict[str, dt.date]) -> str
     return None
 
 
-def stale_outcome(memories: list[Memory], ctx: StalenessContext, settings: Settings, layout: str) -> Outcome:
+def stale_outcome(
+    memories: list[Memory], ctx: StalenessContext, settings: Settings, evergreen_without_frontmatter: bool = False
+) -> Outcome:
     """The pure rule: one `stale` finding per memory, a `prune_stale` action per prunable one."""
     out = Outcome(findings=list(ctx.findings))
     window = settings.claude.consult_window_days
@@ -152,7 +156,7 @@ def stale_outcome(memories: list[Memory], ctx: StalenessContext, settings: Setti
     for m in sorted(memories, key=lambda m: m.key):
         repo = repo_of(m, settings)
         history = ctx.history.get(repo) if repo else None
-        a = assess(m, ctx.repos.get(repo) if repo else None, layout, history)
+        a = assess(m, ctx.repos.get(repo) if repo else None, history, evergreen_without_frontmatter)
         if a.cls == FULLY_STALE:
             log = consult_log_of(m, settings)
             kept = keep_anyway(m, settings, terms_by_log.get(log, {}) if log else {})
@@ -191,10 +195,7 @@ def prune_action(m: Memory, a: Assessment, history: GitHistory | None) -> Action
     return Action(kind="prune_stale", targets=[m.key], reason=f"fully stale, {a.reason}", missing=list(a.missing))
 
 
-def staleness(corpus: Corpus, settings: Settings) -> Outcome:
-    ctx = corpus.extra.get(CONTEXT_KEY)
-    if not isinstance(ctx, StalenessContext):
-        ctx = load_context(corpus, settings)
+def staleness(corpus: Corpus, settings: Settings, ctx: StalenessContext, evergreen_without_frontmatter: bool) -> Outcome:
     # A memory whose store names no repository (the reader says why, in a finding) is not judged.
     memories = [m for m in corpus.memories if not m.extra.get("staleness_skipped")]
-    return stale_outcome(memories, ctx, settings, corpus.layout)
+    return stale_outcome(memories, ctx, settings, evergreen_without_frontmatter)

@@ -115,22 +115,14 @@ def _name(key: str) -> str:
 
 
 class StaleInfo:
-    """The `stale` findings by memory key, from the caller or (lazily) from the staleness pass."""
+    """The plan's `stale` findings by memory key (the writer never re-runs the staleness pass: it
+    reads repositories, and what apply does must be what the plan showed). None, from a caller
+    without a plan, means nothing is known to be stale."""
 
-    def __init__(self, corpus: Corpus, settings: Settings, findings: list[Finding] | None) -> None:
-        self._corpus = corpus
-        self._settings = settings
-        self._given = findings
-        self._by_key: dict[str, Finding] | None = None
+    def __init__(self, findings: list[Finding] | None) -> None:
+        self._by_key = {f.targets[0]: f for f in findings or [] if f.kind == FindingKind.STALE and f.targets}
 
     def by_key(self) -> dict[str, Finding]:
-        if self._by_key is None:
-            findings = self._given
-            if findings is None:
-                from ...rules.staleness import staleness
-
-                findings = staleness(self._corpus, self._settings).findings
-            self._by_key = {f.targets[0]: f for f in findings if f.kind == FindingKind.STALE and f.targets}
         return self._by_key
 
     def cls(self, key: str) -> str | None:
@@ -444,7 +436,7 @@ def changes(
     out = ChangeSet()
     by_key = corpus.by_key()
     unreadable = {t for f in corpus.findings if f.kind == FindingKind.PARSE_ERROR for t in f.targets}
-    stale = StaleInfo(corpus, settings, findings)
+    stale = StaleInfo(findings)
 
     def unmovable(key: str) -> str | None:
         if key in unreadable:
