@@ -2,11 +2,14 @@
 
 Candidates are chosen by code, the model decides through one client (real, stub or mock), and every
 proposal passes the same guards as a deterministic one. A stage that fails is recorded in `errors`
-and its proposals are dropped; a budget stop ends the remaining stages too.
+and its proposals are dropped; a budget stop ends the remaining stages too. The runner below is the
+one place stage failures are caught: a call that failed, a budget, or a bug in a stage or its
+heuristics (an internal error, with MEMCONSOLIDATE_DEBUG=1 raised instead).
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any, Callable
 
 from ..config import Settings
@@ -70,6 +73,11 @@ def stage_runner(
                 except StageCallError as exc:
                     errors.append(StageError(stage=stage.name, message=exc.reason))
                     unreachable = getattr(active, "unreachable", None)
+                    failed = True
+                except Exception as exc:  # noqa: BLE001 - a bug in one stage costs its proposals, not the plan
+                    if os.environ.get("MEMCONSOLIDATE_DEBUG"):
+                        raise
+                    errors.append(StageError(stage=stage.name, message=f"internal error: {type(exc).__name__}: {exc}"))
                     failed = True
                 finally:
                     errors.extend(StageError(stage=stage.name, message=note) for note in ctx.notes)

@@ -105,10 +105,7 @@ def _titles_conflict(a: Memory, b: Memory) -> bool:
     ta, tb = _ID_PREFIX.sub("", a.title or a.description), _ID_PREFIX.sub("", b.title or b.description)
     if not ta or not tb:
         return False
-    try:
-        return judge_conflict(ta, tb)[0]
-    except Exception:  # a heuristic must never take the stage down
-        return False
+    return judge_conflict(ta, tb)[0]
 
 
 # --- crux -----------------------------------------------------------------------------------------

@@ -268,10 +268,7 @@ def is_directive(sentence: str) -> bool:
         return True
     from .standing_rules import judge_rule
 
-    try:
-        return judge_rule(_LIST_MARK.sub("", sentence))[0]
-    except Exception:  # the heuristic must never take a check down
-        return False
+    return judge_rule(_LIST_MARK.sub("", sentence))[0]
 
 
 def is_negative(sentence: str) -> bool:
