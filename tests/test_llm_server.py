@@ -230,9 +230,9 @@ def test_a_timeout_is_retried(fake_openai, tmp_path, prompts):
 def test_latency_within_the_timeout_is_fine_and_calls_run_concurrently(fake_openai, tmp_path, prompts):
     def responder(body):
         # The first three answers wait until all three requests are in (never more than 10 s), so
-        # they overlap however slowly a loaded machine sends them; then 0.4 s of latency each.
+        # they overlap however slowly a loaded machine sends them; then 0.1 s of latency each.
         wait_until(lambda: fake_openai.in_flight >= 3 or fake_openai.count > 3, timeout=10)
-        return tool_reply({"same": "alpha 0" in json.dumps(body["messages"][-1]), "why": "echo"}, delay=0.4)
+        return tool_reply({"same": "alpha 0" in json.dumps(body["messages"][-1]), "why": "echo"}, delay=0.1)
 
     fake_openai.responder = responder
     with client_for(fake_openai, tmp_path, prompts, concurrency=3, timeout_s=30.0) as client:
