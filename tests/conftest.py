@@ -1,4 +1,8 @@
+import datetime as dt
+import importlib.util
+import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -6,7 +10,7 @@ import pytest
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 os.environ.pop("MEMCONSOLIDATE_MODEL", None)
 
-from helpers import FIXTURES, copy_store  # noqa: E402
+from helpers import FIXTURES, REPO, WILD, WILD_AGE_DAYS, WILD_NOW, copy_store, run_cli  # noqa: E402
 from openai_server import fake_openai  # noqa: E402,F401 - the local OpenAI server, for every test module
 
 
@@ -46,6 +50,36 @@ def fixture_store(tmp_path):
 @pytest.fixture
 def bank_store(fixture_store):
     return fixture_store("bank")
+
+
+# --- the real Claude Code stores in ../shared/real-stores/wild/, planned once ----------------------
+
+@pytest.fixture(scope="session")
+def wild_plans(tmp_path_factory) -> dict[str, tuple[Path, dict | str]]:
+    """Each wild store by name: (its copy, aged as a long-lived checkout sees it by
+    scripts/wild_stores.py's aged_copy and made writable, the shared copies being read-only; its
+    stub plan as JSON, or "exit N: stderr"). Built once for the session, for every test that judges
+    or rebuilds them; a test that changes a store copies it first (`copy_store` keeps the mtimes)."""
+    spec = importlib.util.spec_from_file_location("wild_stores", REPO / "scripts" / "wild_stores.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    when = (dt.datetime.fromisoformat(WILD_NOW) - dt.timedelta(days=WILD_AGE_DAYS)).timestamp()
+    tmp = tmp_path_factory.mktemp("wild")
+    # set up before any test's own isolation (a wider scope): no MEMCONSOLIDATE_* setting from the
+    # shell, and no reply cache at all
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMCONSOLIDATE_")}
+    out: dict[str, tuple[Path, dict | str]] = {}
+    for src in sorted(p for p in WILD.iterdir() if p.is_dir()):
+        store = tmp / src.name
+        script.aged_copy(src, store, when)
+        for folder, dirs, names in os.walk(store):
+            for name in dirs + names:
+                path = Path(folder) / name
+                if not path.is_symlink():
+                    os.chmod(path, 0o755 if path.is_dir() else 0o644)  # the mtime stays
+        res = run_cli("plan", str(store), "--json", "--model", "stub", "--now", WILD_NOW, "--no-cache", env=env)
+        out[src.name] = (store, json.loads(res.stdout) if res.returncode == 0 else f"exit {res.returncode}: {res.stderr.strip()}")
+    return out
 
 
 def pytest_sessionfinish(session):

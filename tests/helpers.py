@@ -21,6 +21,10 @@ REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
 REAL_STORES = REPO.parent / "shared" / "real-stores"
 NOW = "2026-11-29"
+# the real Claude Code stores (conftest's `wild_plans` plans each once, aged as a long-lived checkout sees it)
+WILD = REAL_STORES / "wild"
+WILD_NOW = "2026-12-01"
+WILD_AGE_DAYS = 200  # as scripts/wild_stores.py ages them
 
 
 def mem(key: str, body: str, **kw) -> Memory:

@@ -42,10 +42,15 @@ TAG_LABELS: dict[str, bool | None] = {
 }
 
 
-def near_shared(mine: str, theirs: str) -> bool:
-    if normalize(mine) == normalize(theirs):
+def features(text: str) -> tuple[str, frozenset[str]]:
+    """What `near_shared` compares, computed once per text (each is compared with hundreds)."""
+    return normalize(text), frozenset(significant_words(text))
+
+
+def near_shared(mine: tuple[str, frozenset[str]], theirs: tuple[str, frozenset[str]]) -> bool:
+    if mine[0] == theirs[0]:
         return True
-    a, b = significant_words(mine), significant_words(theirs)
+    a, b = mine[1], theirs[1]
     union = a | b
     return bool(union) and len(a & b) / len(union) >= NEAR_SHARED
 
@@ -56,12 +61,12 @@ def overlapping_ids(paths: list[Path]) -> list[str]:
     Takes paths, not texts, so a failing assertion shows file names and extra ids, never the
     other files' texts (pytest prints the arguments of calls inside an assert).
     """
-    others = [t for path in paths for r in load(path) for t in texts(r)]
+    others = [features(t) for path in paths for r in load(path) for t in texts(r)]
     assert others, [p.name for p in paths]
     hits = {
         row["id"]
         for row in load(EXTRA)
-        for mine in texts(row)
+        for mine in map(features, texts(row))
         if any(near_shared(mine, theirs) for theirs in others)
     }
     return sorted(hits)

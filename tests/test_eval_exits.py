@@ -24,11 +24,11 @@ def _decide(body, verdict) -> object:
     return tool_reply({"decisions": decisions})
 
 
-def _eval(srv, tmp_path, *extra: str):
+def _eval(srv, tmp_path, *extra: str, batch_size: int = 8):
     # One attempt per call, so a failing server fails fast; batches of 8 as a hosted model gets them
     # (a server on 127.0.0.1 would otherwise get one pair per call); the rest is the production path.
     config = tmp_path / "llm.toml"
-    config.write_text("[llm]\nmax_attempts = 1\nbatch_size = 8\n")
+    config.write_text(f"[llm]\nmax_attempts = 1\nbatch_size = {batch_size}\n")
     env = {**os.environ, "OPENAI_API_KEY": "sk-test-eval-exits"}
     return run_cli("eval", "--model", "openai/fake", "--api-base", srv if isinstance(srv, str) else srv.api_base,
                    "--cache-dir", str(tmp_path / "cache"), "--config", str(config), *extra, env=env)
@@ -52,7 +52,9 @@ def test_the_error_ceiling():
 
 def test_a_server_that_answers_500_to_everything_fails_every_stage(fake_openai, tmp_path):
     fake_openai.responder = lambda body: status_reply(500)
-    res = _eval(fake_openai, tmp_path)
+    # every case of a stage in one batch: a failed call costs the same whatever its size, and this
+    # is about every call failing, not about how many there are
+    res = _eval(fake_openai, tmp_path, batch_size=100)
     assert res.returncode == 1, res.stdout + res.stderr
     assert fake_openai.count > 0
     for stage in ("reorder", "conflict", "rule", "metadata", "split"):

@@ -204,7 +204,10 @@ def test_a_reply_without_the_tool_call_fails_soft(fake_openai, tmp_path, prompts
 
 def test_a_hang_past_the_timeout_fails_soft_in_bounded_time(fake_openai, tmp_path, prompts):
     fake_openai.script(hang_reply(30), hang_reply(30), hang_reply(30))
-    with client_for(fake_openai, tmp_path, prompts, timeout_s=0.4, max_attempts=2, max_reasks=0) as client:
+    # timeout_per_1k_chars_s=0: the bound is timeout_s alone (a server on 127.0.0.1 gets the local
+    # defaults, 60 s per 1000 characters sent, which would make each attempt wait seconds)
+    with client_for(fake_openai, tmp_path, prompts, timeout_s=0.4, timeout_per_1k_chars_s=0, max_attempts=2,
+                    max_reasks=0) as client:
         result = client.structured_many("reorder", pairs(1), Verdict)[0]
         # Bounded by the client's own timeout, not by the server: both requests are still hanging
         # (30 s each) when the call has returned. Had the client waited them out, the reason
@@ -218,7 +221,8 @@ def test_a_hang_past_the_timeout_fails_soft_in_bounded_time(fake_openai, tmp_pat
 def test_a_timeout_is_retried(fake_openai, tmp_path, prompts):
     fake_openai.script(hang_reply(30), tool_reply(GOOD))
     # the retry must itself finish within the timeout, however loaded the machine: 2 s, not 0.4
-    with client_for(fake_openai, tmp_path, prompts, timeout_s=2.0) as client:
+    # (and nothing per character sent, which would make the first, hanging, attempt wait seconds)
+    with client_for(fake_openai, tmp_path, prompts, timeout_s=2.0, timeout_per_1k_chars_s=0) as client:
         assert client.structured("reorder", pairs(1)[0], Verdict).same is True
     assert fake_openai.count == 2
 
@@ -226,9 +230,9 @@ def test_a_timeout_is_retried(fake_openai, tmp_path, prompts):
 def test_latency_within_the_timeout_is_fine_and_calls_run_concurrently(fake_openai, tmp_path, prompts):
     def responder(body):
         # The first three answers wait until all three requests are in (never more than 10 s), so
-        # they overlap however slowly a loaded machine sends them; then 0.4 s of latency each.
+        # they overlap however slowly a loaded machine sends them; then 0.1 s of latency each.
         wait_until(lambda: fake_openai.in_flight >= 3 or fake_openai.count > 3, timeout=10)
-        return tool_reply({"same": "alpha 0" in json.dumps(body["messages"][-1]), "why": "echo"}, delay=0.4)
+        return tool_reply({"same": "alpha 0" in json.dumps(body["messages"][-1]), "why": "echo"}, delay=0.1)
 
     fake_openai.responder = responder
     with client_for(fake_openai, tmp_path, prompts, concurrency=3, timeout_s=30.0) as client:
@@ -408,7 +412,9 @@ def test_reply_script_helpers_build_openai_shapes():
 
 
 def mocked(tmp_path: Path, prompts: Path, mode: str = "json", **kwargs):
-    config = LLMConfig(model="openai/gpt-4o-mini", mode=mode, no_cache=True, max_attempts=2, timeout_s=0.5)
+    # timeout_per_1k_chars_s=0: a timeout (mock_timeout) waits 0.5 s, not that plus 5 s per 1000 characters
+    config = LLMConfig(model="openai/gpt-4o-mini", mode=mode, no_cache=True, max_attempts=2, timeout_s=0.5,
+                       timeout_per_1k_chars_s=0)
     client = make_client(config, api_key=KEY, prompts_dir=prompts, retry=FAST, litellm_kwargs=kwargs)
     assert client is not None
     return client

@@ -1,45 +1,21 @@
-"""Every real Claude Code store in ../shared/real-stores/wild/ (read in place, copied to tmp_path only
-to be aged and applied): planned as a long-lived checkout sees it, no file is a parse_error, and the
-`rebuild_index` the plan proposes, applied, leaves every file MEMORY.md reached before still
-reached within the 200 lines Claude Code loads."""
+"""Every real Claude Code store in ../shared/real-stores/wild/ (planned once for the session, aged as
+a long-lived checkout sees it: conftest's `wild_plans`; copied to tmp_path to be applied): no file
+is a parse_error, and the `rebuild_index` the plan proposes, applied, leaves every file MEMORY.md
+reached before still reached within the 200 lines Claude Code loads."""
 
 from __future__ import annotations
 
-import datetime as dt
 import json
-import os
-import shutil
 from pathlib import Path
 
 import pytest
-from helpers import REAL_STORES, run_cli
+from helpers import WILD, WILD_NOW as NOW, copy_store, run_cli
 
 from pipeline.layouts.claude import memory_md
 
-WILD = REAL_STORES / "wild"
-NOW = "2026-12-01"
-AGE_DAYS = 200  # as scripts/wild_stores.py ages them
 STORES = sorted(p.name for p in WILD.iterdir() if p.is_dir()) if WILD.is_dir() else []
 
 pytestmark = pytest.mark.skipif(not STORES, reason="../shared/real-stores/wild is not beside the clone")
-
-
-def aged_copy(src: Path, dest: Path) -> Path:
-    when = (dt.datetime.fromisoformat(NOW) - dt.timedelta(days=AGE_DAYS)).timestamp()
-    shutil.copytree(src, dest, symlinks=True)
-    for folder, dirs, files in os.walk(dest):
-        for name in files + dirs:
-            p = Path(folder) / name
-            if not p.is_symlink():
-                os.chmod(p, 0o755 if p.is_dir() else 0o644)  # the shared copies are read-only
-                os.utime(p, (when, when))
-    return dest
-
-
-def plan(root: Path) -> dict:
-    res = run_cli("plan", str(root), "--json", "--now", NOW, "--model", "stub")
-    assert res.returncode == 0, res.stderr
-    return json.loads(res.stdout)
 
 
 def reached(index: Path, max_lines: int | None = None) -> set[str]:
@@ -60,9 +36,10 @@ def indexes(root: Path) -> list[Path]:
 
 
 @pytest.mark.parametrize("name", STORES)
-def test_wild_store_plans_without_parse_errors_and_its_rebuild_keeps_what_was_reached(tmp_path, name):
-    root = aged_copy(WILD / name, tmp_path / name)
-    p = plan(root)
+def test_wild_store_plans_without_parse_errors_and_its_rebuild_keeps_what_was_reached(tmp_path, name, wild_plans):
+    aged, p = wild_plans[name]
+    assert isinstance(p, dict), p  # planned, exit 0
+    root = copy_store(aged, tmp_path / name)  # the aged copy, mtimes kept, to apply to
     assert [f for f in p["findings"] if f["kind"] == "parse_error"] == []
     assert p["errors"] == []
     assert p["memories"] > 0  # MEMORY.md-only stores hold memories too
