@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, model_serializer
+from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdapter, model_serializer
 from pydantic import SerializerFunctionWrapHandler
 from typing_extensions import TypedDict
 
@@ -310,3 +310,16 @@ else:
         Union[tuple(Annotated[cls, Tag(str(kind))] for kind, cls in FINDING_TYPES.items()) + (Annotated[Finding, Tag("base")],)],
         Discriminator(_tag(FINDING_TYPES, Finding)),
     ]
+
+
+def parse_action(data: Any) -> Action:
+    """A saved plan's action (its JSON object) as its kind's class; ValidationError on a bad field."""
+    return _ACTION_ADAPTER.validate_python(data)
+
+
+def parse_finding(data: Any) -> Finding:
+    return _FINDING_ADAPTER.validate_python(data)
+
+
+_ACTION_ADAPTER: TypeAdapter[Action] = TypeAdapter(AnyAction)
+_FINDING_ADAPTER: TypeAdapter[Finding] = TypeAdapter(AnyFinding)
