@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from ...config import Settings
 from ...kinds import ActionKind, FindingKind
-from ...model import Action, Corpus, Finding
+from ...actions import BudgetFinding
+from ...model import Action, Corpus
 from ...rules.outcome import Outcome
 from .memory_md import MAX_LINES
 
@@ -23,7 +24,7 @@ def index_budget(corpus: Corpus, budget: int) -> Outcome:
     out = Outcome()
     for index, size in over(corpus, "index_bytes", budget):
         out.findings.append(
-            Finding(kind=FindingKind.OVER_BUDGET, targets=[index], size=size, budget=budget,
+            BudgetFinding(kind=FindingKind.OVER_BUDGET, targets=[index], size=size, budget=budget,
                     reason=f"{size} bytes, over the {budget}-byte MEMORY.md target: a rebuild trims hooks, never entries")
         )
         out.actions.append(
@@ -38,7 +39,7 @@ def index_lines(corpus: Corpus, max_lines: int = MAX_LINES) -> Outcome:
     out = Outcome()
     for index, count in over(corpus, "index_lines", max_lines):
         out.findings.append(
-            Finding(kind=FindingKind.OVER_BUDGET, targets=[index], lines=count, max_lines=max_lines,
+            BudgetFinding(kind=FindingKind.OVER_BUDGET, targets=[index], lines=count, max_lines=max_lines,
                     reason=f"{count} lines, over the {max_lines} lines Claude Code loads: move a section into a sub-index file")
         )
     return out

@@ -63,6 +63,7 @@ from ...kinds import ActionKind, FindingKind, StaleClass
 from ...changes import ChangeSet
 from ...config import Settings
 from ...journal import ABSENT, Op, sha
+from ...actions import StaleFinding, outputs_of
 from ...model import Action, Corpus, Finding, Memory
 from ...printable import printable
 from ...report import render_run_report
@@ -294,8 +295,8 @@ def decide(
 
 def _consolidate(corpus: Corpus, a: Action, unmovable: Callable[[str], str | None], d: Decisions) -> str | None:
     """Record one consolidation in `d`; None when it applies, else why it is skipped."""
-    outputs = getattr(a, "outputs", None) or []
-    if len(outputs) != 1 or not isinstance(outputs[0], dict):
+    outputs = outputs_of(a)
+    if len(outputs) != 1:
         return "a claude consolidation writes exactly one file"
     out = outputs[0]
     path, meta, body = out.get("path"), out.get("frontmatter"), out.get("body")
@@ -744,7 +745,7 @@ def _cell(text: str) -> str:
 
 
 def _missing_refs(f: Finding) -> str:
-    missing = getattr(f, "missing", None) or []
+    missing = (f.missing if isinstance(f, StaleFinding) else None) or []
     if not missing:
         return _cell(f.reason)
     shown = []
@@ -830,7 +831,7 @@ def dream_report(
     if flagged:
         lines += ["| File | Missing References | Kept because |", "|------|-------------------|--------------|"]
         for key, f in flagged:
-            kept = getattr(f, "kept_reason", None) or "some references still resolve"
+            kept = (f.kept_reason if isinstance(f, StaleFinding) else None) or "some references still resolve"
             lines.append(f"| `{shown(key)}` | {_missing_refs(f)} | {_cell(kept)} |")
     else:
         lines.append("None.")

@@ -53,6 +53,7 @@ from ...changes import ChangeSet
 from ...config import Settings
 from ...errors import ConfigError
 from ...journal import ABSENT, Op, state
+from ...actions import RotateSessionAction
 from ...model import Action, Corpus, Memory
 from ...printable import printable
 from ...report import render_run_report
@@ -505,7 +506,7 @@ class _Writer:
         memory = self.by_key.get(key)
         if key != CURRENT_SESSION or memory is None or not memory.extra.get("current"):
             return self.skip(action, f"{', '.join(action.targets)} is not the current session log")
-        rotate_to = getattr(action, "rotate_to", None)
+        rotate_to = action.rotate_to if isinstance(action, RotateSessionAction) else None
         named = SESSION_NAME.match(rotate_to) if isinstance(rotate_to, str) else None
         if named is None:
             return self.skip(action, f"no dated sessions/ name to rotate to (rotate_to: {rotate_to!r})")
