@@ -77,7 +77,7 @@ class Output(TypedDict):
 class Action(BaseModel):
     """A change the plan proposes. `apply` executes the ones with `needs_user: false`."""
 
-    model_config = ConfigDict(extra="allow")  # forbid once every call site builds its kind's class
+    model_config = ConfigDict(extra="forbid")
 
     kind: ActionKind
     targets: list[str]
@@ -225,7 +225,7 @@ def outputs_of(a: Action) -> list[Output]:
 class Finding(BaseModel):
     """Something worth telling the user that the plan does not change by itself."""
 
-    model_config = ConfigDict(populate_by_name=True, extra="allow")  # forbid once every call site is typed
+    model_config = ConfigDict(populate_by_name=True, extra="forbid")
 
     kind: FindingKind
     targets: list[str]
