@@ -102,6 +102,20 @@ class Action(BaseModel):
         return out
 
 
+class MergeDuplicateAction(Action):
+    """The survivor stays, every other target is retired, except the `kept` ones.
+
+    Both are decided at plan time: a memory the reader marks protected (zylos importance 1-2) is
+    never retired by a merge, so when the text rules' survivor is not protected the first protected
+    member survives in its place (`survivor_instead_of` names the one it replaced) and further
+    protected members are `kept`.
+    """
+
+    kind: Literal[A.MERGE_DUPLICATE] = A.MERGE_DUPLICATE
+    kept: list[str] | None = None
+    survivor_instead_of: str | None = None
+
+
 class MoveAction(Action):
     """A crux type move (promote, demote, archive): where the file and its twin go."""
 
@@ -198,6 +212,7 @@ class UpdateRefAction(Action):
 
 # The payload class of each kind that has one; the other kinds are plain `Action`s.
 ACTION_TYPES: dict[ActionKind, type[Action]] = {
+    A.MERGE_DUPLICATE: MergeDuplicateAction,
     A.PROMOTE: PromoteAction,
     A.DEMOTE: DemoteAction,
     A.ARCHIVE: ArchiveAction,
