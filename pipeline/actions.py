@@ -114,6 +114,9 @@ class MergeDuplicateAction(Action):
     kind: Literal[A.MERGE_DUPLICATE] = A.MERGE_DUPLICATE
     kept: list[str] | None = None
     survivor_instead_of: str | None = None
+    # claude: when a prune of the same plan archives the survivor, the members that may survive in
+    # its place, in order (the staleness pass keeps them); none: every member is archived.
+    handover: list[str] | None = None
 
 
 class MoveAction(Action):

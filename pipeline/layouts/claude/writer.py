@@ -9,9 +9,9 @@ What each action does:
 - `prune_stale`: the file is archived.
 - `merge_duplicate`: the survivor stays, every other member is archived. When the survivor itself
   is archived by another action of the same run (a `prune_stale` of a fully stale survivor), the
-  first other member that the staleness pass would keep (its class is not FULLY_STALE: a prune guard
-  or the consult-gate holds for it) survives in its place; if none would be kept, all are archived.
-  The outcome is therefore the same whatever the order of the actions.
+  first member of the plan's `handover` still there survives in its place (the plan lists those the
+  staleness pass keeps: not FULLY_STALE, a prune guard or the consult-gate holds for them); if none
+  is, all are archived. The outcome is therefore the same whatever the order of the actions.
 - `conflict`, only under a resolution (`select_actions` enforces it): `newer` archives the older
   side (front-matter date — modified/updated/last_updated/date, then created — else the file's
   mtime); undated or equally dated sides are left for the user. `keep-both` appends
@@ -63,7 +63,7 @@ from ...kinds import ActionKind, FindingKind, StaleClass
 from ...changes import ChangeSet
 from ...config import Settings
 from ...journal import ABSENT, Op, sha
-from ...actions import StaleFinding, outputs_of
+from ...actions import MergeDuplicateAction, StaleFinding, outputs_of
 from ...model import Action, Corpus, Finding, Memory
 from ...printable import printable
 from ...report import render_run_report
@@ -216,7 +216,9 @@ def decide(
         survivor: str | None = a.survivor
         handover = ""
         if survivor in d.retire:
-            keepable = [t for t in members if t not in d.retire and not unmovable(t) and stale.cls(t) != FULLY_STALE]
+            # The plan named who may take over (layouts/claude/rules.hand_overs): the first still here.
+            planned = (a.handover if isinstance(a, MergeDuplicateAction) else None) or []
+            keepable = [t for t in planned if t in members and t not in d.retire and not unmovable(t)]
             survivor = keepable[0] if keepable else None
             handover = (
                 f" (survives in place of {ref(a.survivor, survivor)}, archived in this run)" if survivor else ""
