@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..kinds import ActionKind, FindingKind
+from ..kinds import FindingKind
 from ..actions import PromoteRuleAction
 from ..model import Finding, Memory
 from ..text.counts import plural

@@ -28,7 +28,7 @@ from ..config import Settings
 from ..layouts.registry import layout_of
 from ..llm import Handles, register_stub
 from ..actions import CompressAction, outputs_of
-from ..model import Action, Corpus, Finding
+from ..model import Corpus, Finding
 from ..rules.outcome import Outcome
 from ..layouts.crux.reader import body_size
 from .base import StageContext

@@ -15,7 +15,7 @@ from ..text.counts import plural
 from ..config import Settings
 from ..llm import Handles, register_stub
 from ..actions import ConflictAction
-from ..model import Action, Corpus, Finding, Memory
+from ..model import Corpus, Finding, Memory
 from ..rules.outcome import Outcome
 from ..rules.subject_pairs import SubjectPair, subject_pairs
 from .base import StageContext, ask_all, clip, retired_keys

@@ -13,7 +13,7 @@ from pydantic import BaseModel, Field
 from ..kinds import FindingKind
 from ..config import Settings
 from ..llm import Handles, register_stub
-from ..model import Action, Corpus, Finding, Memory
+from ..model import Corpus, Finding, Memory
 from ..rules.duplicates import merge_action, survivor_key
 from ..rules.outcome import Outcome
 from ..rules.text import normalize
