@@ -11,7 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from .kinds import ActionKind, FindingKind
+# Re-exported: `Action` and `Finding` (and their payload classes) live in `actions.py`.
+from .actions import Action as Action, AnyAction, AnyFinding, Finding as Finding
 
 # A layout's name: one of the registry's (`pipeline.layouts.registry`), built-in or third-party.
 LayoutName = str
@@ -92,36 +93,6 @@ class IndexEntry(BaseModel):
     hook: str = ""
 
 
-class Finding(BaseModel):
-    """Something worth telling the user that the plan does not change by itself."""
-
-    model_config = ConfigDict(populate_by_name=True, extra="allow")
-
-    kind: FindingKind
-    targets: list[str]
-    reason: str
-    class_: str | None = Field(default=None, alias="class")
-    source: str = "deterministic"
-
-
-class Action(BaseModel):
-    """A change the plan proposes. `apply` executes the ones with `needs_user: false`."""
-
-    model_config = ConfigDict(extra="allow")
-
-    kind: ActionKind
-    targets: list[str]
-    reason: str
-    source: str = "deterministic"
-    needs_user: bool = False
-    survivor: str | None = None
-    from_type: str | None = None
-    to_type: str | None = None
-    # What the plan judged: sha256 by key (file path, or `<bank>/<id>`) of the targets' content as
-    # read. A writer skips the action ("changed since the plan") when a target no longer matches.
-    target_hashes: dict[str, str] | None = None
-
-
 class StageError(BaseModel):
     stage: str
     message: str
@@ -161,8 +132,9 @@ class Plan(BaseModel):
     now: dt.date
     model: str
     memories: int
-    actions: list[Action] = Field(default_factory=list)
-    findings: list[Finding] = Field(default_factory=list)
+    # Read back through the unions: each kind's payload class, a misspelled field refused.
+    actions: list[AnyAction] = Field(default_factory=list)
+    findings: list[AnyFinding] = Field(default_factory=list)
     errors: list[StageError] = Field(default_factory=list)
     stats: Stats = Field(default_factory=Stats)
 

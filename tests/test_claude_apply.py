@@ -22,7 +22,10 @@ from helpers import FIXTURES, NOW, REAL_STORES, REPO, copy_real, files, kill_app
 
 from pipeline.config import Settings
 from pipeline.journal import execute
+from pipeline.actions import MergeDuplicateAction
 from pipeline.model import Action, Finding
+from pipeline.layouts.claude import LAYOUT as CLAUDE
+from pipeline.rules.outcome import Outcome
 from pipeline.layouts.claude import memory_md, reader as claude, writer as claude_write
 from pipeline.layouts.claude.writer import first_prose, raw_scalar
 
@@ -376,11 +379,18 @@ def test_conflicts_without_a_resolution_are_not_executed(store):
 # Several actions on one file, in any order
 
 
+def planned(actions: list[Action], findings: list[Finding]) -> list[Action]:
+    """The actions as the plan leaves them: the claude layout's guard decides the hand-overs."""
+    return CLAUDE.guard(Outcome(list(actions), list(findings)), S).actions
+
+
 def test_a_pruned_survivor_hands_over_to_a_kept_duplicate_in_any_order(store):
-    merge = Action(kind="merge_duplicate", targets=[P + "project_ci_cache.md", P + "project_ci_cache_copy.md"],
-                   survivor=P + "project_ci_cache.md", reason="normalized text identical")
+    merge = MergeDuplicateAction(targets=[P + "project_ci_cache.md", P + "project_ci_cache_copy.md"],
+                                 survivor=P + "project_ci_cache.md", reason="normalized text identical")
     prune = Action(kind="prune_stale", targets=[P + "project_ci_cache.md"], reason="fully stale (constructed)")
     kept = [Finding(kind="stale", targets=[P + "project_ci_cache_copy.md"], reason="guarded", **{"class": "PARTIALLY_STALE"})]
+    [merge, prune] = planned([merge, prune], kept)
+    assert merge.handover == [P + "project_ci_cache_copy.md"]  # decided at plan time, shown in the plan
     results = []
     for actions in ([merge, prune], [prune, merge], [prune, merge, prune]):
         _, cs = run_changes(store, actions, findings=kept)
@@ -390,6 +400,8 @@ def test_a_pruned_survivor_hands_over_to_a_kept_duplicate_in_any_order(store):
     assert results[0] == results[1] == results[2] == [(P + "project_ci_cache.md", P + ".archive/run-1/project_ci_cache.md")]
     # when the duplicate would be pruned too, both go
     gone = [Finding(kind="stale", targets=[P + "project_ci_cache_copy.md"], reason="x", **{"class": "FULLY_STALE"})]
+    [merge, prune] = planned([merge, prune], gone)
+    assert merge.handover == []
     for actions in ([merge, prune], [prune, merge]):
         _, cs = run_changes(store, actions, findings=gone)
         assert sorted(op.path for op in cs.ops if op.kind == "move") == [P + "project_ci_cache.md", P + "project_ci_cache_copy.md"]

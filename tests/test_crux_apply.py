@@ -23,6 +23,7 @@ from helpers import FIXTURES, NOW, REAL_STORES, REPO, copy_real, files, kill_app
 
 from pipeline.config import Settings
 from pipeline.journal import Op, execute
+from pipeline.actions import CompressAction, ConsolidateAction, RebalanceVolumesAction, parse_action
 from pipeline.model import Action
 from pipeline.layouts.crux import reader as crux, writer as crux_write
 from pipeline.layouts.crux.render import render_frontmatter, set_tracker_strength
@@ -314,7 +315,7 @@ def test_a_duplicate_merge_sums_strength_and_merges_trackers(store):
     merge = next(a for a in plan["actions"] if a["kind"] == "merge_duplicate" and survivor in a["targets"])
     assert merge["survivor"] == survivor and dup in merge["targets"]
     before = files(store)
-    _, cs = run_changes(store, [Action(**merge)])
+    _, cs = run_changes(store, [parse_action(merge)])
     execute(store, cs.ops, run_id="run-1")
     after = files(store)
     assert after[ARCH + "idempotency-key-retries.memory.md"] == before[dup]
@@ -421,7 +422,7 @@ def consolidation(volumes: int) -> Action:
         outputs = [{"path": L + "webhook-delivery.memory.md", "frontmatter": fm,
                     "body": "# Webhook delivery\n\n- Acknowledge within 2 s; process asynchronously.\n"
                             "- Dedupe by event id.\n- Retries back off exponentially for 72 h.\n", "size": 5}]
-        return Action(kind="consolidate", targets=MEMBERS, source="stub:metadata", reason="3 memories share 75% of their tags",
+        return ConsolidateAction(targets=MEMBERS, source="stub:metadata", reason="3 memories share 75% of their tags",
                       to_type="learning", topic=None, fallback=False, outputs=outputs)
     outputs = []
     for n, (strength, body) in enumerate(((3, "# Part 1\n\n" + "- acknowledge fast\n" * 6), (1, "# Part 2\n\n- retries\n")), start=1):
@@ -429,7 +430,7 @@ def consolidation(volumes: int) -> Action:
               **base, "strength": strength, "consolidation_topic": "webhook-delivery", "consolidation_part": n}
         outputs.append({"path": f"{L}webhook-delivery-pt{n}.memory.md", "frontmatter": fm, "body": body,
                         "size": len(body.splitlines())})
-    return Action(kind="consolidate", targets=MEMBERS, source="stub:metadata", reason="over maxConsolidatedSize",
+    return ConsolidateAction(targets=MEMBERS, source="stub:metadata", reason="over maxConsolidatedSize",
                   to_type="learning", topic="webhook-delivery", volumes=2, fallback=False, outputs=outputs)
 
 
@@ -462,7 +463,7 @@ def test_the_merged_file_of_a_consolidation_can_be_compressed_in_the_same_run(st
     fm = {**merged["frontmatter"], "compressed": True, "compressionTarget": 33, "beforeTokens": 40, "afterTokens": 20,
           "reducedBy": "50%", "compressedDate": NOW, "sourceArchive": ARCH + "webhook-delivery.memory.md"}
     twin = L + "webhook-delivery.memory.crux.md"
-    compress = Action(kind="compress", targets=[merged["path"]], source="stub:compress", reason="written by the consolidate",
+    compress = CompressAction(targets=[merged["path"]], source="stub:compress", reason="written by the consolidate",
                       outputs=[{"path": twin, "frontmatter": fm, "body": "⟦CRUX:memory\nΓ{ack<2s; dedupe id; retries 72h}\n⟧\n", "size": 3}])
     for actions in ([action, compress], [compress, action]):
         _, cs = run_changes(store, actions)
@@ -503,7 +504,7 @@ def test_rebalance_rewrites_volumes_and_archives_the_surplus(store):
     old = {k: (store / k).read_bytes() for k in vols}
     fm = {**meta(old[vols[0]]), "strength": 4, "title": "Webhook delivery", "modified": NOW}
     fm = {k: (v.isoformat() if isinstance(v, dt.date) else v) for k, v in fm.items()}
-    action = Action(kind="rebalance_volumes", targets=vols, topic="webhook-delivery", reason="the topic fits in fewer volumes",
+    action = RebalanceVolumesAction(targets=vols, topic="webhook-delivery", reason="the topic fits in fewer volumes",
                     outputs=[{"path": vols[0], "frontmatter": fm, "body": "# Webhook delivery\n\nall of it\n", "size": 3}])
     _, cs = run_changes(store, [action])
     assert cs.skipped == []
@@ -538,7 +539,7 @@ def test_compress_archives_the_original_before_writing_the_twin(store):
           "compressed": True, "compressionTarget": 33, "beforeTokens": 900, "afterTokens": 290, "reducedBy": "68%",
           "compressedDate": NOW, "sourceArchive": ARCH + "payment-outage-incident-runbook.memory.md"}
     body = "⟦CRUX:memory\nΓ.outage{1.status page 2.pause retries 3.queue captures}\n⟧\n"
-    action = Action(kind="compress", targets=[key], source="stub:compress", reason="61 lines ≥ 40",
+    action = CompressAction(targets=[key], source="stub:compress", reason="61 lines ≥ 40",
                     outputs=[{"path": L + "payment-outage-incident-runbook.memory.crux.md", "frontmatter": fm, "body": body, "size": 3}])
     _, cs = run_changes(store, [action])
     assert cs.skipped == []

@@ -63,7 +63,7 @@ def test_promote_exactly_at_threshold(type_, at, to):
     [a] = out.actions
     assert (a.kind, a.from_type, a.to_type) == ("promote", type_, to)
     assert a.reason == f"strength {at} ≥ threshold {at}"
-    assert a.model_extra["to_path"] == f"memories/{to}/m.memory.md"
+    assert a.to_path == f"memories/{to}/m.memory.md"
     assert not a.needs_user
 
 
@@ -105,15 +105,15 @@ def test_promote_without_promote_to_is_a_config_issue():
 def test_agent_scoped_promotion_stays_in_the_agent_folder_and_moves_the_twin():
     m = cm("learning", "tag-from-main", strength=15, agent="release-bot", twin=True)
     [a] = promotions([m], CFG, set()).actions
-    assert a.model_extra["to_path"] == "memories/agents/release-bot/core/tag-from-main.memory.crux.md"
-    assert a.model_extra["twin_to_path"] == "memories/agents/release-bot/core/tag-from-main.memory.md"
+    assert a.to_path == "memories/agents/release-bot/core/tag-from-main.memory.crux.md"
+    assert a.twin_to_path == "memories/agents/release-bot/core/tag-from-main.memory.md"
 
 
 def test_move_onto_an_existing_file_needs_the_user():
     m = cm("idea", "x", strength=5)
     [a] = promotions([m], CFG, {"memories/learning/x.memory.md", m.key}).actions
     assert a.needs_user
-    assert a.model_extra["overwrites"] == ["memories/learning/x.memory.md"]
+    assert a.overwrites == ["memories/learning/x.memory.md"]
     assert "already exists" in a.reason
 
 
@@ -127,7 +127,7 @@ def test_demote_one_day_past_threshold(type_, to):
     [a] = out.actions
     assert (a.kind, a.from_type, a.to_type) == ("demote", type_, to)
     assert a.reason.startswith("unreferenced for 91 days, threshold: 90; last referenced 2026-08-30")
-    assert a.model_extra["to_path"] == f"memories/{to}/m.memory.md"
+    assert a.to_path == f"memories/{to}/m.memory.md"
 
 
 @pytest.mark.parametrize("type_", ["core", "learning", "redflag", "goal"])
@@ -187,7 +187,7 @@ def test_archive_any_type_one_day_past_archive_threshold(type_):
     [a] = archivals([cm(type_)], by_slug(tracker(last=181)), CFG, NOW, set()).actions
     assert (a.kind, a.from_type, a.to_type) == ("archive", type_, "archived")
     assert a.reason.startswith("unreferenced for 181 days, threshold: 180")
-    assert a.model_extra["to_path"] == "memories/archived/m.memory.md"
+    assert a.to_path == "memories/archived/m.memory.md"
 
 
 @pytest.mark.parametrize("type_", ["core", "learning", "redflag", "goal"])
@@ -207,7 +207,7 @@ def test_already_archived_is_skipped():
 
 def test_agent_scoped_archive_path():
     [a] = archivals([cm("learning", agent="bot")], by_slug(tracker(last=200)), CFG, NOW, set()).actions
-    assert a.model_extra["to_path"] == "memories/agents/bot/archived/m.memory.md"
+    assert a.to_path == "memories/agents/bot/archived/m.memory.md"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -265,7 +265,7 @@ def test_strength_mismatch_syncs_the_tracker_to_the_front_matter():
     assert a.kind == "sync_strength"
     assert a.targets == ["memories/core/m.memory.md", ".crux/reference-tracking/m.refs.yml"]
     assert "tracker strength 3" in a.reason and "front matter strength 5" in a.reason
-    assert (a.model_extra["strength"], a.model_extra["tracker_strength"]) == (5, 3)
+    assert (a.strength, a.tracker_strength) == (5, 3)
 
 
 def test_equal_strength_or_unknown_memory_strength_is_left_alone():

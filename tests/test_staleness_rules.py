@@ -221,11 +221,11 @@ def test_stale_outcome_guards_then_gate_then_prunes():
     }
     assert [a.targets for a in out.actions] == [["f/project_asked_long_ago.md"], ["f/project_pruned.md"]]
     assert all(a.kind == "prune_stale" and "src/gone.ts" in a.reason for a in out.actions)
-    kept = {f.targets[0]: f.model_extra.get("kept_reason") for f in out.findings}
+    kept = {f.targets[0]: f.kept_reason for f in out.findings}
     assert kept["f/project_consulted.md"].startswith("consult-gate: looked up as 'project-consulted' on 2026-11-20")
     assert kept["f/project_user.md"] == "prune-guard: type:user is never auto-pruned"
     pruned = next(f for f in out.findings if f.targets == ["f/project_pruned.md"])
-    assert pruned.model_extra["missing"] == ["src/gone.ts", "goneFn"]
+    assert pruned.missing == ["src/gone.ts", "goneFn"]
 
 
 def test_memories_without_front_matter_are_evergreen_only_in_the_claude_layout():

@@ -22,6 +22,7 @@ from pipeline.apply import apply_plan
 from pipeline.config import Settings
 from pipeline.journal import undo
 from pipeline.layouts.registry import open_store
+from pipeline.actions import UpdateRefAction
 from pipeline.model import Action
 from pipeline.plan import build_plan
 from pipeline.render.plan import render_plan as render
@@ -219,8 +220,8 @@ def test_claude_a_keep_both_note_and_a_date_edit_share_one_write(tmp_path):
 def update_ref(root: Path, key: str, field: str, old: str, new: str, text: str) -> Action:
     at = text.index(old)
     corpus, _ = open_store(root, S)
-    return Action(
-        kind="update_ref", targets=[key], reason=f"{old} moved to {new}", source="deterministic", needs_user=True,
+    return UpdateRefAction(
+        targets=[key], reason=f"{old} moved to {new}", source="deterministic", needs_user=True,
         replacements=[{"field": field, "start": at, "end": at + len(old), "before": old, "after": new}],
         target_hashes=corpus.by_key()[key].read_shas,
     )
@@ -338,7 +339,7 @@ def test_the_payload_is_checked_before_anything_is_written():
     good = {"field": "body", "start": 6, "end": 15, "before": "yesterday", "after": "on 2026-03-31"}
 
     def act(*reps):
-        return replacements_of(Action(kind="update_ref", targets=["k"], reason="r", replacements=list(reps)))
+        return replacements_of(UpdateRefAction(targets=["k"], reason="r", replacements=list(reps)))
 
     assert edit_bytes(text, act(good), True, "k").endswith(b"Moved on 2026-03-31.\n")
     with pytest.raises(EditRefused, match="no longer at"):

@@ -354,7 +354,9 @@ def test_merge_swaps_roles_so_an_importance_one_entry_survives(tmp_path):
     root = small_store(tmp_path, reference__decisions=TWINS.format(first=3, second=1), sessions__current="# Session Log: 2026-11-29\n")
     plan = plan_json(root, "--model", "none")
     merge = [a for a in plan["actions"] if a["kind"] == "merge_duplicate"][0]
-    assert merge["survivor"] == D + "keep-memory-local"  # the oldest, importance 3
+    # decided at plan time: the importance 1 entry survives in place of the oldest (importance 3)
+    assert merge["survivor"] == D + "keep-memory-local-again"
+    assert merge["survivor_instead_of"] == D + "keep-memory-local" and "kept" not in merge
     out = apply_json(root)
     assert [a["kind"] for a in out["applied"]] == ["merge_duplicate"]
     assert out["notes"] == [
@@ -375,6 +377,22 @@ def test_merge_of_two_importance_two_entries_retires_neither(tmp_path):
     assert out["run_id"] is None
     assert "has importance 1-2: none is retired" in out["skipped"][0]["why"]
     assert snapshot(root) == before
+
+
+def test_the_plan_says_which_importance_one_or_two_duplicates_are_kept(tmp_path):
+    root = small_store(tmp_path, reference__decisions=TWINS.format(first=2, second=2))
+    [merge] = [a for a in plan_json(root, "--model", "none")["actions"] if a["kind"] == "merge_duplicate"]
+    assert merge["survivor"] == D + "keep-memory-local" and merge["kept"] == [D + "keep-memory-local-again"]
+    assert "survivor_instead_of" not in merge
+
+
+def test_a_merge_the_plan_did_not_decide_never_retires_an_importance_one_entry(tmp_path):
+    root = small_store(tmp_path, reference__decisions=TWINS.format(first=3, second=1), sessions__current="# Session Log: 2026-11-29\n")
+    by_hand = Action(kind="merge_duplicate", targets=[D + "keep-memory-local", D + "keep-memory-local-again"],
+                     survivor=D + "keep-memory-local", reason="crafted")
+    cs = run_changes(root, [by_hand])
+    assert cs.ops == [] and cs.applied == []
+    assert cs.skipped[0][1] == f"{D}keep-memory-local-again has importance 1-2: a merge never retires it, and the plan did not keep it"
 
 
 # ---------------------------------------------------------------------------------------------

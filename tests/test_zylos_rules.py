@@ -130,7 +130,7 @@ def test_freshness_band_boundaries(days, cls):
     ref.mtime = noon_days_ago(days)
     out = freshness(corpus(ref), S)
     assert [(f.kind, f.targets, f.class_) for f in out.findings] == [("freshness", ["reference/decisions.md"], cls)]
-    assert out.findings[0].model_extra["age_days"] == days
+    assert out.findings[0].age_days == days
 
 
 def test_age_uses_the_utc_date_of_the_mtime():
@@ -169,9 +169,9 @@ def test_fading_and_stale_files_archive_obsolete_entries_except_importance_1_2(d
     ]
     first = out.actions[0]
     assert "status superseded" in first.reason and ("fading" if days == 30 else "stale") in first.reason
-    assert first.model_extra["lines"] == [10, 16] and first.model_extra["file"] == "reference/decisions.md"
+    assert first.lines == [10, 16] and first.file == "reference/decisions.md"
     finding = out.findings[0]
-    assert finding.model_extra["kept"] == ["reference/decisions.md#superseded-2", "reference/decisions.md#completed-1"]
+    assert finding.kept == ["reference/decisions.md#superseded-2", "reference/decisions.md#completed-1"]
     assert "reference/decisions.md#superseded-2" in finding.reason and "immune" in finding.reason
 
 
@@ -179,7 +179,7 @@ def test_fading_and_stale_files_archive_obsolete_entries_except_importance_1_2(d
 def test_active_and_aging_files_archive_nothing(days):
     out = freshness(_file_with(days, *ENTRIES), S)
     assert out.actions == []
-    assert out.findings[0].model_extra["kept"] == []
+    assert out.findings[0].kept == []
 
 
 def test_importance_two_versus_three_at_the_immunity_boundary():
@@ -192,7 +192,7 @@ def test_importance_two_versus_three_at_the_immunity_boundary():
         S,
     )
     assert [a.targets for a in out.actions] == [["reference/decisions.md#three"]]
-    assert out.findings[0].model_extra["kept"] == ["reference/decisions.md#two"]
+    assert out.findings[0].kept == ["reference/decisions.md#two"]
 
 
 def test_entries_of_other_files_are_judged_by_their_own_file():
@@ -253,21 +253,21 @@ def test_current_from_another_day_rotates_to_its_header_date():
     out = sessions(corpus(current("2026-11-27")), S)
     assert [(a.kind, a.targets) for a in out.actions] == [("rotate_session", ["sessions/current.md"])]
     assert "header date 2026-11-27" in out.actions[0].reason
-    assert out.actions[0].model_extra["rotate_to"] == "sessions/2026-11-27.md"
+    assert out.actions[0].rotate_to == "sessions/2026-11-27.md"
 
 
 def test_rotation_name_avoids_taken_names_like_rotate_session_js():
     out = sessions(
         corpus(current("2026-11-27"), session_files=["sessions/2026-11-27.md", "sessions/2026-11-27-1.md"]), S
     )
-    assert out.actions[0].model_extra["rotate_to"] == "sessions/2026-11-27-2.md"
+    assert out.actions[0].rotate_to == "sessions/2026-11-27-2.md"
 
 
 def test_current_without_header_rotates_by_its_mtime_and_says_why():
     out = sessions(corpus(current(None, mtime_days=3)), S)
     assert [a.kind for a in out.actions] == ["rotate_session"]
     assert "no '# Session Log: YYYY-MM-DD' header" in out.actions[0].reason
-    assert out.actions[0].model_extra["rotate_to"] == "sessions/2026-11-26.md"
+    assert out.actions[0].rotate_to == "sessions/2026-11-26.md"
 
 
 def test_future_header_rotates_too():

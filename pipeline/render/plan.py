@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from ..actions import AbsolutizeDatesAction, RelativeDateFinding, UpdateRefAction
 from ..model import Action, Finding, Plan
 from ..kinds import QUIET_STALE_CLASSES, FindingKind, action_rank, finding_heading, finding_rank, plan_heading
 from .text import PIPE_WIDTH, common_folder, joined, plural, wrap
@@ -25,7 +26,7 @@ def _tags(a: Action) -> str:
 def target_lines(a: Action | Finding, folder: str) -> list[str]:
     """One line per target, relative to `folder`; a merge shows each retired memory → its survivor."""
     short = [t[len(folder):] for t in a.targets]
-    survivor = getattr(a, "survivor", None)
+    survivor = a.survivor if isinstance(a, Action) else None
     if survivor:
         keep = survivor[len(folder):]
         return [f"{t} → {keep}" for t in short if t != keep] or short
@@ -43,13 +44,10 @@ def _item(lead: str, targets: list[str], extra: str, reason: str, width: int) ->
 
 def replacement_lines(item: Action | Finding, width: int, pad: str) -> list[str]:
     """An in-place edit's replacements (absolutize_dates, update_ref), one a line: before → after."""
-    reps = getattr(item, "replacements", None)
-    if not isinstance(reps, list):
-        return []
+    reps = item.replacements if isinstance(item, (AbsolutizeDatesAction, UpdateRefAction, RelativeDateFinding)) else None
     lines: list[str] = []
-    for r in reps:
-        if isinstance(r, dict):
-            lines.extend(wrap(f"{r.get('field')}: “{r.get('before')}” → “{r.get('after')}”", width, pad + "    "))
+    for r in reps or []:
+        lines.extend(wrap(f"{r['field']}: “{r['before']}” → “{r['after']}”", width, pad + "    "))
     return lines
 
 

@@ -31,7 +31,8 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from ..kinds import ActionKind, FindingKind
-from ..model import Action, Finding, Memory
+from ..actions import AbsolutizeDatesAction, RelativeDateFinding
+from ..model import Memory
 from .outcome import Outcome
 from .relative_dates import DateScan, Mention, Replacement, scan_relative_dates
 from ..storage.files import mtime_date
@@ -117,41 +118,41 @@ def memory_outcome(memory: Memory) -> Outcome:
     undated = [_mention(f, h) for f, s in scans for h in s.held if h.why == "no date"]
     key = [memory.key]
     if edits and _append_only(memory):
-        out.findings.append(Finding(
-            kind=FINDING_KIND, targets=key, class_="append_only", written=str(date.when), replacements=edits,
+        out.findings.append(RelativeDateFinding(
+            targets=key, class_="append_only", written=str(date.when), replacements=edits,
             reason=f"the live session log is only appended to, never edited in place: {_shown(edits)}",
         ))
     elif edits and date.source in ("created", "modified", "created+modified"):
         pinned = " (pinned: confirm first)" if memory.pinned else ""
-        out.actions.append(Action(
-            kind=ACTION_KIND, targets=key, needs_user=memory.pinned,
+        out.actions.append(AbsolutizeDatesAction(
+            targets=key, needs_user=memory.pinned,
             reason=f"relative dates made absolute against its {date.source} date {date.when}{pinned}: {_shown(edits)}",
             written=date.when.isoformat() if date.when else None, date_source=date.source, replacements=edits,
         ))
     elif edits and date.source == "ambiguous":
-        out.findings.append(Finding(
-            kind=FINDING_KIND, targets=key, class_="ambiguous_date", written=str(date.when), replacements=edits,
+        out.findings.append(RelativeDateFinding(
+            targets=key, class_="ambiguous_date", written=str(date.when), replacements=edits,
             reason=f"created {date.when} but modified {date.other}: the phrase may date from either; "
             f"read against created: {_shown(edits)}",
         ))
     elif edits:  # mtime only
-        out.findings.append(Finding(
-            kind=FINDING_KIND, targets=key, class_="mtime_only", written=str(date.when), replacements=edits,
+        out.findings.append(RelativeDateFinding(
+            targets=key, class_="mtime_only", written=str(date.when), replacements=edits,
             reason=f"only the file's mtime ({date.when}) dates it; read against it: {_shown(edits)}",
         ))
     if undated:
-        out.findings.append(Finding(
-            kind=FINDING_KIND, targets=key, class_="no_date", phrases=undated,
+        out.findings.append(RelativeDateFinding(
+            targets=key, class_="no_date", phrases=undated,
             reason=f"relative dates with nothing to resolve them against: {_quoted(undated)}",
         ))
     if vague:
-        out.findings.append(Finding(
-            kind=FINDING_KIND, targets=key, class_="vague", phrases=vague,
+        out.findings.append(RelativeDateFinding(
+            targets=key, class_="vague", phrases=vague,
             reason=f"vague time phrases that will mislead as the memory ages: {_quoted(vague)}",
         ))
     if held:
-        out.findings.append(Finding(
-            kind=FINDING_KIND, targets=key, class_="not_replaced", phrases=held,
+        out.findings.append(RelativeDateFinding(
+            targets=key, class_="not_replaced", phrases=held,
             reason=f"relative dates left as written (no safe rewrite): {_quoted(held)}",
         ))
     return out

@@ -16,7 +16,8 @@ from __future__ import annotations
 
 import math
 
-from ..model import Action, Finding
+from ..actions import CappedFinding
+from ..model import Action
 from .outcome import Outcome, action_sort_key
 
 RETIRING = ("merge_duplicate", "prune_stale", "consolidate", "archive", "archive_session")
@@ -65,8 +66,7 @@ def cap_retirements(actions: list[Action], live_keys: list[str], fraction: float
     out = Outcome(actions=[a for i, a in enumerate(actions) if i not in dropped])
     if waiting:
         out.findings.append(
-            Finding(
-                kind="capped",
+            CappedFinding(
                 targets=sorted(set(waiting)),
                 reason=(
                     f"max_retire_fraction={fraction:g}: this run retires at most {budget} of {len(live)} live "

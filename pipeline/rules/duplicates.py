@@ -13,11 +13,15 @@ import datetime as dt
 from collections import defaultdict
 from typing import Iterable
 
-from ..model import Action, Finding, Memory
+from ..actions import MergeDuplicateAction
+from ..model import Finding, Memory
 from .outcome import Outcome
 from .text import normalize
 
 _FAR_FUTURE = dt.date.max
+# Set by a reader on a memory no merge may retire (zylos: importance 1-2). Such a duplicate is kept,
+# and survives in place of an unprotected survivor; the plan says so, the writer only executes it.
+MERGE_PROTECTED = "merge_protected"
 
 
 def comparable(m: Memory) -> bool:
@@ -59,6 +63,20 @@ def reorder_groups(memories: list[Memory]) -> list[list[Memory]]:
     return _groups(reps, lambda m: frozenset(normalize(m.body).split()))
 
 
+def merge_action(members: list[Memory], reason: str, source: str = "deterministic", needs_user: bool = False) -> MergeDuplicateAction:
+    """A merge of `members` (the text rules' survivor first) into one survivor, decided here."""
+    survivor = members[0]
+    protected = [m for m in members if m.extra.get(MERGE_PROTECTED)]
+    instead_of = None
+    if protected and survivor not in protected:
+        instead_of, survivor = survivor.key, protected[0]
+    kept = [m.key for m in protected if m is not survivor]
+    return MergeDuplicateAction(
+        targets=[m.key for m in members], survivor=survivor.key, kept=kept or None, survivor_instead_of=instead_of,
+        reason=reason, source=source, needs_user=needs_user,
+    )
+
+
 def merge_duplicates(memories: list[Memory]) -> Outcome:
     out = Outcome()
     for group in duplicate_groups(memories):
@@ -73,14 +91,7 @@ def merge_duplicates(memories: list[Memory]) -> Outcome:
                 )
             )
         if retired:
-            out.actions.append(
-                Action(
-                    kind="merge_duplicate",
-                    targets=[survivor.key] + sorted(m.key for m in retired),
-                    survivor=survivor.key,
-                    reason="normalized text identical",
-                )
-            )
+            out.actions.append(merge_action([survivor, *sorted(retired, key=lambda m: m.key)], "normalized text identical"))
     return out
 
 

@@ -10,8 +10,9 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import Any
 
-from ..kinds import ActionKind, FindingKind
-from ..model import Action, Finding, Memory
+from ..kinds import FindingKind
+from ..actions import PromoteRuleAction
+from ..model import Finding, Memory
 from ..text.counts import plural
 from .outcome import Outcome
 
@@ -36,7 +37,7 @@ def rule_candidates(
     out = Outcome()
     for n, m in seen[:listed]:
         out.actions.append(
-            Action(kind=ActionKind.PROMOTE_RULE, targets=[m.key], needs_user=True, reason=reason(m, n), **fields(m, n))
+            PromoteRuleAction(targets=[m.key], needs_user=True, reason=reason(m, n), **fields(m, n))
         )
     rest = seen[listed:]
     if rest:

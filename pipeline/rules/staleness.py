@@ -31,7 +31,8 @@ from typing import Any
 from ..text.counts import plural
 from ..kinds import StaleClass
 from ..config import Settings
-from ..model import Action, Corpus, Finding, Memory
+from ..actions import PruneStaleAction, StaleFinding
+from ..model import Corpus, Memory
 from .consult_gate import consult_match, consulted_terms
 from .outcome import Outcome
 from .prune_guards import guard_reason
@@ -171,7 +172,7 @@ def stale_outcome(
             extra["kept_reason"] = a.kept_reason
         if a.moved:
             extra["moved"] = [{"ref": old, "to": new} for old, new in a.moved]
-        out.findings.append(Finding(kind="stale", targets=[m.key], reason=a.reason, **extra))
+        out.findings.append(StaleFinding(targets=[m.key], reason=a.reason, **extra))
         if a.moved:
             update = update_ref_action(m, a.moved)
             if update is not None:
@@ -181,18 +182,17 @@ def stale_outcome(
     return out
 
 
-def prune_action(m: Memory, a: Assessment, history: GitHistory | None) -> Action:
+def prune_action(m: Memory, a: Assessment, history: GitHistory | None) -> PruneStaleAction:
     """Only git history proves the files were deleted; without it the user decides."""
     if history is None:
-        return Action(
-            kind="prune_stale",
+        return PruneStaleAction(
             targets=[m.key],
             reason=f"fully stale, {a.reason}",
             needs_user=True,
             needs_user_reason="no git history to tell a deleted file from one that was never in this repository",
             missing=list(a.missing),
         )
-    return Action(kind="prune_stale", targets=[m.key], reason=f"fully stale, {a.reason}", missing=list(a.missing))
+    return PruneStaleAction(targets=[m.key], reason=f"fully stale, {a.reason}", missing=list(a.missing))
 
 
 def staleness(corpus: Corpus, settings: Settings, ctx: StalenessContext, evergreen_without_frontmatter: bool) -> Outcome:

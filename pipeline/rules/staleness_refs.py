@@ -10,7 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..model import Action, Memory
+from ..actions import UpdateRefAction
+from ..model import Memory
 from .repo_index import RepoIndex, glob_regex
 from .staleness_history import GitHistory
 
@@ -127,14 +128,13 @@ def ref_replacements(m: Memory, moved: tuple[tuple[str, str], ...]) -> list[dict
     return edits
 
 
-def update_ref_action(m: Memory, moved: tuple[tuple[str, str], ...]) -> Action | None:
+def update_ref_action(m: Memory, moved: tuple[tuple[str, str], ...]) -> UpdateRefAction | None:
     """Point a memory's moved refs at where the files are now: an edit the user approves, never a prune."""
     replacements = ref_replacements(m, moved)
     if not replacements:
         return None
     shown = ", ".join(f"{old} -> {new}" for old, new in moved)
-    return Action(
-        kind="update_ref",
+    return UpdateRefAction(
         targets=[m.key],
         reason=f"moved in this repository's history: {shown}",
         needs_user=True,

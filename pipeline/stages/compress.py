@@ -27,7 +27,8 @@ from ..kinds import ActionKind
 from ..config import Settings
 from ..layouts.registry import layout_of
 from ..llm import Handles, register_stub
-from ..model import Action, Corpus, Finding
+from ..actions import CompressAction, outputs_of
+from ..model import Corpus, Finding
 from ..rules.outcome import Outcome
 from ..layouts.crux.reader import body_size
 from .base import StageContext
@@ -112,7 +113,7 @@ def _from_consolidations(outcome: Outcome, settings: Settings) -> list[Candidate
     for a in outcome.actions:
         if a.kind not in (ActionKind.CONSOLIDATE, ActionKind.REBALANCE_VOLUMES):
             continue
-        for o in getattr(a, "outputs", None) or []:
+        for o in outputs_of(a):
             if not str(o.get("path", "")).endswith(".memory.md"):
                 continue
             fm = o.get("frontmatter") or {}
@@ -176,8 +177,8 @@ class CompressStage:
                                   before=before, after=after, date=settings.now.isoformat(), archive=archive)
             size = size_of(twin)
             percent = round(100 * size / max(1, size_of(c.body)))
-            out.actions.append(Action(
-                kind="compress", targets=[c.key], source=ctx.source(NAME),
+            out.actions.append(CompressAction(
+                targets=[c.key], source=ctx.source(NAME),
                 reason=f"{c.why}; twin at {percent}% of the original ({size} {unit}, target {crux.compressionTarget}%, cap {c.cap})",
                 outputs=[{"path": _twin_path(c.path), "frontmatter": fm, "body": twin, "size": size}],
             ))

@@ -14,7 +14,8 @@ from pydantic import BaseModel, Field
 from ..text.counts import plural
 from ..config import Settings
 from ..llm import Handles, register_stub
-from ..model import Action, Corpus, Finding, Memory
+from ..actions import ConflictAction
+from ..model import Corpus, Finding, Memory
 from ..rules.outcome import Outcome
 from ..rules.subject_pairs import SubjectPair, subject_pairs
 from .base import StageContext, ask_all, clip, retired_keys
@@ -125,8 +126,7 @@ class ConflictStage:
                 explanation = model_text(d.explanation or d.reasoning, limit=300)
                 clash = [model_text(c, limit=200) for c in clash_clauses(statement(a), statement(b))]
                 out.actions.append(
-                    Action(
-                        kind="conflict",
+                    ConflictAction(
                         targets=[a_key, b_key],
                         needs_user=True,
                         reason=f"{explanation}: \u201c{clash[0]}\u201d vs \u201c{clash[1]}\u201d{_type_note(a, b)}",

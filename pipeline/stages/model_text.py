@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from typing import Any, Literal
 
+from ..actions import ConsolidateAction, PromoteRuleAction, RebalanceVolumesAction, outputs_of
 from ..model import Action
 from .single_calls import one_line
 
@@ -88,8 +89,8 @@ def injection(text: str | None) -> str | None:
 
 def _written_texts(action: Action) -> list[str]:
     """What of a proposal ends up in a file or in front of the user: reason, rule, new files."""
-    texts = [action.reason, str(getattr(action, "rule", None) or "")]
-    for out in getattr(action, "outputs", None) or []:
+    texts = [action.reason, str((action.rule if isinstance(action, PromoteRuleAction) else None) or "")]
+    for out in outputs_of(action):
         if not isinstance(out, dict):
             continue
         texts.append(str(out.get("body") or ""))
@@ -106,9 +107,9 @@ def flag_injections(actions: list[Action]) -> list[Action]:
     out = []
     for a in actions:
         found = None
-        if a.source != "deterministic" or getattr(a, "split_source", None):
+        if a.source != "deterministic" or (isinstance(a, (ConsolidateAction, RebalanceVolumesAction)) and a.split_source):
             found = next((p for p in map(injection, _written_texts(a)) if p), None)
-        if found is None or getattr(a, "flagged", None):
+        if found is None or a.flagged:
             out.append(a)
             continue
         out.append(a.model_copy(update={

@@ -13,8 +13,8 @@ from pydantic import BaseModel, Field
 from ..kinds import FindingKind
 from ..config import Settings
 from ..llm import Handles, register_stub
-from ..model import Action, Corpus, Finding, Memory
-from ..rules.duplicates import survivor_key
+from ..model import Corpus, Finding, Memory
+from ..rules.duplicates import merge_action, survivor_key
 from ..rules.outcome import Outcome
 from ..rules.text import normalize
 from .base import StageContext, ask_all, clip
@@ -115,16 +115,11 @@ class ReorderStage:
             if retired:
                 why = "; ".join(reasons[k] for k in retired)
                 ask = needs_trust(ctx, by_key[survivor], [by_key[k] for k in retired])
-                out.actions.append(
-                    Action(
-                        kind="merge_duplicate",
-                        targets=[survivor, *retired],
-                        survivor=survivor,
-                        reason=f"same words in another order, same meaning (reorder judge: {why})" + (f"; {ask}" if ask else ""),
-                        source=ctx.source(NAME),
-                        needs_user=bool(ask),
-                    )
-                )
+                out.actions.append(merge_action(
+                    [by_key[k] for k in (survivor, *retired)],
+                    f"same words in another order, same meaning (reorder judge: {why})" + (f"; {ask}" if ask else ""),
+                    source=ctx.source(NAME), needs_user=bool(ask),
+                ))
         return out
 
 

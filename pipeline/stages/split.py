@@ -26,6 +26,7 @@ from ..kinds import ActionKind
 from ..config import Settings
 from ..layouts.registry import layout_of
 from ..llm import Handles, register_stub
+from ..actions import ConsolidateAction, RebalanceVolumesAction, outputs_of
 from ..model import Action, Corpus, Finding
 from ..rules.outcome import Outcome
 from ..text.truncate import clip
@@ -141,8 +142,8 @@ def _from_actions(outcome: Outcome, settings: Settings) -> list[Candidate]:
     cap = settings.crux.maxConsolidatedSize
     found = []
     for a in outcome.actions:
-        topic = getattr(a, "topic", None)
-        outputs = getattr(a, "outputs", None) or []
+        topic = a.topic if isinstance(a, (ConsolidateAction, RebalanceVolumesAction)) else None
+        outputs = outputs_of(a)
         if a.kind not in (ActionKind.CONSOLIDATE, ActionKind.REBALANCE_VOLUMES) or not topic or len(outputs) < 2 or not a.source.endswith(":metadata"):
             continue
         joined = "\n\n".join(o["body"].strip("\n") for o in outputs) + "\n"
@@ -254,8 +255,8 @@ class SplitStage:
                     replaced[id(c.action)] = _updated(c.action, split_source=ctx.source(NAME), split_fallback=True,
                                                       reason=f"{c.action.reason}; {note}")
                     continue
-                base: dict[str, Any] = dict(c.action.outputs[0]["frontmatter"])  # type: ignore[attr-defined]
-                base["strength"] = sum(int(o["frontmatter"].get("strength") or 0) for o in c.action.outputs)  # type: ignore[attr-defined, misc]
+                base: dict[str, Any] = dict(outputs_of(c.action)[0]["frontmatter"])
+                base["strength"] = sum(int(o["frontmatter"].get("strength") or 0) for o in outputs_of(c.action))
                 outputs = volume_outputs(c.topic, c.folder, _shared(base), c.sections, assignment, names, measure)
                 replaced[id(c.action)] = _updated(c.action, outputs=outputs, volumes=len(outputs), split_source=ctx.source(NAME),
                                                   split_fallback=False, reason=f"{c.action.reason}; {note}")
@@ -267,8 +268,8 @@ class SplitStage:
             base = crux_frontmatter(c.title, "", vols, settings.crux, settings.now)
             base["type"] = vols[0].type or base["type"]
             outputs = volume_outputs(c.topic, c.folder, base, c.sections, assignment, names, measure)
-            out.actions.append(Action(
-                kind="rebalance_volumes", targets=sorted(v.key for v in vols), source=ctx.source(NAME), to_type=base["type"],
+            out.actions.append(RebalanceVolumesAction(
+                targets=sorted(v.key for v in vols), source=ctx.source(NAME), to_type=base["type"],
                 reason=f"topic '{c.topic}': {c.reason}; {len(vols)} → {len(outputs)} volumes; {note}",
                 topic=c.topic, volumes=len(outputs), fallback=bool(problems), outputs=outputs,
             ))
@@ -281,9 +282,8 @@ def _shared(fm: dict[str, Any]) -> dict[str, Any]:
 
 
 def _updated(action: Action, **changes: Any) -> Action:
-    data = action.model_dump()
-    data.update(changes)
-    return Action.model_validate(data)
+    # Checked again as its kind's class: a split field on a kind that has none fails here.
+    return type(action).model_validate({**action.model_dump(), **changes})
 
 
 STAGE = SplitStage()

@@ -15,6 +15,7 @@ from ..kinds import ActionKind
 from ..config import Settings
 from ..layouts.registry import layout_of
 from ..llm import Handles, register_stub
+from ..actions import PromoteRuleAction
 from ..model import Action, Corpus
 from ..rules.outcome import Outcome
 from ..rules.text import significant_words
@@ -115,8 +116,7 @@ class RuleStage:
             disputed = not judge_rule(by_key[action.targets[0]].body)[0]
             doubt = "; the deterministic reading calls it a plain fact, so it needs your decision" if disputed else ""
             out.actions.append(
-                Action(
-                    kind="promote_rule",
+                PromoteRuleAction(
                     targets=list(action.targets),
                     needs_user=not automatic or disputed,
                     reason=f"{action.reason}; rules judge: a standing instruction ({why}){doubt}",

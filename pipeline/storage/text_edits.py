@@ -29,6 +29,7 @@ from typing import Callable, Mapping
 
 from ..errors import MemconsolidateError
 from ..journal import Op, sha
+from ..actions import AbsolutizeDatesAction, UpdateRefAction
 from ..model import Action
 from ..text.frontmatter_edit import set_keys
 from ..text.lines import LINE_BREAKS, UTF8_BOM
@@ -73,8 +74,9 @@ def _one(raw: object) -> Replacement:
 
 def replacements_of(action: Action) -> Fields:
     """The action's replacements by field, sorted, checked for shape and overlap."""
-    raw = getattr(action, "replacements", None)
-    if not isinstance(raw, list) or not raw:
+    # The payload's shape was checked when the action was built; what it says is checked here.
+    raw = action.replacements if isinstance(action, (AbsolutizeDatesAction, UpdateRefAction)) else []
+    if not raw:
         raise EditRefused(f"{action.kind} carries no replacements")
     by_field: Fields = {}
     for item in raw:

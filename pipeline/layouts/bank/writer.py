@@ -19,6 +19,7 @@ from ...kinds import ActionKind
 from ...changes import ChangeSet
 from ...config import Settings
 from ...journal import ABSENT, Op, sha
+from ...actions import PromoteRuleAction
 from ...model import Action, Corpus
 from ...report import render_run_report
 from ...rules.text import normalize
@@ -137,7 +138,7 @@ def changes(corpus: Corpus, actions: list[Action], settings: Settings, run_id: s
             else:  # reporting it applied would claim a change the run never made
                 out.skipped.append((action, "every target is pinned or already retired"))
         elif action.kind == ActionKind.PROMOTE_RULE:
-            rule = getattr(action, "rule", None)
+            rule = action.rule if isinstance(action, PromoteRuleAction) else None
             if not isinstance(rule, str) or not RULE_MIN <= len(rule.strip()) <= RULE_MAX or "\n" in rule.strip():
                 out.skipped.append((action, "no one-line rule text (3–300 characters) from the rules stage"))
                 continue

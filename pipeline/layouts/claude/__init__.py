@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING
 
 from ...config import ClaudeConfig, Settings
 from ...model import Action, Corpus, Finding
+from ...rules.outcome import Outcome
 from ..base import ModuleLayout
 from . import reader, rules, writer
 
@@ -24,6 +25,9 @@ class ClaudeLayout(ModuleLayout):
 
     def stages(self, settings: Settings) -> frozenset[str]:
         return frozenset({"metadata"})
+
+    def guard(self, outcome: Outcome, settings: Settings) -> Outcome:
+        return rules.hand_overs(outcome)
 
     def changes(self, corpus: Corpus, actions: list[Action], settings: Settings, run_id: str, resolve: str | None,
                 findings: list[Finding] | None = None) -> ChangeSet:

@@ -9,7 +9,9 @@ from __future__ import annotations
 
 from ...config import Settings
 from ...kinds import ActionKind, FindingKind
-from ...model import Action, Corpus, Finding
+from ...actions import BudgetFinding, MergeDuplicateAction
+from ...kinds import StaleClass
+from ...model import Action, Corpus
 from ...rules.outcome import Outcome
 from .memory_md import MAX_LINES
 
@@ -23,7 +25,7 @@ def index_budget(corpus: Corpus, budget: int) -> Outcome:
     out = Outcome()
     for index, size in over(corpus, "index_bytes", budget):
         out.findings.append(
-            Finding(kind=FindingKind.OVER_BUDGET, targets=[index], size=size, budget=budget,
+            BudgetFinding(kind=FindingKind.OVER_BUDGET, targets=[index], size=size, budget=budget,
                     reason=f"{size} bytes, over the {budget}-byte MEMORY.md target: a rebuild trims hooks, never entries")
         )
         out.actions.append(
@@ -38,7 +40,7 @@ def index_lines(corpus: Corpus, max_lines: int = MAX_LINES) -> Outcome:
     out = Outcome()
     for index, count in over(corpus, "index_lines", max_lines):
         out.findings.append(
-            Finding(kind=FindingKind.OVER_BUDGET, targets=[index], lines=count, max_lines=max_lines,
+            BudgetFinding(kind=FindingKind.OVER_BUDGET, targets=[index], lines=count, max_lines=max_lines,
                     reason=f"{count} lines, over the {max_lines} lines Claude Code loads: move a section into a sub-index file")
         )
     return out
@@ -46,3 +48,20 @@ def index_lines(corpus: Corpus, max_lines: int = MAX_LINES) -> Outcome:
 
 def rules(corpus: Corpus, settings: Settings) -> Outcome:
     return index_budget(corpus, settings.claude.index_budget_bytes).extend(index_lines(corpus))
+
+
+def hand_overs(outcome: Outcome) -> Outcome:
+    """A merge whose survivor this plan also prunes names the members that survive in its place:
+    those the staleness pass keeps (not FULLY_STALE) and no prune archives, in the merge's order.
+    Decided here so the plan shows it; the writer takes the first still there (seed 001, STEP 5-6)."""
+    pruned = {t for a in outcome.actions if a.kind == ActionKind.PRUNE_STALE for t in a.targets}
+    fully_stale = {f.targets[0] for f in outcome.findings
+                   if f.kind == FindingKind.STALE and f.class_ == StaleClass.FULLY_STALE and f.targets}
+    actions: list[Action] = []
+    for a in outcome.actions:
+        if isinstance(a, MergeDuplicateAction) and a.survivor in pruned:
+            members = [t for t in dict.fromkeys(a.targets) if t != a.survivor]
+            keep = [t for t in members if t not in pruned and t not in fully_stale]
+            a = a.model_copy(update={"handover": keep})
+        actions.append(a)
+    return Outcome(actions, list(outcome.findings))

@@ -9,9 +9,9 @@ What each action does:
 - `prune_stale`: the file is archived.
 - `merge_duplicate`: the survivor stays, every other member is archived. When the survivor itself
   is archived by another action of the same run (a `prune_stale` of a fully stale survivor), the
-  first other member that the staleness pass would keep (its class is not FULLY_STALE: a prune guard
-  or the consult-gate holds for it) survives in its place; if none would be kept, all are archived.
-  The outcome is therefore the same whatever the order of the actions.
+  first member of the plan's `handover` still there survives in its place (the plan lists those the
+  staleness pass keeps: not FULLY_STALE, a prune guard or the consult-gate holds for them); if none
+  is, all are archived. The outcome is therefore the same whatever the order of the actions.
 - `conflict`, only under a resolution (`select_actions` enforces it): `newer` archives the older
   side (front-matter date — modified/updated/last_updated/date, then created — else the file's
   mtime); undated or equally dated sides are left for the user. `keep-both` appends
@@ -42,8 +42,8 @@ Reports (dream's STEP 6, with ARCHIVED where dream says DELETED): the whole run'
 `.memconsolidate/reports/<run-id>.md` (the generic applied/skipped/notes account, then the dream
 report), and each folder that changed gets its own dream report in `.archive/<run-id>/REPORT.md`,
 next to what was archived, so a user browsing the folder sees why. "Flagged for Review" lists the
-plan's PARTIALLY_STALE findings: `apply_plan` passes only actions, so unless the caller passes
-`findings`, the staleness pass is re-run on the corpus (one more repository scan).
+plan's PARTIALLY_STALE findings, which apply passes in (the writer never re-runs the staleness pass:
+what it reports is what the plan showed; a caller without a plan gets no such list).
 """
 
 from __future__ import annotations
@@ -63,6 +63,7 @@ from ...kinds import ActionKind, FindingKind, StaleClass
 from ...changes import ChangeSet
 from ...config import Settings
 from ...journal import ABSENT, Op, sha
+from ...actions import MergeDuplicateAction, StaleFinding, outputs_of
 from ...model import Action, Corpus, Finding, Memory
 from ...printable import printable
 from ...report import render_run_report
@@ -207,7 +208,9 @@ def decide(
         survivor: str | None = a.survivor
         handover = ""
         if survivor in d.retire:
-            keepable = [t for t in members if t not in d.retire and not unmovable(t) and stale.cls(t) != FULLY_STALE]
+            # The plan named who may take over (layouts/claude/rules.hand_overs): the first still here.
+            planned = (a.handover if isinstance(a, MergeDuplicateAction) else None) or []
+            keepable = [t for t in planned if t in members and t not in d.retire and not unmovable(t)]
             survivor = keepable[0] if keepable else None
             handover = (
                 f" (survives in place of {ref(a.survivor, survivor)}, archived in this run)" if survivor else ""
@@ -286,8 +289,8 @@ def decide(
 
 def _consolidate(corpus: Corpus, a: Action, unmovable: Callable[[str], str | None], d: Decisions) -> str | None:
     """Record one consolidation in `d`; None when it applies, else why it is skipped."""
-    outputs = getattr(a, "outputs", None) or []
-    if len(outputs) != 1 or not isinstance(outputs[0], dict):
+    outputs = outputs_of(a)
+    if len(outputs) != 1:
         return "a claude consolidation writes exactly one file"
     out = outputs[0]
     path, meta, body = out.get("path"), out.get("frontmatter"), out.get("body")
@@ -736,7 +739,7 @@ def _cell(text: str) -> str:
 
 
 def _missing_refs(f: Finding) -> str:
-    missing = getattr(f, "missing", None) or []
+    missing = (f.missing if isinstance(f, StaleFinding) else None) or []
     if not missing:
         return _cell(f.reason)
     shown = []
@@ -822,7 +825,7 @@ def dream_report(
     if flagged:
         lines += ["| File | Missing References | Kept because |", "|------|-------------------|--------------|"]
         for key, f in flagged:
-            kept = getattr(f, "kept_reason", None) or "some references still resolve"
+            kept = (f.kept_reason if isinstance(f, StaleFinding) else None) or "some references still resolve"
             lines.append(f"| `{shown(key)}` | {_missing_refs(f)} | {_cell(kept)} |")
     else:
         lines.append("None.")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import PurePosixPath
 
+from ...actions import MoveAction
 from ...kinds import ActionKind
 from ...model import Action
 from ...printable import printable
@@ -266,7 +267,7 @@ def move(run: Run, a: Action) -> None:
         return
     folder = target_dir(live.m, new_type, run.crux)
     dests = [f"{folder}/{_name(f)}" for f in live.files]
-    planned = getattr(a, "to_path", None)
+    planned = a.to_path if isinstance(a, MoveAction) else None
     if planned and planned != dests[0]:
         run.skip(a, f"to_path {planned} does not follow the file-move procedure ({dests[0]})")
         return

@@ -14,6 +14,7 @@ from __future__ import annotations
 from pathlib import PurePosixPath
 from typing import Any
 
+from ...actions import ConsolidateAction, Output, RebalanceVolumesAction, outputs_of
 from ...kinds import ActionKind
 from ...model import Action, Tracker
 from .rules.common import target_dir
@@ -39,9 +40,9 @@ def _sibling(path: str) -> str:
     return (folder / f"{_slug(path)}{other}").as_posix()
 
 
-def _outputs(a: Action) -> list[dict[str, Any]] | str:
-    outputs = getattr(a, "outputs", None)
-    if not isinstance(outputs, list) or not outputs:
+def _outputs(a: Action) -> list[Output] | str:
+    outputs = outputs_of(a)
+    if not outputs:
         return "no outputs to write"
     for o in outputs:
         if not (isinstance(o, dict) and isinstance(o.get("path"), str) and isinstance(o.get("frontmatter"), dict)
@@ -191,7 +192,7 @@ def consolidate(run: Run, a: Action) -> None:
         run.ov.write(t.key, render_tracker(t).encode("utf-8"))
     combined = sum(x.m.extra.get("size", 0) for x in members)
     result = sum(_size(run, o) for o in outputs)
-    topic = getattr(a, "topic", None)
+    topic = a.topic if isinstance(a, (ConsolidateAction, RebalanceVolumesAction)) else None
     if a.kind == ActionKind.REBALANCE_VOLUMES:
         old = sum(1 for x in members if x.m.extra.get("consolidation_topic") == topic) or len(members)
         run.summary.rebalanced.append((str(topic or _slug(outputs[0]["path"])), old, len(outputs), a.reason))

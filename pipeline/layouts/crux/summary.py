@@ -11,6 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from collections import Counter
 
+from ...actions import MoveAction, PromoteRuleAction
 from ...model import Action, Corpus, Memory
 from .rules.common import trackers_by_slug
 from .rules.rule_promotion import rule_promotions
@@ -28,8 +29,9 @@ def _member(m: Memory) -> str:
 
 
 def _skipped_line(a: Action, why: str) -> str:
-    what = getattr(a, "title", None) or ", ".join(a.targets)
-    return f"- {a.kind} {_q(what) if getattr(a, 'title', None) else what}: {why}"
+    title = a.title if isinstance(a, (MoveAction, PromoteRuleAction)) else None
+    what = title or ", ".join(a.targets)
+    return f"- {a.kind} {_q(what) if title else what}: {why}"
 
 
 def corpus_lines(after: Corpus, type_priority: list[str]) -> list[str]:

@@ -25,10 +25,12 @@ from typing import Any
 
 from ...config import Settings
 from ...model import Corpus, Memory
+from ...rules.duplicates import MERGE_PROTECTED
 from ...rules.text import slugify
 from ...storage.files import Unreadable, as_date, mtime_of, parse_error, read_text_sha, rel, walk_files
 # The entry grammar, defined once for this reader and the writer (names kept importable from here).
 from .entries import FENCE, FIELD, HEADING, SESSION_HEADER, Entry, parse_entries  # noqa: F401
+from .rules.freshness import immune
 
 LAYOUT = "zylos"
 GROUP = "zylos"
@@ -237,6 +239,7 @@ def _load_references(root: Path, settings: Settings, corpus: Corpus) -> None:
         entries = entry_memories(key, kind, text, mtime_of(path))
         for entry in entries:
             entry.read_shas = dict(read_shas)  # an entry is judged with the file it lives in
+            entry.extra[MERGE_PROTECTED] = immune(entry, settings.zylos)  # never retired by a merge
         corpus.memories.append(
             _tier_memory(root, path, "reference", stem, read, {"kind": kind, "entries": [m.key for m in entries]})
         )

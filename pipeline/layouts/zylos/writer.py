@@ -7,12 +7,14 @@ What each action does:
   (created with a heading if new), followed by `- **Archived:** <--now> (<why>)`. Entries of
   importance 1-2 are never archived, whatever the plan says.
 - `merge_duplicate`: the survivor stays as it is; every other entry is archived as above with the
-  reason "duplicate; merged into <survivor>". Importance 1-2 entries are never retired by a merge:
-  when the plan's survivor is not importance 1-2 but a duplicate is, the roles are swapped (the
-  first importance 1-2 member survives). The entries say the same thing and the retired one stays
-  readable in archive/, so keeping the important copy loses nothing, whereas skipping would leave
-  the duplicate to be proposed again on every run. Further importance 1-2 members are kept, with a
-  note.
+  reason "duplicate; merged into <survivor>". Importance 1-2 entries are never retired by a merge,
+  and the plan decides how (rules/duplicates.py): when the text rules' survivor is not importance
+  1-2 but a duplicate is, the roles are swapped (the first importance 1-2 member survives; the
+  action's `survivor_instead_of` names the one it replaced). The entries say the same thing and the
+  retired one stays readable in archive/, so keeping the important copy loses nothing, whereas
+  skipping would leave the duplicate to be proposed again on every run. Further importance 1-2
+  members are the action's `kept`, with a note. A merge that would retire an importance 1-2 entry
+  the plan did not keep (one made by hand) is skipped.
 - `conflict` (only with a resolution): `newer` archives the older entry (Updated, else its Date /
   Started / Date observed), `keep-both` adds `- **Note:** conflicts with "<other>" (kept both,
   <--now>)` to both entries. Undated or equally dated sides, or an older side of importance 1-2,
@@ -53,6 +55,7 @@ from ...changes import ChangeSet
 from ...config import Settings
 from ...errors import ConfigError
 from ...journal import ABSENT, Op, state
+from ...actions import MergeDuplicateAction, RotateSessionAction
 from ...model import Action, Corpus, Memory
 from ...printable import printable
 from ...report import render_run_report
@@ -366,25 +369,25 @@ class _Writer:
         found = self.resolve_all(keys)
         if isinstance(found, str):
             return self.skip(action, found)
+        # The plan decided who survives and which importance 1-2 duplicates are kept (rules/duplicates.py).
         members = {m.key: (ref, m) for ref, m in found}
-        planned = members[action.survivor][1] if action.survivor in members else found[0][1]
-        survivor = planned
-        if not immune(planned, self.cfg):
-            guarded = [m for _, m in found if immune(m, self.cfg)]
-            if guarded:
-                survivor = guarded[0]
-        kept = [m for _, m in found if m.key != survivor.key and immune(m, self.cfg)]
-        retired = [(ref, m) for ref, m in found if m.key != survivor.key and not immune(m, self.cfg)]
+        survivor = members[action.survivor][1] if action.survivor in members else found[0][1]
+        planned = action if isinstance(action, MergeDuplicateAction) else MergeDuplicateAction(targets=[], reason="")
+        kept = [m for _, m in found if m.key in (planned.kept or [])]
+        retired = [(ref, m) for ref, m in found if m.key != survivor.key and m.key not in (planned.kept or [])]
         if not retired:
             return self.skip(action, f"every duplicate of {survivor.key} has importance 1-2: none is retired")
+        guarded = next((m for _, m in retired if immune(m, self.cfg)), None)
+        if guarded is not None:  # a merge the plan did not decide on (made by hand): never retire it
+            return self.skip(action, f"{guarded.key} has importance 1-2: a merge never retires it, and the plan did not keep it")
         archives = self.archives_for([ref for ref, _ in retired])
         if isinstance(archives, str):
             return self.skip(action, archives)
         for ref, m in retired:
             self.retire(ref, m, f"duplicate; merged into {_label(survivor)}")
-        if survivor.key != planned.key:
+        if planned.survivor_instead_of:
             self.out.notes.append(
-                f"{survivor.key} ({_importance(survivor)}) kept as the survivor instead of {planned.key}: "
+                f"{survivor.key} ({_importance(survivor)}) kept as the survivor instead of {planned.survivor_instead_of}: "
                 "importance 1-2 entries are never retired by a merge"
             )
         for m in kept:
@@ -505,7 +508,7 @@ class _Writer:
         memory = self.by_key.get(key)
         if key != CURRENT_SESSION or memory is None or not memory.extra.get("current"):
             return self.skip(action, f"{', '.join(action.targets)} is not the current session log")
-        rotate_to = getattr(action, "rotate_to", None)
+        rotate_to = action.rotate_to if isinstance(action, RotateSessionAction) else None
         named = SESSION_NAME.match(rotate_to) if isinstance(rotate_to, str) else None
         if named is None:
             return self.skip(action, f"no dated sessions/ name to rotate to (rotate_to: {rotate_to!r})")

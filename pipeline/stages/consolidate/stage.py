@@ -26,6 +26,7 @@ from ...text.counts import plural
 from ...config import Settings
 from ...layouts.registry import layout_of
 from ...llm import Handles, register_stub
+from ...actions import ConsolidateAction, RebalanceVolumesAction
 from ...model import Action, Corpus, Finding, Memory
 from ...rules.outcome import Outcome
 from ...rules.text import significant_words
@@ -254,8 +255,8 @@ def _crux_action(ctx: StageContext, g: Group, members: list[Memory], title: str,
         outputs = volume_outputs(topic, folder, fm, sections, assignment, greedy_titles(title, sections, assignment), measure)
         extra = {"topic": topic, "volumes": len(outputs)}
         reason += f"; {size} {crux.sizeUnit} > maxConsolidatedSize {cap}: split into {len(outputs)} volumes on headings and paragraphs"
-    return Action(kind="consolidate", targets=sorted(g.members), reason=reason, source=ctx.source(NAME), to_type=fm["type"],
-                  fallback=fallback, outputs=outputs, **extra)
+    return ConsolidateAction(targets=sorted(g.members), reason=reason, source=ctx.source(NAME), to_type=fm["type"],
+                             fallback=fallback, outputs=outputs, **extra)
 
 
 def greedy_cut(sections: list[Section], cap: int, measure) -> list[list[int]]:
@@ -299,8 +300,8 @@ def _topic_action(ctx: StageContext, g: Group, members: list[Memory], fm: dict[s
         outputs = volume_outputs(topic_name, folder, base, sections, assignment, greedy_titles(fm["title"], sections, assignment), measure)
         targets = sorted([*(v.key for v in topic.volumes), *new_keys])
         reason += f"; part {part} would hold {size} {crux.sizeUnit} > {cap}: topic re-cut into {len(outputs)} volumes on headings and paragraphs"
-    return Action(kind="rebalance_volumes", targets=targets, reason=reason, source=ctx.source(NAME), to_type=fm["type"],
-                  topic=topic_name, volumes=len(outputs), fallback=fallback, outputs=outputs)
+    return RebalanceVolumesAction(targets=targets, reason=reason, source=ctx.source(NAME), to_type=fm["type"],
+                                  topic=topic_name, volumes=len(outputs), fallback=fallback, outputs=outputs)
 
 
 def _claude_action(ctx: StageContext, g: Group, members: list[Memory], title: str, description: str, body: str,
@@ -309,8 +310,8 @@ def _claude_action(ctx: StageContext, g: Group, members: list[Memory], title: st
     path = namer.claude(folder, title)
     fm = {"name": title, "description": description, "type": members[0].type,
           "consolidated_from": [PurePosixPath(m.key).name for m in members]}
-    return Action(kind="consolidate", targets=sorted(g.members), reason=reason, source=ctx.source(NAME), to_type=members[0].type,
-                  topic=None, fallback=fallback, outputs=[{"path": path, "frontmatter": fm, "body": body, "size": len(body.splitlines())}])
+    return ConsolidateAction(targets=sorted(g.members), reason=reason, source=ctx.source(NAME), to_type=members[0].type,
+                             topic=None, fallback=fallback, outputs=[{"path": path, "frontmatter": fm, "body": body, "size": len(body.splitlines())}])
 
 
 class MetadataStage:

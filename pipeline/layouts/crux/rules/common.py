@@ -11,7 +11,9 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from ....config import CruxConfig
-from ....model import Action, Corpus, Memory, Tracker
+from ....actions import ACTION_TYPES, MoveAction
+from ....kinds import ActionKind
+from ....model import Corpus, Memory, Tracker
 
 ARCHIVED = "archived"
 
@@ -88,13 +90,14 @@ def existing_files(corpus: Corpus) -> set[str]:
     return set(corpus.extra.get("crux", {}).get("memory_files", [])) or {m.key for m in corpus.memories}
 
 
-def move_action(kind: str, m: Memory, new_type: str, reason: str, crux: CruxConfig, existing: set[str]) -> Action:
+def move_action(kind: str, m: Memory, new_type: str, reason: str, crux: CruxConfig, existing: set[str]) -> MoveAction:
     """A promote/demote/archive of `m` into `new_type`: it needs the user only when the move would
     land on an existing file."""
     fields = move_fields(m, new_type, crux, existing)
     if "overwrites" in fields:
         reason += f"; {', '.join(fields['overwrites'])} already exists: confirm before overwriting"
-    return Action(
-        kind=kind, targets=[m.key], from_type=m.type, to_type=new_type, reason=reason,
-        needs_user="overwrites" in fields, **fields,
+    cls = ACTION_TYPES[ActionKind(kind)]
+    assert issubclass(cls, MoveAction), kind
+    return cls(
+        targets=[m.key], from_type=m.type, to_type=new_type, reason=reason, needs_user="overwrites" in fields, **fields,
     )

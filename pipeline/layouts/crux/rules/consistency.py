@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from pathlib import PurePosixPath
 
+from ....actions import SyncStrengthAction
 from ....model import Action, Finding, Memory, Tracker
 from ....rules.outcome import Outcome
 
@@ -43,8 +44,7 @@ def strength_sync(memories: list[Memory], trackers: dict[str, Tracker]) -> Outco
             continue
         had = "no strength" if t.strength is None else f"strength {t.strength}"
         out.actions.append(
-            Action(
-                kind="sync_strength",
+            SyncStrengthAction(
                 targets=[m.key, t.key],
                 reason=f"tracker {had} ≠ front matter strength {m.strength}; the front matter is authoritative: tracker set to {m.strength}",
                 strength=m.strength,

@@ -10,7 +10,9 @@ than the number: exactly 16,384 bytes is still within budget. Profiles over ~1 K
 from __future__ import annotations
 
 from ....config import Settings, ZylosConfig
-from ....model import Action, Corpus, Finding, Memory
+from ....actions import BudgetFinding
+from ....kinds import FindingKind
+from ....model import Action, Corpus, Memory
 from ....rules.outcome import Outcome
 
 # The seed's file-specific cleanup rule for each core file, quoted into the trim action's reason.
@@ -40,8 +42,8 @@ def core_budget(memory: Memory, cfg: ZylosConfig) -> Outcome:
     warn = warn_thresholds(cfg).get(memory.key)
     if size > budget:
         out.findings.append(
-            Finding(
-                kind="over_budget",
+            BudgetFinding(
+                kind=FindingKind.OVER_BUDGET,
                 targets=[memory.key],
                 reason=f"{memory.key} is {size:,} bytes, over its {budget:,}-byte budget ({_pct(size, budget)}%)",
                 size_bytes=size,
@@ -60,8 +62,8 @@ def core_budget(memory: Memory, cfg: ZylosConfig) -> Outcome:
         )
     elif warn is not None and size > warn:
         out.findings.append(
-            Finding(
-                kind="near_budget",
+            BudgetFinding(
+                kind=FindingKind.NEAR_BUDGET,
                 targets=[memory.key],
                 reason=f"{memory.key} is {size:,} bytes, over the {warn:,}-byte warn threshold "
                 f"(budget {budget:,}): audit it against its content rules",
@@ -78,8 +80,8 @@ def profile_size(memory: Memory, cfg: ZylosConfig) -> Outcome:
     size = int(memory.extra.get("size") or 0)
     if size > cfg.profile_warn_bytes:
         out.findings.append(
-            Finding(
-                kind="near_budget",
+            BudgetFinding(
+                kind=FindingKind.NEAR_BUDGET,
                 targets=[memory.key],
                 reason=f"{memory.key} is {size:,} bytes, over ~{cfg.profile_warn_bytes:,} bytes: summarize older notes",
                 size_bytes=size,

@@ -14,7 +14,8 @@ import datetime as dt
 from collections import defaultdict
 
 from ....config import Settings, ZylosConfig
-from ....model import Action, Corpus, Finding, Memory
+from ....actions import ArchiveAction, FreshnessFinding
+from ....model import Corpus, Memory
 from ....rules.outcome import Outcome
 from ....storage.files import mtime_date
 
@@ -68,8 +69,7 @@ def file_freshness(file: Memory, entries: list[Memory], now: dt.date, cfg: Zylos
                 kept.append(entry.key)
                 continue
             out.actions.append(
-                Action(
-                    kind="archive",
+                ArchiveAction(
                     targets=[entry.key],
                     from_type=entry.type,
                     to_type="archived",
@@ -82,7 +82,7 @@ def file_freshness(file: Memory, entries: list[Memory], now: dt.date, cfg: Zylos
     if kept:
         reason += f"; kept (importance 1-{cfg.immune_importance_max}, immune to age-based archival): {', '.join(kept)}"
     out.findings.append(
-        Finding(kind="freshness", targets=[file.key], class_=cls, reason=reason, age_days=age, kept=kept)
+        FreshnessFinding(targets=[file.key], class_=cls, reason=reason, age_days=age, kept=kept)
     )
     return out
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 
 from ....config import Settings
+from ....actions import RotateSessionAction
 from ....model import Action, Corpus, Memory
 from ....rules.outcome import Outcome
 from .freshness import mtime_date
@@ -58,8 +59,7 @@ def rotate_current(current: Memory, now: dt.date, taken: set[str]) -> Outcome:
         name = rotation_name(fallback, taken)
         why = "no '# Session Log: YYYY-MM-DD' header (dated by its mtime)"
     out.actions.append(
-        Action(
-            kind="rotate_session",
+        RotateSessionAction(
             targets=[current.key],
             reason=f"{current.key} {why}: rotate to {name} and start a fresh log for {now.isoformat()}",
             rotate_to=name,
