@@ -74,6 +74,14 @@ RECORDS = [
 ]
 
 
+@pytest.mark.parametrize("rec", RECORDS + [
+    {"z": [1, 2.5, -0.0, 1e300, float("nan"), float("inf")], "a": {"é": "ü\u2028\ud800", "b": None}, "m": 10**40},
+    {"nested": [[{"k": [True, False]}]], "": ""},
+], ids=lambda r: str(r.get("id", sorted(r)[0])))
+def test_the_canonical_json_is_json_dumps_sorted_and_ascii(rec):
+    assert reader.canonical_json(rec) == json.dumps(rec, sort_keys=True, ensure_ascii=True)
+
+
 def _validated(bank: str, rec: dict) -> Memory:
     """What the reader built before the bulk path: the same values, through pydantic's validation."""
     m = reader._to_memory(bank, rec)
