@@ -57,6 +57,26 @@ class Memory(BaseModel):
     # hands them to the actions (`target_hashes`) so apply never acts on content it did not judge.
     read_shas: dict[str, str] = Field(default_factory=dict)
 
+    @classmethod
+    def trusted(cls, **values: Any) -> Memory:
+        """A memory from values its reader has already checked (each of its field's type), unvalidated.
+
+        The bulk path of a big store (a bank of 200k records), where validating costs as much as
+        parsing the record and each validated memory carries its own field dict and fields-set. Here
+        the fields are set one by one in declaration order into a bare instance's own dict, so CPython
+        shares one key table among all such memories; the fields-set is one set for all of them that names every
+        field, so an assignment (pydantic adds the field's name to it) never changes it. A field not
+        given takes its default. Equal to `Memory(**values)` (tests/test_bench.py pins it).
+        """
+        m = cls.__new__(cls)
+        fields = m.__dict__
+        for name, default in _MEMORY_DEFAULTS:  # a required field not given: KeyError
+            fields[name] = values[name] if default is None or name in values else default()
+        object.__setattr__(m, "__pydantic_fields_set__", _MEMORY_FIELDS)
+        object.__setattr__(m, "__pydantic_extra__", None)
+        object.__setattr__(m, "__pydantic_private__", None)
+        return m
+
     @property
     def slug(self) -> str:
         """File name without its memory suffixes: the crux tracker key, the claude index target."""
@@ -69,6 +89,15 @@ class Memory(BaseModel):
     @property
     def label(self) -> str:
         return self.title or self.slug
+
+
+# For `Memory.trusted`: each field with a callable giving its default (None: required), and the
+# shared fields-set.
+_MEMORY_DEFAULTS = tuple(
+    (name, None if f.is_required() else f.default_factory or (lambda value=f.default: value))
+    for name, f in Memory.model_fields.items()
+)
+_MEMORY_FIELDS = set(Memory.model_fields)
 
 
 class Tracker(BaseModel):

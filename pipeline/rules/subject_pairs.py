@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from ..model import Memory
 from .duplicates import comparable
-from .text import normalize, significant_words
+from .text import normalized_body, significant_words
 
 
 @dataclass(frozen=True)
@@ -62,7 +62,7 @@ def subject_pairs(
         ratio = len(ws) / min(len(words[a]), len(words[b]))
         if ratio < min_overlap:
             continue
-        na, nb = normalize(by_key[a].body), normalize(by_key[b].body)
+        na, nb = normalized_body(by_key[a]), normalized_body(by_key[b])
         if na == nb or frozenset(na.split()) == frozenset(nb.split()):
             continue
         scored.append(SubjectPair(a, b, round(ratio, 4), tuple(sorted(ws))))

@@ -6,6 +6,8 @@ import re
 import unicodedata
 from functools import lru_cache
 
+from ..model import Memory
+
 _NON_ALNUM = re.compile(r"[\W_]+", re.UNICODE)
 
 # dream's stopword list (seed 001, STEP 3), used wherever "significant words" are meant.
@@ -16,11 +18,36 @@ STOPWORDS = frozenset(
 )
 
 
-@lru_cache(maxsize=65536)
-def normalize(text: str) -> str:
+def normalized_text(text: str) -> str:
     """Lowercase, every run of non-alphanumerics to one space, trimmed; Unicode-aware (NFKC)."""
     folded = unicodedata.normalize("NFKC", text).casefold()
     return _NON_ALNUM.sub(" ", folded).strip()
+
+
+# Cached for the short texts asked about again and again (clauses, headings, rule lines). A memory's
+# body goes through `normalized_body` instead: on a store of more than 65,536 memories every pass over
+# the bodies would evict the previous pass's entries and miss on all of them.
+normalize = lru_cache(maxsize=65536)(normalized_text)
+
+# Where `normalized_body` keeps its result: a key beside the fields in the memory's `__dict__`, which
+# pydantic's dumps, equality and repr ignore (they read the declared fields only).
+_BODY_MEMO = "_normalized_body"
+
+
+def normalized_body(memory: Memory) -> str:
+    """`normalize(memory.body)`, computed once per memory and carried on it.
+
+    The memo holds the body it was computed from and is used only while that very object is still the
+    body, so a copy with another body (`model_copy(update=...)`, an assignment) is never answered with
+    a stale form. An already normalized body is kept as its own normal form (no second copy in memory).
+    """
+    body = memory.body
+    memo = memory.__dict__.get(_BODY_MEMO)
+    if memo is None or memo[0] is not body:
+        norm = normalized_text(body)
+        memo = (body, body if norm == body else norm)
+        memory.__dict__[_BODY_MEMO] = memo
+    return memo[1]
 
 
 def tokens(text: str) -> list[str]:

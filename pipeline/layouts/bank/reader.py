@@ -6,9 +6,13 @@ configuration, if any, is `<root>/memory-consolidate.json` with iii's field name
 
 from __future__ import annotations
 
+import datetime as dt
 import hashlib
+import io
 import json
+import json.encoder
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -16,8 +20,9 @@ from pydantic import ValidationError
 
 from ...config import BankConfig, Settings
 from ...errors import ConfigError
-from ...model import Corpus, Memory
+from ...model import Corpus, Finding, Memory
 from ...storage.files import Unreadable, as_date, mtime_of, parse_error, read_bytes, read_text, rel
+from ...storage.gc_pause import gc_paused
 
 LAYOUT = "bank"
 CONFIG_FILE = "memory-consolidate.json"
@@ -81,34 +86,92 @@ def read_records(root: Path, bank: Path, settings: Settings, corpus: Corpus) -> 
 
 def parse_records(key: str, data: bytes, corpus: Corpus) -> dict[str, dict[str, Any]]:
     """`read_records` of bytes already read (a writer builds its revisions on exactly those)."""
-    # Line by line: one bad line (a torn write, a stray byte) must not hide the whole bank.
-    lines: list[str] = []
-    for line_no, raw in enumerate(data.split(b"\n"), start=1):
-        try:
-            lines.append(raw.decode("utf-8-sig" if line_no == 1 else "utf-8"))
-        except UnicodeDecodeError:
-            corpus.findings.append(parse_error(key, f"line {line_no}: not UTF-8"))
-            lines.append("")
     latest: dict[str, tuple[tuple[int, int], dict[str, Any]]] = {}
-    for line_no, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            rec = json.loads(line)
-        except (ValueError, RecursionError):  # RecursionError: nesting deeper than the stack
-            corpus.findings.append(parse_error(key, f"line {line_no}: not valid JSON"))
-            continue
-        if not isinstance(rec, dict) or not isinstance(rec.get("id"), (str, int)) or isinstance(rec.get("id"), bool):
-            corpus.findings.append(parse_error(key, f"line {line_no}: record without an id"))
-            continue
-        rid = str(rec["id"])
-        if not _valid_unicode(rid):  # JSON can escape a lone surrogate; as a key it would break the output
-            corpus.findings.append(parse_error(key, f"line {line_no}: id is not valid Unicode"))
-            continue
-        order = _record_order(rec, line_no)
+    for rid, order, rec in _records(key, data, corpus):
         if rid not in latest or order >= latest[rid][0]:
             latest[rid] = (order, rec)
     return {rid: rec for rid, (_, rec) in latest.items()}
+
+
+def _records(key: str, data: bytes, corpus: Corpus) -> Iterator[tuple[str, tuple[int, int], dict[str, Any]]]:
+    """Every record with a usable id, in line order: (id, its order, the record).
+
+    Line by line: one bad line (a torn write, a stray byte) must not hide the whole bank. One line is
+    decoded at a time, never a second copy of the whole file. The lines that are not UTF-8 are
+    reported first, then the other bad lines, each in line order (the order of the findings as ever).
+    """
+    bad: list[Finding] = []
+    try:
+        for line_no, raw in enumerate(io.BytesIO(data), start=1):  # split at b"\n" only, as ever
+            try:
+                line = raw.decode("utf-8-sig" if line_no == 1 else "utf-8")
+            except UnicodeDecodeError:
+                corpus.findings.append(parse_error(key, f"line {line_no}: not UTF-8"))
+                continue
+            if not line or line.isspace():  # `not line.strip()`, without copying every line
+                continue
+            try:
+                rec = json.loads(line)
+            except (ValueError, RecursionError):  # RecursionError: nesting deeper than the stack
+                bad.append(parse_error(key, f"line {line_no}: not valid JSON"))
+                continue
+            if not isinstance(rec, dict) or not isinstance(rec.get("id"), (str, int)) or isinstance(rec.get("id"), bool):
+                bad.append(parse_error(key, f"line {line_no}: record without an id"))
+                continue
+            rid = str(rec["id"])
+            if not _valid_unicode(rid):  # JSON can escape a lone surrogate; as a key it would break the output
+                bad.append(parse_error(key, f"line {line_no}: id is not valid Unicode"))
+                continue
+            yield rid, _record_order(rec, line_no), rec
+    finally:
+        corpus.findings.extend(bad)
+
+
+def _retired(rec: dict[str, Any]) -> bool:
+    return bool(rec.get("superseded_by") or rec.get("invalid_at"))
+
+
+def current_memories(bank: str, key: str, data: bytes, corpus: Corpus) -> tuple[int, list[Memory]]:
+    """The number of ids in a bank and the memories of its live current records (`parse_records`,
+    then `_to_memory` of each live one), built as the lines are read.
+
+    Each record is made a memory (or found retired) as soon as it is the newest of its id, so the
+    parsed dicts of a big bank are never all held at once: only the one memory per id is.
+    """
+    # The order is (revision, line number) and lines come in order, so a later line wins whenever its
+    # revision is at least the held one's: only the revision is kept beside each memory.
+    latest: dict[str, tuple[int, Memory | None]] = {}
+    pool = _Pool()
+    for rid, (revision, _), rec in _records(key, data, corpus):
+        held = latest.get(rid)
+        if held is None or revision >= held[0]:
+            latest[rid] = (revision, None if _retired(rec) else _to_memory(bank, rec, pool))
+    return len(latest), [m for _, m in latest.values() if m is not None]
+
+
+_UNSEEN = object()
+
+
+class _Pool:
+    """One object for each distinct date string and tag or source among a bank's records: a big bank
+    repeats a few hundred of them, and an equal string or date is interchangeable with its copy."""
+
+    def __init__(self) -> None:
+        self.dates: dict[str, dt.date | None] = {}
+        self.strings: dict[str, str] = {}
+
+    def date(self, value: Any) -> dt.date | None:
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            return as_date(value)
+        known = self.dates.get(value, _UNSEEN)
+        if known is _UNSEEN:
+            known = self.dates[value] = as_date(value)
+        return known
+
+    def string(self, value: str) -> str:
+        return self.strings.setdefault(value, value)
 
 
 def _valid_unicode(text: str) -> bool:
@@ -124,33 +187,52 @@ def _scalars(value: Any) -> list[str]:
     return [str(v) for v in value if isinstance(v, (str, int))] if isinstance(value, list) else []
 
 
+# json.dumps(rec, sort_keys=True, ensure_ascii=True), without building an encoder for each record
+# (a quarter of the encoding's cost on a big bank): CPython's C encoder made once, with json's own
+# defaults, and no cycle check (a record parsed from JSON holds no cycle). Elsewhere, json's encoder.
+_CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=True)
+_C_CANONICAL = (
+    json.encoder.c_make_encoder(None, _CANONICAL.default, json.encoder.encode_basestring_ascii, None,
+                                ": ", ", ", True, False, True)
+    if json.encoder.c_make_encoder is not None else None
+)
+
+
+def canonical_json(rec: dict[str, Any]) -> str:
+    return "".join(_C_CANONICAL(rec, 0)) if _C_CANONICAL is not None else _CANONICAL.encode(rec)
+
+
 def record_sha(rec: dict[str, Any]) -> str:
     """sha256 of a record's canonical JSON: what a plan judged a bank memory on."""
-    return hashlib.sha256(json.dumps(rec, sort_keys=True, ensure_ascii=True).encode("ascii")).hexdigest()
+    return hashlib.sha256(canonical_json(rec).encode("ascii")).hexdigest()
 
 
-def _to_memory(bank: str, rec: dict[str, Any]) -> Memory:
-    text = rec.get("text")
-    corroboration = rec.get("corroboration")
-    return Memory(
-        key=f"{bank}/{rec['id']}",
+def _to_memory(bank: str, rec: dict[str, Any], pool: _Pool | None = None) -> Memory:
+    pool = pool or _Pool()
+    get = rec.get
+    text, corroboration, source, revision = get("text"), get("corroboration"), get("source"), get("revision")
+    rid = str(rec["id"])
+    key = f"{bank}/{rid}"
+    # Memory.trusted: every value below is already of its field's type.
+    return Memory.trusted(
+        key=key,
         layout="bank",
-        id=str(rec["id"]),
+        id=rid,
         title="",
         body=text if isinstance(text, str) else "",
-        tags=_scalars(rec.get("tags")),
+        tags=[pool.string(t) for t in _scalars(get("tags"))],
         corroboration=corroboration if isinstance(corroboration, int) and not isinstance(corroboration, bool) else 0,
-        pinned=rec.get("pinned") is True,
-        created=as_date(rec.get("created_at")),
-        modified=as_date(rec.get("updated_at")),
-        source=rec.get("source") if isinstance(rec.get("source"), str) else None,
+        pinned=get("pinned") is True,
+        created=pool.date(get("created_at")),
+        modified=pool.date(get("updated_at")),
+        source=pool.string(source) if isinstance(source, str) else None,
         group=bank,
         extra={
-            "entities": _scalars(rec.get("entities")),
-            "revision": rec.get("revision") if isinstance(rec.get("revision"), int) else 0,
-            "confidence": rec.get("confidence"),
+            "entities": _scalars(get("entities")),
+            "revision": revision if isinstance(revision, int) else 0,
+            "confidence": get("confidence"),
         },
-        read_shas={f"{bank}/{rec['id']}": record_sha(rec)},
+        read_shas={key: record_sha(rec)},
     )
 
 
@@ -180,13 +262,15 @@ def load(root: Path, settings: Settings) -> Corpus:
         name = bank.name
         if allow and name not in allow:
             continue
-        records = read_records(root, bank, settings, corpus)
-        live = [r for r in records.values() if not r.get("superseded_by") and not r.get("invalid_at")]
-        corpus.memories.extend(_to_memory(name, r) for r in live)
+        data = read_bank_bytes(root, bank, settings, corpus)
+        with gc_paused():  # millions of long-lived objects at once (see storage/gc_pause.py)
+            records, live = (0, []) if data is None else current_memories(name, rel(root, bank / "memories.jsonl"), data, corpus)
+        del data  # the file's bytes are not held beside the memories made of them
+        corpus.memories.extend(live)
         rule_files = sorted(rel(root, p) for p in (bank / "rules").glob("*.md")) if (bank / "rules").is_dir() else []
         banks[name] = {
-            "records": len(records),
-            "retired": len(records) - len(live),
+            "records": records,
+            "retired": records - len(live),
             "rules_files": rule_files,
             "learned": read_learned(root, bank, settings, corpus),
             "mtime": mtime_of(bank / "memories.jsonl"),

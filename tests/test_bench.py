@@ -1,0 +1,201 @@
+"""The bulk path of a big store (issue 14, item 1): what it changed must not change a plan.
+
+The bank reader builds memories unvalidated (`Memory.trusted`) as it reads the lines, the rules
+carry each body's normal form on its memory (`normalized_body`) instead of a shared cache, the
+reorder rule keys on a word-set string instead of a frozenset, and the collector is paused while the
+store is read and the deterministic pass runs. Each is checked against the plain way here; the
+benchmark itself is run once, small, for its output's shape (no time is asserted anywhere).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import gc
+import json
+from pathlib import Path
+
+import pytest
+
+from pipeline import bench
+from pipeline.config import Settings
+from pipeline.layouts.bank import reader
+from pipeline.layouts.registry import open_store
+from pipeline.model import Corpus, Memory
+from pipeline.plan import build_plan, run_rules
+from pipeline.rules import duplicates
+from pipeline.rules.text import normalize, normalized_body, normalized_text
+from pipeline.storage.gc_pause import gc_paused
+
+NOW = dt.date(2026, 11, 29)
+
+BODIES = [
+    "Deploy runs nightly",
+    "deploy   RUNS, nightly!!",
+    "already normalized text",
+    "",
+    "   ",
+    "Ünïcödé ＦＵＬＬＷＩＤＴＨ ﬁ ligature straße",
+    "snake_case and-dashes / slashes\tand\nnewlines",
+    "\ud800 lone surrogate",
+    "数字 123 and ½",
+]
+
+
+@pytest.mark.parametrize("body", BODIES)
+def test_the_carried_normal_form_is_normalize_of_the_body(body):
+    m = Memory(key="b/1", layout="bank", body=body)
+    assert normalized_body(m) == normalize(body) == normalized_text(body)
+    assert normalized_body(m) == normalize(body)  # the second answer comes from the memo
+
+
+def test_the_memo_never_answers_for_another_body_and_is_invisible_to_pydantic():
+    m = Memory(key="b/1", layout="bank", body="Alpha, Beta")
+    plain = m.model_copy()
+    assert normalized_body(m) == "alpha beta"
+    # a copy with a new body, and an assignment, carry the old memo along: it must not be used
+    other = m.model_copy(update={"body": "Gamma-Delta"})
+    assert normalized_body(other) == "gamma delta"
+    m.body = "Epsilon"
+    assert normalized_body(m) == "epsilon"
+    # dumps, equality and repr read the declared fields only
+    assert m.model_copy(update={"body": plain.body}) == plain
+    assert m.model_dump() == Memory(key="b/1", layout="bank", body="Epsilon").model_dump()
+    assert "_normalized" not in repr(m) and "_normalized" not in m.model_dump_json()
+
+
+RECORDS = [
+    {"id": "a", "text": "Deploy runs nightly", "tags": ["ops", 3, None, {"x": 1}], "entities": ["svc"],
+     "corroboration": 4, "pinned": True, "source": "chat", "created_at": "2026-03-04T10:00:00Z",
+     "updated_at": "2026-03-05", "revision": 2, "confidence": 0.7},
+    {"id": 17, "text": None, "tags": "not-a-list", "corroboration": True, "pinned": "yes",
+     "created_at": "not a date", "updated_at": 12, "revision": True},
+    {"id": "c", "text": "x", "corroboration": 2**70, "source": 5, "created_at": None, "confidence": {"odd": []}},
+    {"id": "d"},
+]
+
+
+@pytest.mark.parametrize("rec", RECORDS + [
+    {"z": [1, 2.5, -0.0, 1e300, float("nan"), float("inf")], "a": {"é": "ü\u2028\ud800", "b": None}, "m": 10**40},
+    {"nested": [[{"k": [True, False]}]], "": ""},
+], ids=lambda r: str(r.get("id", sorted(r)[0])))
+def test_the_canonical_json_is_json_dumps_sorted_and_ascii(rec):
+    assert reader.canonical_json(rec) == json.dumps(rec, sort_keys=True, ensure_ascii=True)
+
+
+def _validated(bank: str, rec: dict) -> Memory:
+    """What the reader built before the bulk path: the same values, through pydantic's validation."""
+    m = reader._to_memory(bank, rec)
+    return Memory(**{name: getattr(m, name) for name in Memory.model_fields})
+
+
+@pytest.mark.parametrize("rec", RECORDS, ids=lambda r: str(r["id"]))
+def test_a_trusted_memory_equals_the_validated_one(rec):
+    trusted = reader._to_memory("blog", json.loads(json.dumps(rec)))
+    validated = _validated("blog", json.loads(json.dumps(rec)))
+    assert trusted == validated
+    assert trusted.model_dump(mode="json") == validated.model_dump(mode="json")
+    assert repr(trusted) == repr(validated)
+    assert list(trusted.__dict__) == list(Memory.model_fields)
+
+
+def test_trusted_memories_share_a_fields_set_no_assignment_changes():
+    a = reader._to_memory("blog", {"id": "a", "text": "x"})
+    b = reader._to_memory("blog", {"id": "b", "text": "y"})
+    before = set(a.model_fields_set)
+    a.type = "fact"
+    a.meta["k"] = 1  # each memory still has its own containers
+    assert a.model_fields_set == before == set(Memory.model_fields)
+    assert b.type is None and b.meta == {}
+    with pytest.raises(KeyError):
+        Memory.trusted(layout="bank")  # a required field is still required
+
+
+def _write_bank(tmp_path: Path, lines: list[bytes]) -> Path:
+    bank = tmp_path / "store" / "blog"
+    bank.mkdir(parents=True)
+    (bank / "memories.jsonl").write_bytes(b"\n".join(lines) + b"\n")
+    return tmp_path / "store"
+
+
+def test_reading_as_the_lines_come_gives_what_parse_records_gives(tmp_path):
+    lines = [
+        "\ufeff".encode() + json.dumps({"id": "a", "text": "first", "revision": 1}).encode(),
+        json.dumps({"id": "b", "text": "kept", "revision": 3}).encode(),
+        b"\xff\xfe not utf-8",
+        b"{not json",
+        json.dumps({"id": "b", "text": "older revision, later line", "revision": 2}).encode(),
+        json.dumps({"id": "a", "text": "same revision, later line wins", "revision": 1}).encode(),
+        json.dumps({"text": "no id"}).encode(),
+        json.dumps({"id": "c", "text": "retired", "superseded_by": "a"}).encode(),
+        json.dumps({"id": "d", "text": "invalid", "invalid_at": "2026-01-01"}).encode(),
+        json.dumps({"id": "e", "text": "bool revision", "revision": True}).encode(),
+        json.dumps({"id": "e", "text": "no revision wins over a bool one (both -1), later line"}).encode(),
+        b"\xc3\x28",
+        json.dumps({"id": 7, "text": "int id"}).encode(),
+        json.dumps({"id": "\ud800"}).encode(),
+        b"   ",
+    ]
+    root = _write_bank(tmp_path, lines)
+    data = (root / "blog" / "memories.jsonl").read_bytes()
+    old, new = Corpus(layout="bank", root=str(root)), Corpus(layout="bank", root=str(root))
+    records = reader.parse_records("blog/memories.jsonl", data, old)
+    live = [reader._to_memory("blog", r) for r in records.values() if not r.get("superseded_by") and not r.get("invalid_at")]
+    count, memories = reader.current_memories("blog", "blog/memories.jsonl", data, new)
+    assert count == len(records) == 6
+    assert memories == live and [m.body for m in memories] == [m.body for m in live]
+    assert [m.body for m in memories if m.id in ("a", "e")] == [
+        "same revision, later line wins", "no revision wins over a bool one (both -1), later line"]
+    assert new.findings == old.findings
+    assert [f.reason for f in new.findings] == [
+        "line 3: not UTF-8", "line 12: not UTF-8", "line 4: not valid JSON", "line 7: record without an id",
+        "line 14: id is not valid Unicode"]
+
+
+def test_the_reorder_key_groups_exactly_as_frozensets_do(tmp_path):
+    root = bench.synthetic_bank(tmp_path, 2000)
+    corpus, _ = open_store(root, Settings(now=NOW))
+    reps = [g[0] for g in duplicates.duplicate_groups(corpus.memories)] + corpus.memories
+    by_string = duplicates._groups(reps, duplicates._word_set)
+    by_frozenset = duplicates._groups(reps, lambda m: frozenset(normalize(m.body).split()))
+    assert by_string == by_frozenset and by_string
+
+
+def test_the_plan_of_a_synthetic_bank_is_the_plan_of_validated_memories(tmp_path):
+    root = bench.synthetic_bank(tmp_path, 2000)
+    corpus, settings = open_store(root, Settings(now=NOW))
+    plain = corpus.model_copy(update={"memories": [Memory(**m.model_dump()) for m in corpus.memories]})
+    fast = build_plan(corpus, settings).to_json_dict()
+    slow = build_plan(plain, settings).to_json_dict()
+    assert fast == slow
+    assert {a["kind"] for a in fast["actions"]} >= {"merge_duplicate"}
+    assert any(f["kind"] == "reorder_candidate" for f in fast["findings"])
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_the_collector_comes_back_as_it_was(tmp_path, enabled):
+    root = bench.synthetic_bank(tmp_path, 50)
+    was = gc.isenabled()
+    (gc.enable if enabled else gc.disable)()
+    try:
+        corpus, settings = open_store(root, Settings(now=NOW))
+        assert gc.isenabled() is enabled
+        run_rules(corpus, settings)
+        assert gc.isenabled() is enabled
+        with pytest.raises(RuntimeError), gc_paused():
+            assert not gc.isenabled()
+            raise RuntimeError("the window closes on an error too")
+        assert gc.isenabled() is enabled
+    finally:
+        (gc.enable if was else gc.disable)()
+
+
+def test_the_benchmark_prints_both_cpu_figures_their_ratio_and_bytes_per_memory(capsys):
+    bench.main(["200"])
+    header, line = capsys.readouterr().out.splitlines()
+    assert header == bench.HEADER
+    n, plan_cpu, base_cpu, ratio, peak_mib, per_memory, actions, _wall = line.split()
+    assert int(n) == 200 and float(plan_cpu) > 0 and float(base_cpu) > 0
+    plan_s, base_s = float(plan_cpu), float(base_cpu)  # printed to 0.01 s: the ratio within that rounding
+    assert (plan_s - 0.005) / (base_s + 0.005) <= float(ratio) <= (plan_s + 0.005) / (base_s - 0.005)
+    assert int(per_memory) == pytest.approx(float(peak_mib) * 2**20 / 200, rel=0.01)
+    assert int(actions) >= 0
