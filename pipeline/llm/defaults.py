@@ -110,6 +110,39 @@ def precheck_model(model: str, api_base: str | None) -> None:
     raise ValueError(unknown_model_message(model))
 
 
+def certainly_known(model: str) -> bool:
+    """True when litellm's own files name the model or its provider (`provider/name`): then litellm
+    will tell its provider too, and the check that imports litellm can wait for the first real call
+    (a fully cached run never imports it). False when unsure: the caller asks litellm now."""
+    known = _litellm_names()
+    if known is None:
+        return False
+    providers, models = known
+    provider, _, name = model.partition("/")
+    return model in models or (bool(name.strip()) and provider.lower() in providers)
+
+
+# The variable each common provider reads its key from (litellm's `validate_environment` looks for
+# exactly these): when it is set, the credentials check that imports litellm has nothing to add.
+KEY_VARIABLES: dict[str, tuple[str, ...]] = {
+    "openai": ("OPENAI_API_KEY",),
+    "anthropic": ("ANTHROPIC_API_KEY",),
+    "gemini": ("GEMINI_API_KEY",),
+    "mistral": ("MISTRAL_API_KEY",),
+    "groq": ("GROQ_API_KEY",),
+    "deepseek": ("DEEPSEEK_API_KEY",),
+    "openrouter": ("OPENROUTER_API_KEY",),
+}
+
+
+def key_in_environment(model: str, environ: dict[str, str] | None = None) -> bool:
+    """The provider's usual key variable is set (non-empty): no need to ask litellm what is missing."""
+    import os
+
+    env = os.environ if environ is None else environ
+    return any(env.get(name) for name in KEY_VARIABLES.get(provider_of(model), ()))
+
+
 def unknown_model_message(model: str) -> str:
     return (
         f"unknown model {model!r}: litellm cannot tell its provider; "
