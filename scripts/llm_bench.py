@@ -29,6 +29,7 @@ import argparse
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -125,6 +126,7 @@ def plan_sha(plan: dict) -> str:
 
 def fresh_run(store: Path, work: Path, srv: FakeOpenAI, batch: int, concurrency: int, latency: float, tag: str) -> dict:
     cache = work / f"cache-{tag}"
+    shutil.rmtree(cache, ignore_errors=True)  # a fresh cache: every call a miss
     srv.reset()
     cfg = write_config(work, batch, concurrency)
     args = ["plan", str(store), "--json", "--now", NOW, "--model", srv.model("bench"), "--api-base", srv.api_base,

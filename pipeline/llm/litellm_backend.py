@@ -168,9 +168,11 @@ class LiteLLMBackend:
             return 0.0
         try:
             return float(self._litellm.completion_cost(completion_response=raw) or 0.0)
-        except Exception:  # unmapped (local) models have no price: they cost nothing
-            # and will not have one on the next reply either: the failed lookup costs ~10 ms a call
-            self._unpriced.add(served)
+        except Exception as exc:  # unmapped (local) models have no price: they cost nothing
+            if "mapped yet" in str(exc):
+                # and will not have one on the next reply either (the failed lookup costs ms a
+                # call); any other failure is asked again, so a budget never stops counting
+                self._unpriced.add(served)
             return 0.0
 
     def _cost_of_tokens(self, prompt_tokens: int, completion_tokens: int) -> float:
