@@ -16,7 +16,8 @@ Instead of a script, `srv.responder = lambda body: tool_reply(...)` answers from
 from the user message, for concurrent calls whose order is not fixed); `srv.request_responder =
 lambda request: ...` also sees the headers (a lying server that echoes `bearer(request)`, the API
 key the client sent). `srv.requests[i]` has
-`.path`, `.headers` (lower-cased names), `.body`, `.messages`, `.user_content`; `srv.max_in_flight`
+`.path`, `.headers` (lower-cased names), `.body`, `.messages`, `.user_content`, `.received_at` and
+`.answered_at` (time.monotonic()); `srv.max_in_flight`
 is the most requests served at once. `write_prompt(folder, stage, version=...)` writes a prompt file
 for `make_client(..., prompts_dir=folder)`; the `fake_openai` fixture starts a server for one test
 (`from openai_server import fake_openai` in a test module).
@@ -79,6 +80,8 @@ class Request:
     path: str
     headers: dict[str, str]  # lower-cased names
     body: dict[str, Any]
+    received_at: float = field(default_factory=time.monotonic)  # when it arrived (benchmarks)
+    answered_at: float | None = None  # when its reply was sent
 
     @property
     def messages(self) -> list[dict[str, Any]]:
@@ -268,6 +271,7 @@ class FakeOpenAI:
                 finally:
                     with server._lock:
                         server.in_flight -= 1
+                        request.answered_at = time.monotonic()
 
             def _answer(self, request: Request) -> None:
                 body = request.body

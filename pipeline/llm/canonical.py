@@ -41,5 +41,16 @@ def sha256_hex(text: str) -> str:
 
 
 def schema_hash(schema: type[BaseModel]) -> str:
-    """Changes whenever the output schema changes (fields, types, descriptions, name)."""
+    """Changes whenever the output schema changes (fields, types, descriptions, name). Computed
+    once per class (a class's schema does not change; building it costs milliseconds a call)."""
+    cached = _SCHEMA_HASHES.get(schema)
+    if cached is None:
+        cached = _SCHEMA_HASHES[schema] = _schema_hash(schema)
+    return cached
+
+
+_SCHEMA_HASHES: dict[type, str] = {}
+
+
+def _schema_hash(schema: type[BaseModel]) -> str:
     return sha256_hex(canonical_json({"name": schema.__name__, "schema": schema.model_json_schema()}))

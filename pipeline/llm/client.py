@@ -17,7 +17,8 @@ import dataclasses
 import os
 import sys
 import threading
-from collections.abc import Coroutine, Sequence
+import weakref
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -28,7 +29,7 @@ from ..model import Stats
 from .backends import Backend, CallRequest, StubBackend
 from .cache import ReplyCache, default_cache_dir
 from .canonical import canonical_json, schema_hash, sha256_hex, to_data
-from .defaults import AMBIENT_CREDENTIALS, check_api_base, precheck_model, provider_of
+from .defaults import AMBIENT_CREDENTIALS, certainly_known, check_api_base, key_in_environment, precheck_model, provider_of
 from .errors import BudgetExceeded, CallFailed, CallTimedOut, ServerUnreachable, StageCallError
 from .litellm_backend import LiteLLMBackend, check_model, missing_credentials
 from .meter import Meter, current as current_meter
@@ -143,6 +144,7 @@ class LLMClient:
         self._exhausted: BudgetExceeded | None = None
         self._unreachable: ServerUnreachable | None = None
         self._runner = _LoopThread()
+        self._gates: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore] = weakref.WeakKeyDictionary()
         # a budget shared with other clients (a fleet of stores): the one given, or the installed one
         self.meter = meter if meter is not None else current_meter()
 
@@ -178,33 +180,52 @@ class LLMClient:
         _check_schema(schema)
         return self._runner.run(self.astructured(stage, payload, schema))
 
-    def structured_many(self, stage: str, payloads: Sequence[Any], schema: type[T]) -> list[T | StageCallError]:
+    def structured_many(self, stage: str, payloads: Sequence[Any], schema: type[T],
+                        on_result: Callable[[int], None] | None = None) -> list[T | StageCallError]:
         """One result per payload, in order: a reply, or the StageCallError it failed with.
 
-        Runs up to `concurrency` calls at once. Once a budget is reached, the calls not yet started
-        come back as BudgetExceeded (cache hits are still served: they cost nothing).
+        Runs up to `concurrency` calls at once (across every call of this client in flight, from
+        any thread). Once a budget is reached, the calls not yet started come back as
+        BudgetExceeded (cache hits are still served: they cost nothing). `on_result(n)` hears, on
+        the client's own thread, that n results are in (a progress bar without waves).
         """
         _check_schema(schema)
         payloads = list(payloads)
         if not payloads:
             return []
-        return self._runner.run(self.astructured_many(stage, payloads, schema))
+        return self._runner.run(self.astructured_many(stage, payloads, schema, on_result))
 
     async def astructured(self, stage: str, payload: Any, schema: type[T]) -> T:
         _check_schema(schema)
         return await self._call(stage, payload, schema, None)
 
-    async def astructured_many(self, stage: str, payloads: Sequence[Any], schema: type[T]) -> list[T | StageCallError]:
+    async def astructured_many(self, stage: str, payloads: Sequence[Any], schema: type[T],
+                               on_result: Callable[[int], None] | None = None) -> list[T | StageCallError]:
         _check_schema(schema)
-        gate = asyncio.Semaphore(self.concurrency)
+        gate = self._gate()
+        finished = 0
 
         async def one(payload: Any) -> T | StageCallError:
+            nonlocal finished
             try:
                 return await self._call(stage, payload, schema, gate)
             except StageCallError as exc:
                 return exc
+            finally:
+                finished += 1
+                if on_result is not None:
+                    on_result(finished)
 
         return list(await asyncio.gather(*(one(p) for p in payloads)))
+
+    def _gate(self) -> asyncio.Semaphore:
+        """The one semaphore of this client on the running loop: `concurrency` requests in flight
+        in all, whichever batch or stage they belong to."""
+        loop = asyncio.get_running_loop()
+        with self._lock:
+            if self._gates.get(loop) is None:
+                self._gates[loop] = asyncio.Semaphore(self.concurrency)
+            return self._gates[loop]
 
     def prompt(self, stage: str) -> Prompt:
         """The stage's prompt (loaded once); StageCallError naming the stage if it is missing."""
@@ -482,12 +503,14 @@ def make_client(
     else:
         try:
             precheck_model(model, api_base)  # before the litellm import: a typo fails in a blink
-            check_model(model, api_base)
+            if not certainly_known(model):
+                check_model(model, api_base)  # unsure without litellm: ask it now (imports it)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
         key = api_key or _local_api_key(model, api_base)
         mocked = "mock_response" in (litellm_kwargs or {})  # litellm answers itself: no provider is called
-        if key is None and not api_base and not mocked and provider_of(model) not in AMBIENT_CREDENTIALS:
+        if (key is None and not api_base and not mocked and provider_of(model) not in AMBIENT_CREDENTIALS
+                and not key_in_environment(model)):
             missing = missing_credentials(model)
             if missing:
                 raise UsageError(f"model {model} needs credentials: set {' or '.join(missing)} in the environment")

@@ -137,14 +137,17 @@ def _ask_chunks(client: Any, stage: str, pending: list[list[K]], key_of: Callabl
                 progress: Callable[[int, int], None] | None = None, done: int = 0,
                 asked: int = 0) -> list[tuple[list[K], Any, Any]]:
     """One call per chunk (run together by the client), each with handles 1..n of its own. With
-    `progress`, in waves of as many calls as run at once, to report between them; without it the
-    calls go out exactly as before."""
-    from ..llm import Handles
+    `progress`, the client reports each reply as it comes (`concurrency` calls stay in flight);
+    a client that cannot (a test's) is asked in waves of as many calls as run at once."""
+    from ..llm import Handles, LLMClient
 
     handle_sets = [Handles([key_of(i) for i in chunk], stage=stage) for chunk in pending]
     payloads = [make_payload(h, chunk) for h, chunk in zip(handle_sets, pending)]
     if progress is None:
         replies = client.structured_many(stage, payloads, schema) if payloads else []
+    elif isinstance(client, LLMClient):
+        progress(done, asked)
+        replies = client.structured_many(stage, payloads, schema, on_result=lambda n: progress(done + n, asked)) if payloads else []
     else:
         wave = max(1, int(getattr(client, "concurrency", 4) or 1))
         replies = []
