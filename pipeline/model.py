@@ -7,9 +7,10 @@ A store adapter turns files into a `Corpus`; rules and stages turn a `Corpus` in
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any
+from typing import Any, Callable, cast
 
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.fields import FieldInfo
 
 # Re-exported: `Action` and `Finding` (and their payload classes) live in `actions.py`.
 from .actions import Action as Action, AnyAction, AnyFinding, Finding as Finding
@@ -93,10 +94,17 @@ class Memory(BaseModel):
 
 # For `Memory.trusted`: each field with a callable giving its default (None: required), and the
 # shared fields-set.
-_MEMORY_DEFAULTS = tuple(
-    (name, None if f.is_required() else f.default_factory or (lambda value=f.default: value))
-    for name, f in Memory.model_fields.items()
-)
+def _default_of(f: FieldInfo) -> Callable[[], Any] | None:
+    """A field's default as a function of nothing; None for a required field."""
+    if f.is_required():
+        return None
+    if f.default_factory is not None:
+        return cast(Callable[[], Any], f.default_factory)  # Memory's factories take no argument
+    value = f.default
+    return lambda: value
+
+
+_MEMORY_DEFAULTS = tuple((name, _default_of(f)) for name, f in Memory.model_fields.items())
 _MEMORY_FIELDS = set(Memory.model_fields)
 
 

@@ -149,7 +149,6 @@ def current_memories(bank: str, key: str, data: bytes, corpus: Corpus) -> tuple[
     return len(latest), [m for _, m in latest.values() if m is not None]
 
 
-_UNSEEN = object()
 
 
 class _Pool:
@@ -165,10 +164,9 @@ class _Pool:
             return None
         if not isinstance(value, str):
             return as_date(value)
-        known = self.dates.get(value, _UNSEEN)
-        if known is _UNSEEN:
-            known = self.dates[value] = as_date(value)
-        return known
+        if value not in self.dates:
+            self.dates[value] = as_date(value)
+        return self.dates[value]
 
     def string(self, value: str) -> str:
         return self.strings.setdefault(value, value)
@@ -191,10 +189,10 @@ def _scalars(value: Any) -> list[str]:
 # (a quarter of the encoding's cost on a big bank): CPython's C encoder made once, with json's own
 # defaults, and no cycle check (a record parsed from JSON holds no cycle). Elsewhere, json's encoder.
 _CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=True)
+_c_make_encoder = getattr(json.encoder, "c_make_encoder", None)  # None where CPython's C part is absent
 _C_CANONICAL = (
-    json.encoder.c_make_encoder(None, _CANONICAL.default, json.encoder.encode_basestring_ascii, None,
-                                ": ", ", ", True, False, True)
-    if json.encoder.c_make_encoder is not None else None
+    _c_make_encoder(None, _CANONICAL.default, json.encoder.encode_basestring_ascii, None, ": ", ", ", True, False, True)
+    if _c_make_encoder is not None else None
 )
 
 
