@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from pydantic_core import PydanticCustomError
 
 from .errors import ConfigError
+from .provider_defaults import defaults_for
 
 
 # --------------------------------------------------------------------------------------------
@@ -120,7 +121,7 @@ class LLMConfig(BaseModel):
     no_cache: bool = False
     max_calls: int | None = Field(None, ge=0)
     max_cost: float | None = Field(None, ge=0)
-    # Unset (None): per provider, local servers differ from hosted ones (pipeline/llm/defaults.py).
+    # Unset (None): per provider, local servers differ from hosted ones (pipeline/provider_defaults.py).
     # A call's timeout is timeout_s plus timeout_per_1k_chars_s for every 1,000 characters it sends.
     timeout_s: float | None = Field(default=None, gt=0)
     timeout_per_1k_chars_s: float | None = Field(default=None, ge=0)
@@ -139,8 +140,6 @@ class LLMConfig(BaseModel):
 
     @model_validator(mode="after")
     def _provider_defaults(self) -> "LLMConfig":
-        from .llm.defaults import defaults_for
-
         chosen = defaults_for(self.model, self.api_base)
         for name in ("timeout_s", "timeout_per_1k_chars_s", "concurrency", "batch_size", "max_tokens", "prompt_set"):
             if getattr(self, name) is None:

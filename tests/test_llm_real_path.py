@@ -72,7 +72,7 @@ def test_a_local_server_gets_one_request_at_a_time_and_one_item_per_call(fake_op
     local = LLMConfig(model="openai/qwen", api_base="http://127.0.0.1:8090/v1")
     hosted = LLMConfig(model="openai/gpt-4.1-mini")
     assert (local.concurrency, local.batch_size) == (1, 1)
-    assert (hosted.concurrency, hosted.batch_size) == (8, 8)  # measured: pipeline/llm/defaults.py
+    assert (hosted.concurrency, hosted.batch_size) == (8, 8)  # measured: pipeline/provider_defaults.py
     assert LLMConfig(model="ollama_chat/qwen2.5").concurrency == 1
     assert LLMConfig(model="openai/qwen", api_base="http://127.0.0.1:8090/v1", concurrency=3, batch_size=5).batch_size == 5
     fake_openai.responder = lambda body: tool_reply(same_for_all(body).payload, delay=0.05)
