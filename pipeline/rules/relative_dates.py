@@ -174,7 +174,7 @@ _IMPERATIVE = re.compile(
     r"^\W*(?:check|run|use|review|look|read|make|keep|set|add|remove|avoid|prefer|ensure|verify|confirm|compare|open|grep|"
     r"search|start|stop|pull|push|merge|rebase|restart|ask|tell|send|post|write|update|create|delete|skip|retry|try|"
     r"clear|clean|build|test|rerun|re-run|fix|note|record|log|file|do|don['’]t|never|please|remember|schedule|"
-    r"plan|put|move|mark|tag|label|list|include|exclude|treat|assume|report)\b", re.IGNORECASE)
+    r"plan|put|move|mark|tag|label|list|include|exclude|treat|assume|report)\b(?![ \t]*:)", re.IGNORECASE)  # "Note:" labels
 # Past or future tense: "today" in a present-tense sentence usually means "currently" (vague).
 _DATED_VERB = re.compile(
     r"\b(?:(?!(?:need|seed|speed|feed|embed|exceed|proceed|succeed|red|bed|shed|breed|bleed|indeed)\b)\w{2,}ed|was|were|did|had|"
@@ -526,6 +526,7 @@ _TRIGGER = re.compile(
     r"\b(?:on[ \t]+(?:failure|error|errors|timeout|success|rejection)|(?:after|once|before)[ \t]+(?:a|an|any|each|every)\b|"
     r"failing[ \t]+that|as[ \t]+needed|or[ \t]+else)\b", re.IGNORECASE)
 _WHEN = re.compile(r"\bwhen\b", re.IGNORECASE)
+_LEAD_COMMA = re.compile(r"[ \t]*,?[ \t]*")
 # What a hypothetical text says: "a note that says the freeze ends tomorrow", "one saying the key was
 # rotated 3 days ago" - an indefinite note, message or memory, in a sentence with no past of its own
 # ("Alice sent a message saying the deploy failed yesterday" reports a real one).
@@ -544,8 +545,34 @@ def _dated_verb_outside(text: str, lo: int, hi: int, inside: list[tuple[int, int
             continue
         if _ADJECTIVE_BEFORE.search(text, max(lo, v.start() - 12), v.start()):
             continue  # "a failed migration", "the signed quotes": an adjective
+        if _adjectival_participle(text, lo, v):
+            continue  # "the SLA promised on the pricing page": it qualifies a noun, it dates nothing
         return True
     return False
+
+
+# A participle right after a noun phrase that is itself no subject - the object of a present "is" or of
+# a preposition ("that is the SLA promised on the pricing page", "per the limit agreed with support"),
+# or an indefinite in apposition (", a delay described in the runbook") - and followed by its own
+# preposition qualifies the noun: "The deploy failed on Monday" (a subject) stays a past.
+_NP_OBJECT_BEFORE = re.compile(
+    r"(?:\b(?:is|are|am|be|['’]s|per|of|with|to|for|from|by|in|on|at|under|like|than|against|about)[ \t]+"
+    r"(?:the|a|an|this|that|our|its|their|your|his|her|my)"
+    r"|(?:^|[,:;—–(]|\s-)[ \t]*(?:a|an))"
+    r"(?:[ \t]+[A-Za-z][\w-]*){1,3}[ \t]+\Z", re.IGNORECASE)
+_PARTICIPLE = re.compile(
+    r"\w{2,}ed|\w+en|made|built|sent|set|put|kept|held|paid|sold|found|told|said|left|lost|bought|brought|caught|"
+    r"taught|won|cut|shut|hit|led|spent|met|shown|seen", re.IGNORECASE)
+_PREPOSITION_AFTER = re.compile(
+    r"[ \t]+(?:on|in|with|by|at|for|to|under|from|during|through|per|across|within|into|over|between|against)\b",
+    re.IGNORECASE)
+
+
+def _adjectival_participle(text: str, lo: int, v: re.Match) -> bool:
+    if not _PARTICIPLE.fullmatch(v.group(0)) or not _PREPOSITION_AFTER.match(text, v.end()):
+        return False
+    np = _NP_OBJECT_BEFORE.search(text[max(lo, v.start() - 80):v.start()])
+    return bool(np) and not any(_NOT_A_QUALIFIER.fullmatch(w) for w in np.group(0).split()[-1:])
 
 
 def _class_noun(text: str, head_start: int, head: str, floor: int) -> tuple[bool, int]:
@@ -591,7 +618,7 @@ def _class_qualifiers(text: str, lo: int, hi: int) -> list[tuple[int, int]]:
 def _generic_subject(text: str, lo: int, hi: int) -> bool:
     """Whether the sentence text[lo:hi] opens with a class for its subject ("Price quotes", "A quote",
     "All signed quotes") and says nothing past or future about it."""
-    s = _SUBJECT_VERB.match(text, lo, hi)
+    s = _SUBJECT_VERB.match(text[lo:hi])  # sliced: "^" never matches at a `pos` inside the text
     if not s:
         return False
     words = s.group("subject").split()
@@ -601,7 +628,8 @@ def _generic_subject(text: str, lo: int, hi: int) -> bool:
     else:  # "Price quotes", "Quotes we send": a plural without a determiner or an owner
         generic = any(_PLURAL.search(w) and not _VERBISH.fullmatch(w) for w in words) and first not in _DETERMINERS \
             and not any(w.endswith(("'s", "’s")) for w in words)
-    return generic and not _dated_verb_outside(text, lo, hi, [s.span("subject")])
+    subject = (lo + s.start("subject"), lo + s.end("subject"))
+    return generic and not _dated_verb_outside(text, lo, hi, [subject])
 
 
 def _clause_start(text: str, lo: int, pos: int) -> int:
@@ -630,8 +658,9 @@ def _generic_statement(text: str, m: re.Match, lo: int, hi: int) -> str | None:
     qualifiers = _class_qualifiers(text, lo, hi)
     if qualifiers and not _dated_verb_outside(text, lo, hi, qualifiers):
         return "generic"  # "Orders placed today ship tomorrow": the class and its rule
-    if m.group("inn") and _generic_subject(text, lo, hi):
-        return "generic"  # "Price quotes expire in 7 days": a period, not a date
+    if m.group("inn") and (_generic_subject(text, lo, hi) or (
+            not text[clause_lo:start].strip(" \t*_-+>") and _generic_subject(text, _LEAD_COMMA.match(text, end).end(), hi))):
+        return "generic"  # "Price quotes expire in 7 days", "In 7 days quotes expire": a period, not a date
     return None
 
 
