@@ -655,8 +655,11 @@ def _generic_statement(text: str, m: re.Match, lo: int, hi: int) -> str | None:
         when = w
     if when and not _dated_verb_outside(text, when.end(), hi, []):
         return "conditional"  # "Deploys are rolled back when they fail today"
-    qualifiers = _class_qualifiers(text, lo, hi)
-    if qualifiers and not _dated_verb_outside(text, lo, hi, qualifiers):
+    # The class and its rule are one clause: a past in the clause that explains it after a colon or a
+    # semicolon ("...: that is what the courier signed in 2024") does not date the rule.
+    c_lo, c_hi = _clause(text, start, end)
+    qualifiers = _class_qualifiers(text, c_lo, c_hi)
+    if qualifiers and not _dated_verb_outside(text, c_lo, c_hi, qualifiers):
         return "generic"  # "Orders placed today ship tomorrow": the class and its rule
     if m.group("inn") and (_generic_subject(text, lo, hi) or (
             not text[clause_lo:start].strip(" \t*_-+>") and _generic_subject(text, _LEAD_COMMA.match(text, end).end(), hi))):
@@ -780,7 +783,30 @@ def _today_is_an_event(text: str, start: int, end: int, lo: int, hi: int, at_sta
     return at_start and text[start].isupper() and bool(_DATED_VERB.search(text, end, hi))
 
 
-def _judge(text: str, m: re.Match, written: dt.date | None) -> Replacement | Mention | None:
+# Vetoes that read the phrase's clause as generic: every other phrase of that clause is generic too.
+_GENERIC_VETOES = frozenset({"habitual", "conditional", "example", "generic"})
+_CLAUSE_STOP = re.compile(r"[;:—–]|\s-\s")
+
+
+def _clause(text: str, start: int, end: int) -> tuple[int, int]:
+    """The clause around text[start:end]: its sentence cut at a semicolon, a colon or a dash."""
+    lo, hi = _sentence(text, start, end)
+    for b in _CLAUSE_STOP.finditer(text, lo, start):
+        lo = b.end()
+    nxt = _CLAUSE_STOP.search(text, end, hi)
+    return lo, nxt.start() if nxt else hi
+
+
+def _consistent(text: str, replacements: list[Replacement], generic: list[tuple[int, int]]) -> list[Replacement]:
+    """Drop the replacements that share a clause with a phrase read as generic: in "Orders placed today
+    ship tomorrow" one phrase dated and its pair left would say two things of one rule."""
+    if not generic or not replacements:
+        return replacements
+    clauses = {_clause(text, a, b) for a, b in generic}
+    return [r for r in replacements if not any(lo <= r.start and r.end <= hi for lo, hi in clauses)]
+
+
+def _judge(text: str, m: re.Match, written: dt.date | None) -> Replacement | Mention | str | None:
     start, end = m.span()
     phrase = m.group(0)
     before = text[max(0, start - 40):start]
@@ -824,6 +850,8 @@ def _judge(text: str, m: re.Match, written: dt.date | None) -> Replacement | Men
         return Mention(start, end, phrase, "vague")
     if veto == "possessive":
         return Mention(start, end, phrase, "possessive")
+    if veto in _GENERIC_VETOES:
+        return veto  # the caller keeps the phrase's clause consistent with it
     if veto:
         return None
     if written is None:
@@ -862,6 +890,7 @@ def scan_relative_dates(text: str, written: dt.date | None) -> DateScan:
     replacements: list[Replacement] = []
     held: list[Mention] = []
     taken: list[tuple[int, int]] = []
+    generic: list[tuple[int, int]] = []  # phrases whose clause reads as generic
     matches = [m for m in found if not _inside(masks, *m.span())]
     for i, m in enumerate(matches):
         taken.append(m.span())
@@ -871,8 +900,11 @@ def scan_relative_dates(text: str, written: dt.date | None) -> DateScan:
         verdict = _judge(text, m, written)
         if isinstance(verdict, Replacement):
             replacements.append(verdict)
+        elif isinstance(verdict, str):
+            generic.append(m.span())
         elif verdict is not None:
             held.append(verdict)
+    replacements = _consistent(text, replacements, generic)
     vague = [Mention(h.start, h.end, h.phrase, "vague") for h in held if h.why == "vague"]
     held = [h for h in held if h.why != "vague"]
     for m in vague_found:
