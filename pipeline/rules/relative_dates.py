@@ -638,6 +638,47 @@ def _clause_start(text: str, lo: int, pos: int) -> int:
     return lo
 
 
+# A standing instruction to do something every time: an imperative clause (a bare verb opening it, at
+# the sentence's start or after a label's colon or a trigger's comma) in a sentence that names a
+# recurring occasion - a routine, a checklist, a habit, "before opening any ticket", "at the start of
+# each shift", "when you". Its phrase is relative to whenever it is done. "Retry the job that failed
+# yesterday" names no occasion: a one-off to-do, dated; and an imperative whose own clause reports a
+# past of a definite thing ("... the export that failed yesterday") is dated even in a checklist.
+_RECURRING = re.compile(
+    r"\b(?:routines?|checklists?|check-lists?|habits?|rituals?|procedures?|playbooks?|runbooks?|sops?|"
+    r"(?:every|each)[ \t]+(?:time|day|morning|evening|shift|session|week)|whenever|when[ \t]+you|first[ \t]+thing|"
+    r"at[ \t]+the[ \t]+(?:start|end|beginning|top)[ \t]+of|"
+    r"(?:before|after)[ \t]+(?:[a-z]+ing\b|any|each|every|standups?|stand-ups?|the[ \t]+standup|handoffs?|"
+    r"sign-?off|shift[ \t]+change))\b", re.IGNORECASE)
+# A bare verb opening a clause: a known imperative, or a base-form word (no -s, -ed, -ing) before its
+# object ("skim yesterday's digest", "archive the log").
+_BASE_VERB_LEAD = re.compile(
+    r"[\W_]*(?P<verb>[A-Za-z][a-z]+)(?<![^s]s)(?<!ed)(?<!ing)[ \t]+"
+    r"(?:the|a|an|any|all|every|each|my|our|your|their|its|it|them|this|that|these|those|"
+    r"yesterday['’]s|today['’]s|tomorrow['’]s|last|up|out|through|over|off|back)\b", re.IGNORECASE)
+_NOT_A_VERB = frozenset("we they you i he she it there here then also just only and but or so yet if when while "
+                        "since because once as per from with without into onto over under about after before "
+                        "at by for in of on to up out all any each every no not".split())
+
+
+def _opens_with_imperative(text: str, pos: int, hi: int) -> bool:
+    clause = text[pos:hi]
+    if _IMPERATIVE.match(clause):
+        return True
+    b = _BASE_VERB_LEAD.match(clause)
+    return bool(b) and b.group("verb").lower() not in _NOT_A_VERB and b.group("verb").lower() not in _DETERMINERS
+
+
+def _standing_imperative(text: str, lo: int, hi: int, start: int, end: int) -> bool:
+    if not _RECURRING.search(text, lo, hi):
+        return False
+    clause_lo = _clause_start(text, lo, start)
+    if not _opens_with_imperative(text, clause_lo, hi):
+        return False
+    qualifiers = _class_qualifiers(text, clause_lo, hi)
+    return not _dated_verb_outside(text, clause_lo, hi, qualifiers)
+
+
 def _generic_statement(text: str, m: re.Match, lo: int, hi: int) -> str | None:
     """Why the sentence around `m` is generic (a class, a period, a mention, a standing instruction)."""
     start, end = m.span()
@@ -661,6 +702,8 @@ def _generic_statement(text: str, m: re.Match, lo: int, hi: int) -> str | None:
     qualifiers = _class_qualifiers(text, c_lo, c_hi)
     if qualifiers and not _dated_verb_outside(text, c_lo, c_hi, qualifiers):
         return "generic"  # "Orders placed today ship tomorrow": the class and its rule
+    if _standing_imperative(text, lo, hi, start, end):
+        return "generic"  # "Morning routine: skim yesterday's error digest before opening any ticket"
     if m.group("inn") and (_generic_subject(text, lo, hi) or (
             not text[clause_lo:start].strip(" \t*_-+>") and _generic_subject(text, _LEAD_COMMA.match(text, end).end(), hi))):
         return "generic"  # "Price quotes expire in 7 days", "In 7 days quotes expire": a period, not a date
@@ -788,12 +831,12 @@ _GENERIC_VETOES = frozenset({"habitual", "conditional", "example", "generic"})
 _CLAUSE_STOP = re.compile(r"[;:—–]|\s-\s")
 
 
-def _clause(text: str, start: int, end: int) -> tuple[int, int]:
-    """The clause around text[start:end]: its sentence cut at a semicolon, a colon or a dash."""
+def _clause(text: str, start: int, end: int, stops: re.Pattern = _CLAUSE_STOP) -> tuple[int, int]:
+    """The clause around text[start:end]: its sentence cut at a semicolon, a colon or a dash (or `stops`)."""
     lo, hi = _sentence(text, start, end)
-    for b in _CLAUSE_STOP.finditer(text, lo, start):
+    for b in stops.finditer(text, lo, start):
         lo = b.end()
-    nxt = _CLAUSE_STOP.search(text, end, hi)
+    nxt = stops.search(text, end, hi)
     return lo, nxt.start() if nxt else hi
 
 
@@ -802,7 +845,7 @@ def _consistent(text: str, replacements: list[Replacement], generic: list[tuple[
     ship tomorrow" one phrase dated and its pair left would say two things of one rule."""
     if not generic or not replacements:
         return replacements
-    clauses = {_clause(text, a, b) for a, b in generic}
+    clauses = {_clause(text, a, b, _CLAUSE_BREAK) for a, b in generic}  # "..., Bob said last week" is its own
     return [r for r in replacements if not any(lo <= r.start and r.end <= hi for lo, hi in clauses)]
 
 
