@@ -494,8 +494,8 @@ _QUALIFIER = re.compile(
     r"(?P<head>[A-Za-z][\w-]*)[ \t]+(?P<rel>(?:that|which|who)[ \t]+"
     r"(?:(?:were|are|was|is|have|has|had|did|do|does)(?:n['’]t|[ \t]+not)?[ \t]+(?:been[ \t]+)?)?)?"
     r"(?:(?:not|never|last|first|recently|already)[ \t]+)?"
-    r"(?P<part>[a-z]+(?:ed|en)|untouched|unused|idle|stale|inactive|open|left|sent|made|seen|built|run|done|kept|held|"
-    r"bought|sold|paid|older|newer|younger)"
+    r"(?P<part>[a-z]+(?:ed|en)|untouched|unused|idle|stale|inactive|open|left|"
+    r"(?:re|pre|un)?(?:sent|made|seen|built|run|done|kept|held|bought|sold|paid)|older|newer|younger)"
     r"(?:[ \t]+(?!(?:and|but|or|so|then)\b)[\w:-]+){0,3}?[ \t]+\Z", re.IGNORECASE)
 _VERBISH = re.compile(r"was|does|goes|gets|has|is|its|this|thus|yes|less|unless|across|always|perhaps|sometimes|"
                       r"\w+ly|\w+ss", re.IGNORECASE)
@@ -553,12 +553,12 @@ def _dated_verb_outside(text: str, lo: int, hi: int, inside: list[tuple[int, int
 
 # A participle right after a noun phrase that is itself no subject - the object of a present "is" or of
 # a preposition ("that is the SLA promised on the pricing page", "per the limit agreed with support"),
-# or an indefinite in apposition (", a delay described in the runbook") - and followed by its own
+# or in apposition after a clause (", a delay described in the runbook") - and followed by its own
 # preposition qualifies the noun: "The deploy failed on Monday" (a subject) stays a past.
 _NP_OBJECT_BEFORE = re.compile(
     r"(?:\b(?:is|are|am|be|['’]s|per|of|with|to|for|from|by|in|on|at|under|like|than|against|about)[ \t]+"
     r"(?:the|a|an|this|that|our|its|their|your|his|her|my)"
-    r"|(?:^|[,:;—–(]|\s-)[ \t]*(?:a|an))"
+    r"|(?:^|[,:;—–(]|\s-)[ \t]*(?:a|an|the))"
     r"(?:[ \t]+[A-Za-z][\w-]*){1,3}[ \t]+\Z", re.IGNORECASE)
 _PARTICIPLE = re.compile(
     r"\w{2,}ed|\w+en|made|built|sent|set|put|kept|held|paid|sold|found|told|said|left|lost|bought|brought|caught|"
@@ -648,7 +648,7 @@ _RECURRING = re.compile(
     r"\b(?:routines?|checklists?|check-lists?|habits?|rituals?|procedures?|playbooks?|runbooks?|sops?|"
     r"(?:every|each)[ \t]+(?:time|day|morning|evening|shift|session|week)|whenever|when[ \t]+you|first[ \t]+thing|"
     r"at[ \t]+the[ \t]+(?:start|end|beginning|top)[ \t]+of|"
-    r"(?:before|after)[ \t]+(?:[a-z]+ing\b|any|each|every|standups?|stand-ups?|the[ \t]+standup|handoffs?|"
+    r"(?:before|after)[ \t]+(?:[a-z]+ing[ \t]+(?:any|each|every|a|an|new)\b|any|each|every|standups?|stand-ups?|the[ \t]+standup|handoffs?|"
     r"sign-?off|shift[ \t]+change))\b", re.IGNORECASE)
 # A bare verb opening a clause: a known imperative, or a base-form word (no -s, -ed, -ing) before its
 # object ("skim yesterday's digest", "archive the log").
