@@ -571,7 +571,10 @@ _PREPOSITION_AFTER = re.compile(
 def _adjectival_participle(text: str, lo: int, v: re.Match) -> bool:
     if not _PARTICIPLE.fullmatch(v.group(0)) or not _PREPOSITION_AFTER.match(text, v.end()):
         return False
-    np = _NP_OBJECT_BEFORE.search(text[max(lo, v.start() - 80):v.start()])
+    # Bounded; a window cut inside the sentence gets a letter first so that neither "^" nor a cut word
+    # ("th|is the ...") reads as a clause start.
+    cut = v.start() - lo > 80
+    np = _NP_OBJECT_BEFORE.search(("x" if cut else "") + text[v.start() - 80 if cut else lo:v.start()])
     return bool(np) and not any(_NOT_A_QUALIFIER.fullmatch(w) for w in np.group(0).split()[-1:])
 
 
