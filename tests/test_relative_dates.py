@@ -673,3 +673,85 @@ def test_the_close_dated_reading_of_each_generic_class_is_replaced(text, expecte
                                   "Every Monday we list what broke last week."])
 def test_every_is_a_frequency_or_a_class_in_a_standing_rule(text):
     assert not scan_relative_dates(text, D).replacements
+
+
+@pytest.mark.parametrize("text", [
+    # a participle right after a noun phrase that is no subject qualifies it: no past of the sentence
+    "Invoices raised today are paid tomorrow: that is the term promised on the vendor portal.",
+    "Builds queued tonight finish tomorrow, per the limit agreed with the CI vendor.",
+    "Refunds filed today clear tomorrow, a delay described in the billing FAQ.",
+    "Refunds filed today clear tomorrow, the window described in the billing FAQ.",
+    # the rule's own clause decides, not the one explaining it after a colon or a semicolon
+    "Invoices raised today are paid tomorrow: that is what finance signed off in 2024.",
+])
+def test_a_participle_after_a_noun_phrase_does_not_date_a_standing_rule(text):
+    assert not scan_relative_dates(text, D).replacements
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("The term promised on the vendor portal changed yesterday.",
+     "The term promised on the vendor portal changed on 2026-03-31."),
+    ("Invoices raised today are paid tomorrow; finance confirmed it yesterday.",
+     "Invoices raised today are paid tomorrow; finance confirmed it on 2026-03-31."),
+    ("We hit the limit agreed with the CI vendor yesterday.", "We hit the limit agreed with the CI vendor on 2026-03-31."),
+    ("The fix described in the runbook shipped yesterday.", "The fix described in the runbook shipped on 2026-03-31."),
+])
+def test_a_participle_after_a_noun_phrase_leaves_a_real_past_dated(text, expected):
+    assert rewrite(text) == expected
+
+
+def test_a_clause_read_as_generic_keeps_every_phrase_of_it():
+    """The rule before the colon is generic as a whole: neither phrase of it is dated alone."""
+    text = "Invoices raised today are paid tomorrow: see the vendor portal."
+    assert not scan_relative_dates(text, D).replacements
+    # "today's" in an imperative is generic; "from yesterday" in the same clause is not dated alone
+    assert not scan_relative_dates("Check today's deploy log and the build from yesterday.", D).replacements
+    # a reporting clause after a comma is its own clause: dated, beside a generic instruction
+    text = "Read yesterday's error digest before opening any ticket, Bob said last week."
+    assert rewrite(text) == "Read yesterday's error digest before opening any ticket, Bob said the week of 2026-03-23."
+
+
+@pytest.mark.parametrize("text", [
+    "Morning routine the user asked for: review yesterday's deploy errors before opening any new ticket.",
+    "Evening checklist: archive today's alert report before closing the laptop.",
+    "Habit the user wants: compare today's error rate with yesterday's before paging anyone.",
+    "When you take over the pager, read yesterday's incident summary.",
+    "At the start of a shift, scan yesterday's alerts.",
+])
+def test_an_imperative_with_a_recurring_occasion_is_a_standing_instruction(text):
+    assert not scan_relative_dates(text, D).replacements
+
+
+@pytest.mark.parametrize("text,expected", [
+    # no recurring occasion: a one-off to-do with a dated object
+    ("Retry the export that failed yesterday.", "Retry the export that failed on 2026-03-31."),
+    ("To-do the user asked for: retry the export that failed yesterday.",
+     "To-do the user asked for: retry the export that failed on 2026-03-31."),
+    ("Send the invoice tomorrow before lunch.", "Send the invoice on 2026-04-02 before lunch."),
+    # in a checklist, a definite thing with a past of its own is still a dated one-off
+    ("Checklist: rerun the backfill that crashed yesterday.", "Checklist: rerun the backfill that crashed on 2026-03-31."),
+    # the occasion's words in a past report
+    ("Yesterday we reviewed the deploy errors before opening any new ticket.",
+     "On 2026-03-31 we reviewed the deploy errors before opening any new ticket."),
+])
+def test_a_one_off_to_do_or_a_report_is_dated(text, expected):
+    assert rewrite(text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("In 5 days the trial on the staging org lapses.", "On 2026-04-06 the trial on the staging org lapses."),
+    ("In 5 days, the trial on the staging org lapses.", "On 2026-04-06, the trial on the staging org lapses."),
+    ("Note: in 5 days the trial on the staging org lapses.", "Note: on 2026-04-06 the trial on the staging org lapses."),
+    ("We upgraded. In 3 days our old plan ends.", "We upgraded. On 2026-04-04 our old plan ends."),
+])
+def test_in_n_days_before_a_definite_subject_is_a_date(text, expected):
+    assert rewrite(text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "In 7 days quotes expire.",
+    "In 30 days, unpaid invoices are sent to collections.",
+    "We moved the deploy. Price quotes expire in 7 days.",  # a class subject in a later sentence too
+])
+def test_in_n_days_for_a_class_is_a_period_wherever_it_stands(text):
+    assert not scan_relative_dates(text, D).replacements

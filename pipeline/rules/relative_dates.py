@@ -174,7 +174,7 @@ _IMPERATIVE = re.compile(
     r"^\W*(?:check|run|use|review|look|read|make|keep|set|add|remove|avoid|prefer|ensure|verify|confirm|compare|open|grep|"
     r"search|start|stop|pull|push|merge|rebase|restart|ask|tell|send|post|write|update|create|delete|skip|retry|try|"
     r"clear|clean|build|test|rerun|re-run|fix|note|record|log|file|do|don['’]t|never|please|remember|schedule|"
-    r"plan|put|move|mark|tag|label|list|include|exclude|treat|assume|report)\b", re.IGNORECASE)
+    r"plan|put|move|mark|tag|label|list|include|exclude|treat|assume|report)\b(?![ \t]*:)", re.IGNORECASE)  # "Note:" labels
 # Past or future tense: "today" in a present-tense sentence usually means "currently" (vague).
 _DATED_VERB = re.compile(
     r"\b(?:(?!(?:need|seed|speed|feed|embed|exceed|proceed|succeed|red|bed|shed|breed|bleed|indeed)\b)\w{2,}ed|was|were|did|had|"
@@ -494,8 +494,8 @@ _QUALIFIER = re.compile(
     r"(?P<head>[A-Za-z][\w-]*)[ \t]+(?P<rel>(?:that|which|who)[ \t]+"
     r"(?:(?:were|are|was|is|have|has|had|did|do|does)(?:n['’]t|[ \t]+not)?[ \t]+(?:been[ \t]+)?)?)?"
     r"(?:(?:not|never|last|first|recently|already)[ \t]+)?"
-    r"(?P<part>[a-z]+(?:ed|en)|untouched|unused|idle|stale|inactive|open|left|sent|made|seen|built|run|done|kept|held|"
-    r"bought|sold|paid|older|newer|younger)"
+    r"(?P<part>[a-z]+(?:ed|en)|untouched|unused|idle|stale|inactive|open|left|"
+    r"(?:re|pre|un)?(?:sent|made|seen|built|run|done|kept|held|bought|sold|paid)|older|newer|younger)"
     r"(?:[ \t]+(?!(?:and|but|or|so|then)\b)[\w:-]+){0,3}?[ \t]+\Z", re.IGNORECASE)
 _VERBISH = re.compile(r"was|does|goes|gets|has|is|its|this|thus|yes|less|unless|across|always|perhaps|sometimes|"
                       r"\w+ly|\w+ss", re.IGNORECASE)
@@ -526,6 +526,7 @@ _TRIGGER = re.compile(
     r"\b(?:on[ \t]+(?:failure|error|errors|timeout|success|rejection)|(?:after|once|before)[ \t]+(?:a|an|any|each|every)\b|"
     r"failing[ \t]+that|as[ \t]+needed|or[ \t]+else)\b", re.IGNORECASE)
 _WHEN = re.compile(r"\bwhen\b", re.IGNORECASE)
+_LEAD_COMMA = re.compile(r"[ \t]*,?[ \t]*")
 # What a hypothetical text says: "a note that says the freeze ends tomorrow", "one saying the key was
 # rotated 3 days ago" - an indefinite note, message or memory, in a sentence with no past of its own
 # ("Alice sent a message saying the deploy failed yesterday" reports a real one).
@@ -544,8 +545,37 @@ def _dated_verb_outside(text: str, lo: int, hi: int, inside: list[tuple[int, int
             continue
         if _ADJECTIVE_BEFORE.search(text, max(lo, v.start() - 12), v.start()):
             continue  # "a failed migration", "the signed quotes": an adjective
+        if _adjectival_participle(text, lo, v):
+            continue  # "the SLA promised on the pricing page": it qualifies a noun, it dates nothing
         return True
     return False
+
+
+# A participle right after a noun phrase that is itself no subject - the object of a present "is" or of
+# a preposition ("that is the SLA promised on the pricing page", "per the limit agreed with support"),
+# or in apposition after a clause (", a delay described in the runbook") - and followed by its own
+# preposition qualifies the noun: "The deploy failed on Monday" (a subject) stays a past.
+_NP_OBJECT_BEFORE = re.compile(
+    r"(?:\b(?:is|are|am|be|['’]s|per|of|with|to|for|from|by|in|on|at|under|like|than|against|about)[ \t]+"
+    r"(?:the|a|an|this|that|our|its|their|your|his|her|my)"
+    r"|(?:^|[,:;—–(]|\s-)[ \t]*(?:a|an|the))"
+    r"(?:[ \t]+[A-Za-z][\w-]*){1,3}[ \t]+\Z", re.IGNORECASE)
+_PARTICIPLE = re.compile(
+    r"\w{2,}ed|\w+en|made|built|sent|set|put|kept|held|paid|sold|found|told|said|left|lost|bought|brought|caught|"
+    r"taught|won|cut|shut|hit|led|spent|met|shown|seen", re.IGNORECASE)
+_PREPOSITION_AFTER = re.compile(
+    r"[ \t]+(?:on|in|with|by|at|for|to|under|from|during|through|per|across|within|into|over|between|against)\b",
+    re.IGNORECASE)
+
+
+def _adjectival_participle(text: str, lo: int, v: re.Match) -> bool:
+    if not _PARTICIPLE.fullmatch(v.group(0)) or not _PREPOSITION_AFTER.match(text, v.end()):
+        return False
+    # Bounded; a window cut inside the sentence gets a letter first so that neither "^" nor a cut word
+    # ("th|is the ...") reads as a clause start.
+    cut = v.start() - lo > 80
+    np = _NP_OBJECT_BEFORE.search(("x" if cut else "") + text[v.start() - 80 if cut else lo:v.start()])
+    return bool(np) and not any(_NOT_A_QUALIFIER.fullmatch(w) for w in np.group(0).split()[-1:])
 
 
 def _class_noun(text: str, head_start: int, head: str, floor: int) -> tuple[bool, int]:
@@ -591,7 +621,7 @@ def _class_qualifiers(text: str, lo: int, hi: int) -> list[tuple[int, int]]:
 def _generic_subject(text: str, lo: int, hi: int) -> bool:
     """Whether the sentence text[lo:hi] opens with a class for its subject ("Price quotes", "A quote",
     "All signed quotes") and says nothing past or future about it."""
-    s = _SUBJECT_VERB.match(text, lo, hi)
+    s = _SUBJECT_VERB.match(text[lo:hi])  # sliced: "^" never matches at a `pos` inside the text
     if not s:
         return False
     words = s.group("subject").split()
@@ -601,13 +631,55 @@ def _generic_subject(text: str, lo: int, hi: int) -> bool:
     else:  # "Price quotes", "Quotes we send": a plural without a determiner or an owner
         generic = any(_PLURAL.search(w) and not _VERBISH.fullmatch(w) for w in words) and first not in _DETERMINERS \
             and not any(w.endswith(("'s", "’s")) for w in words)
-    return generic and not _dated_verb_outside(text, lo, hi, [s.span("subject")])
+    subject = (lo + s.start("subject"), lo + s.end("subject"))
+    return generic and not _dated_verb_outside(text, lo, hi, [subject])
 
 
 def _clause_start(text: str, lo: int, pos: int) -> int:
     for b in _CLAUSE_BREAK.finditer(text, lo, pos):
         lo = b.end()
     return lo
+
+
+# A standing instruction to do something every time: an imperative clause (a bare verb opening it, at
+# the sentence's start or after a label's colon or a trigger's comma) in a sentence that names a
+# recurring occasion - a routine, a checklist, a habit, "before opening any ticket", "at the start of
+# each shift", "when you". Its phrase is relative to whenever it is done. "Retry the job that failed
+# yesterday" names no occasion: a one-off to-do, dated; and an imperative whose own clause reports a
+# past of a definite thing ("... the export that failed yesterday") is dated even in a checklist.
+_RECURRING = re.compile(
+    r"\b(?:routines?|checklists?|check-lists?|habits?|rituals?|procedures?|playbooks?|runbooks?|sops?|"
+    r"(?:every|each)[ \t]+(?:time|day|morning|evening|shift|session|week)|whenever|when[ \t]+you|first[ \t]+thing|"
+    r"at[ \t]+the[ \t]+(?:start|end|beginning|top)[ \t]+of|"
+    r"(?:before|after)[ \t]+(?:[a-z]+ing[ \t]+(?:any|each|every|a|an|new)\b|any|each|every|standups?|stand-ups?|the[ \t]+standup|handoffs?|"
+    r"sign-?off|shift[ \t]+change))\b", re.IGNORECASE)
+# A bare verb opening a clause: a known imperative, or a base-form word (no -s, -ed, -ing) before its
+# object ("skim yesterday's digest", "archive the log").
+_BASE_VERB_LEAD = re.compile(
+    r"[\W_]*(?P<verb>[A-Za-z][a-z]+)(?<![^s]s)(?<!ed)(?<!ing)[ \t]+"
+    r"(?:the|a|an|any|all|every|each|my|our|your|their|its|it|them|this|that|these|those|"
+    r"yesterday['’]s|today['’]s|tomorrow['’]s|last|up|out|through|over|off|back)\b", re.IGNORECASE)
+_NOT_A_VERB = frozenset("we they you i he she it there here then also just only and but or so yet if when while "
+                        "since because once as per from with without into onto over under about after before "
+                        "at by for in of on to up out all any each every no not".split())
+
+
+def _opens_with_imperative(text: str, pos: int, hi: int) -> bool:
+    clause = text[pos:hi]
+    if _IMPERATIVE.match(clause):
+        return True
+    b = _BASE_VERB_LEAD.match(clause)
+    return bool(b) and b.group("verb").lower() not in _NOT_A_VERB and b.group("verb").lower() not in _DETERMINERS
+
+
+def _standing_imperative(text: str, lo: int, hi: int, start: int, end: int) -> bool:
+    if not _RECURRING.search(text, lo, hi):
+        return False
+    clause_lo = _clause_start(text, lo, start)
+    if not _opens_with_imperative(text, clause_lo, hi):
+        return False
+    qualifiers = _class_qualifiers(text, clause_lo, hi)
+    return not _dated_verb_outside(text, clause_lo, hi, qualifiers)
 
 
 def _generic_statement(text: str, m: re.Match, lo: int, hi: int) -> str | None:
@@ -627,11 +699,17 @@ def _generic_statement(text: str, m: re.Match, lo: int, hi: int) -> str | None:
         when = w
     if when and not _dated_verb_outside(text, when.end(), hi, []):
         return "conditional"  # "Deploys are rolled back when they fail today"
-    qualifiers = _class_qualifiers(text, lo, hi)
-    if qualifiers and not _dated_verb_outside(text, lo, hi, qualifiers):
+    # The class and its rule are one clause: a past in the clause that explains it after a colon or a
+    # semicolon ("...: that is what the courier signed in 2024") does not date the rule.
+    c_lo, c_hi = _clause(text, start, end)
+    qualifiers = _class_qualifiers(text, c_lo, c_hi)
+    if qualifiers and not _dated_verb_outside(text, c_lo, c_hi, qualifiers):
         return "generic"  # "Orders placed today ship tomorrow": the class and its rule
-    if m.group("inn") and _generic_subject(text, lo, hi):
-        return "generic"  # "Price quotes expire in 7 days": a period, not a date
+    if _standing_imperative(text, lo, hi, start, end):
+        return "generic"  # "Morning routine: skim yesterday's error digest before opening any ticket"
+    if m.group("inn") and (_generic_subject(text, lo, hi) or (
+            not text[clause_lo:start].strip(" \t*_-+>") and _generic_subject(text, _LEAD_COMMA.match(text, end).end(), hi))):
+        return "generic"  # "Price quotes expire in 7 days", "In 7 days quotes expire": a period, not a date
     return None
 
 
@@ -751,7 +829,30 @@ def _today_is_an_event(text: str, start: int, end: int, lo: int, hi: int, at_sta
     return at_start and text[start].isupper() and bool(_DATED_VERB.search(text, end, hi))
 
 
-def _judge(text: str, m: re.Match, written: dt.date | None) -> Replacement | Mention | None:
+# Vetoes that read the phrase's clause as generic: every other phrase of that clause is generic too.
+_GENERIC_VETOES = frozenset({"habitual", "conditional", "example", "generic"})
+_CLAUSE_STOP = re.compile(r"[;:—–]|\s-\s")
+
+
+def _clause(text: str, start: int, end: int, stops: re.Pattern = _CLAUSE_STOP) -> tuple[int, int]:
+    """The clause around text[start:end]: its sentence cut at a semicolon, a colon or a dash (or `stops`)."""
+    lo, hi = _sentence(text, start, end)
+    for b in stops.finditer(text, lo, start):
+        lo = b.end()
+    nxt = stops.search(text, end, hi)
+    return lo, nxt.start() if nxt else hi
+
+
+def _consistent(text: str, replacements: list[Replacement], generic: list[tuple[int, int]]) -> list[Replacement]:
+    """Drop the replacements that share a clause with a phrase read as generic: in "Orders placed today
+    ship tomorrow" one phrase dated and its pair left would say two things of one rule."""
+    if not generic or not replacements:
+        return replacements
+    clauses = {_clause(text, a, b, _CLAUSE_BREAK) for a, b in generic}  # "..., Bob said last week" is its own
+    return [r for r in replacements if not any(lo <= r.start and r.end <= hi for lo, hi in clauses)]
+
+
+def _judge(text: str, m: re.Match, written: dt.date | None) -> Replacement | Mention | str | None:
     start, end = m.span()
     phrase = m.group(0)
     before = text[max(0, start - 40):start]
@@ -795,6 +896,8 @@ def _judge(text: str, m: re.Match, written: dt.date | None) -> Replacement | Men
         return Mention(start, end, phrase, "vague")
     if veto == "possessive":
         return Mention(start, end, phrase, "possessive")
+    if veto in _GENERIC_VETOES:
+        return veto  # the caller keeps the phrase's clause consistent with it
     if veto:
         return None
     if written is None:
@@ -833,6 +936,7 @@ def scan_relative_dates(text: str, written: dt.date | None) -> DateScan:
     replacements: list[Replacement] = []
     held: list[Mention] = []
     taken: list[tuple[int, int]] = []
+    generic: list[tuple[int, int]] = []  # phrases whose clause reads as generic
     matches = [m for m in found if not _inside(masks, *m.span())]
     for i, m in enumerate(matches):
         taken.append(m.span())
@@ -842,8 +946,11 @@ def scan_relative_dates(text: str, written: dt.date | None) -> DateScan:
         verdict = _judge(text, m, written)
         if isinstance(verdict, Replacement):
             replacements.append(verdict)
+        elif isinstance(verdict, str):
+            generic.append(m.span())
         elif verdict is not None:
             held.append(verdict)
+    replacements = _consistent(text, replacements, generic)
     vague = [Mention(h.start, h.end, h.phrase, "vague") for h in held if h.why == "vague"]
     held = [h for h in held if h.why != "vague"]
     for m in vague_found:
