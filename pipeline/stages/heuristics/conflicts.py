@@ -74,6 +74,11 @@ class Reading:
     raw: tuple[str, ...] = ()  # the same tokens as `words`, case kept
     durations: frozenset[float] = frozenset()  # seconds: "60 seconds" == "1 minute"
     every: frozenset[float] = frozenset()  # periods in hours: "nightly" == "every 24 hours"
+    head: tuple[str, ...] = ()  # the clause's leading phrase: its verb and object, or its subject
+    past: bool = False  # history ("we used to pin Node 16"), not a claim about now
+    days: frozenset[str] = frozenset()  # weekdays named: "on Tuesdays" / "on Thursdays" differ
+    exceptions: frozenset[str] = frozenset()  # what "except for hotfixes" leaves out of the claim
+    measures: frozenset[str] = frozenset()  # what a number counts or is per: "per user", "3 replicas"
 
     @property
     def content(self) -> frozenset[str]:
@@ -114,6 +119,14 @@ def clauses(text: str) -> list[str]:
     return [c for c in _CLAUSE_BREAK.split(" " + text + " ") if c.strip()]
 
 
+def claim_clauses(text: str) -> list[str]:
+    """The clauses that can make a claim: a title that is one token ("package-manager",
+    "feedback_testing") names the memory, it says nothing, so the body's first sentence leads."""
+    found = clauses(text)
+    said = [c for c in found if len(c.split()) > 1]
+    return said or found
+
+
 def read(clause: str) -> Reading:
     # "non-idempotent" is a different subject, not a negation; dates say when, not what.
     # "non-root" says "not root": the word stays, the negation is counted once.
@@ -132,6 +145,14 @@ def read(clause: str) -> Reading:
         lambda m: {"a": "1", "an": "1", "twelve": "12"}.get(m.group(1).lower(), NUMBER_WORDS.get(m.group(1).lower(), m.group(1))) + " ",
         clause, flags=re.IGNORECASE,
     )
+    days = frozenset(d.lower() for d in _WEEKDAY_RE.findall(clause))
+    past = bool(_PAST.search(clause))
+    exceptions = frozenset(_stem(w) for m in _EXCEPT.finditer(clause) for w in normalize(m.group(1)).split()
+                           if w not in STOPWORDS and len(w) > 1)
+    # "the staging bucket, not the production bucket": a contrast names the choice it turns down;
+    # the verb keeps its polarity.
+    clause = _CONTRAST.sub(" ", clause)
+    measures = _measures(clause)
     every, clause = frequencies(clause)
     spans = durations(clause)
     plain = _DURATION.sub(" ", clause)
@@ -159,7 +180,73 @@ def read(clause: str) -> Reading:
         raw=raw if len(raw) == len(words) else (),
         durations=frozenset(spans),
         every=frozenset(every),
+        head=_head(words),
+        past=past,
+        days=days,
+        exceptions=exceptions,
+        measures=measures,
     )
+
+
+# Words before a clause's first phrase that only carry polarity, modality or hedging.
+_LEAD = NEGATIONS | MODALS | TIME_WORDS | PRONOUNS | frozenset("the a an maybe perhaps also just".split())
+# Determiners, and the pronouns that stand for an object named before ("never cache them").
+_DETERMINERS = frozenset("the a an our your their its all every each any some them it these those".split())
+# A statement about the past ("we used to", "the old API") is history: it cannot contradict what is
+# true now. "is used" is the present passive, not the past.
+_PAST = re.compile(
+    r"\b(?:used to|(?<!is )(?<!are )(?<!be )(?<!been )(?<!being )(?<!gets )(?<!get )used(?! to\b)(?=\s+(?:the\s+|a\s+|an\s+)?\w)"
+    r"|tried|previously|formerly|originally|in the past|back then|until (?:19|20)\d\d|the old|the legacy)\b",
+    re.IGNORECASE,
+)
+_EXCEPT = re.compile(r"\b(?:except(?:\s+for|\s+when|\s+in|\s+on)?|unless|other than|apart from)\s+([^,.;()]+)", re.IGNORECASE)
+_CONTRAST = re.compile(r",\s*(?:and\s+|but\s+)?not\s+(?!only\b|just\b|even\b)[^,.;()]+", re.IGNORECASE)
+_MEASURE = re.compile(r"\bper\s+(?:the\s+|a\s+|an\s+)?([A-Za-z]\w+)|\b\d+(?:\.\d+)?\s+([A-Za-z]\w+)")
+
+
+def _measures(clause: str) -> frozenset[str]:
+    """What the numbers of a clause are of: the thing a number counts ("4 replicas") and what a rate
+    is per ("per user"). Units of time and size say how much, not of what."""
+    out = set()
+    for per, counted in _MEASURE.findall(clause):
+        w = (per or counted).lower()
+        if w in UNITS or w in STOPWORDS or w.rstrip("s") in UNITS or w in _SECONDS or w.rstrip("s") in _SECONDS:
+            continue
+        out.add(("per " if per else "") + _stem(w))
+    return frozenset(out)
+
+
+_WEEKDAY_RE = re.compile(r"\b(monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?\b", re.IGNORECASE)
+
+
+def _head(words: list[str]) -> tuple[str, ...]:
+    """The leading phrase of a clause, stemmed: in "never store API tokens in log files" the verb
+    and its object ('store api token'), in "the orders table is partitioned" the subject. It ends at
+    the first preposition, copula, modal or conjunction."""
+    i = 0
+    while i < len(words) and words[i] in _LEAD:
+        i += 1
+    out: list[str] = []
+    for w in words[i:]:
+        if w in _DETERMINERS:
+            continue
+        if w in STOPWORDS or w in MODALS or w in NEGATIONS or w in NEGATIVE_VERBS or w in CHOICE_MARKERS:
+            break
+        if w.isdigit() or w in UNITS or w in NUMBER_WORDS or len(w) < 2:
+            continue
+        out.append(_token(w))
+    return tuple(out)
+
+
+def _different_objects(a: Reading, b: Reading) -> bool:
+    """Both clauses lead with the same verb but act on different things: "never store API tokens in
+    logs" / "store application logs in S3". A flip of polarity or number is a clash only about the
+    same object; the object is what follows the shared verb, and it differs when each clause's
+    object has a word the other clause never mentions. A longer shared lead is a shared subject
+    ("presigned S3 URLs expire" / "presigned S3 URLs stay valid"): what follows is its predicate."""
+    if len(a.head) < 2 or len(b.head) < 2 or a.head[0] != b.head[0] or a.head[1] == b.head[1]:
+        return False
+    return bool(set(a.head[1:]) - b.content) and bool(set(b.head[1:]) - a.content)
 
 
 def _slots(a: tuple[str, ...], b: tuple[str, ...]) -> list[tuple[tuple[str, ...], tuple[str, ...]]] | None:
@@ -231,6 +318,10 @@ def _order_swapped(a: Reading, b: Reading) -> bool:
 def _judge_clauses(a: Reading, b: Reading) -> tuple[bool, str, str]:
     if a.scopes - b.scopes and b.scopes - a.scopes:
         return False, "none", f"different scopes ({', '.join(sorted(a.scopes ^ b.scopes))})"
+    if a.past != b.past:
+        return False, "none", "one speaks of the past, the other of now"
+    if a.exceptions & b.content or b.exceptions & a.content:
+        return False, "none", "one is the exception the other names"
     shared = a.content & b.content
     smaller = min(len(a.content), len(b.content))
     if len(shared) < 2 or smaller == 0:
@@ -261,17 +352,25 @@ def _judge_clauses(a: Reading, b: Reading) -> tuple[bool, str, str]:
         return True, "incompatible_approach", f"the same thing with '{' '.join(x)}' in one and '{' '.join(y)}' in the other"
     if containment < 0.75 or (only_a and only_b and len(small_side) > 1):
         return False, "none", "they talk about different things"
+    if _different_objects(a, b):
+        return False, "none", "the same verb about different objects"
     flips = []
     if a.negative != b.negative:
         flips.append("negation")
     swapped = {w for w in a.antonyms if ANTONYM_OF[w] in b.antonyms and w not in b.antonyms}
-    if swapped:
-        flips.append("antonym")
+    # One antonym swapped is a flip; two ("add ... before" / "remove ... after") cancel out.
+    pairs_swapped = {frozenset((w, ANTONYM_OF[w])) for w in swapped}
+    flips.extend("antonym" for _ in pairs_swapped)
     quantities_differ = (
         (a.durations and b.durations and a.durations != b.durations)
         or (a.every and b.every and a.every != b.every)
         or (a.numbers and b.numbers and a.numbers != b.numbers)
+        or (a.days and b.days and a.days != b.days)
     )
+    if quantities_differ and a.measures and b.measures and not a.measures & b.measures:
+        return False, "none", "numbers of different things"
+    if quantities_differ and {m for m in a.measures ^ b.measures if m.startswith("per ")}:
+        return False, "none", "rates per different things"
     if quantities_differ:
         subject_differs = slots is not None and bool(slots[0][0]) and bool(slots[0][1])
         if only_a and only_b and (subject_differs or len(only_a) + len(only_b) > 4):
@@ -285,6 +384,8 @@ def _judge_clauses(a: Reading, b: Reading) -> tuple[bool, str, str]:
             return False, "none", "same subject, compatible statements"
         return False, "none", f"{' and '.join(flips)} flips cancel out"
     if flips[0] == "number":
+        if a.days != b.days and a.numbers == b.numbers:
+            return True, "factual_disagreement", f"the same statement with different days ({', '.join(sorted(a.days))} vs {', '.join(sorted(b.days))})"
         return True, "factual_disagreement", f"the same statement with different numbers ({', '.join(a.numbers)} vs {', '.join(b.numbers)})"
     if flips[0] == "antonym":
         pair = sorted(swapped)[0]
@@ -296,6 +397,8 @@ _REJECTS = [
     re.compile(r"\b(?:instead of|rather than|no longer|moved away from|switched away from|migrated off|replaced|"
                r"(?:moved|migrated|switched|changed) (?:\w+ ){0,4}from|never used|stopped using|no longer uses?)"
                r"\s+(?:the |a |an |our )?([\w.+#-]+)", re.I),
+    # "managed in our own table, not LaunchDarkly": the contrast turns a choice down.
+    re.compile(r",\s*(?:and\s+|but\s+)?not\s+(?!only\b|just\b|even\b)(?:the |a |an |our )?([\w.+#-]+)", re.I),
     re.compile(r"\b([\w.+#-]+)\s+(?:was|is|were|are|has been|have been)\s+(?:rejected|removed|dropped|retired|replaced|deprecated|abandoned)\b", re.I),
 ]
 
@@ -303,7 +406,7 @@ _REJECTS = [
 def _rejected_choice(rejecting: str, other: str) -> str | None:
     """A word the first text explicitly rejects ('SQLite instead of Postgres', 'GraphQL was
     rejected') that the other text's main clause puts forward."""
-    main = read(clauses(other)[0])
+    main = read(claim_clauses(other)[0])
     if main.negative:
         return None
     chosen = {_stem(w) for w in main.words}
@@ -422,9 +525,9 @@ def judge_conflict_quoted(text_a: str, text_b: str) -> tuple[bool, str, str, str
         return False, "none", "no statement to compare (markup only)", "", ""
     if text_a.strip().endswith("?") or text_b.strip().endswith("?"):
         return False, "none", "a question asserts nothing", "", ""
-    ca, cb = clauses(text_a), clauses(text_b)
+    ca, cb = claim_clauses(text_a), claim_clauses(text_b)
     main_a, main_b = ca[0].strip(), cb[0].strip()
-    if _reversed_steps(text_a, text_b) and read(ca[0]).negative == read(cb[0]).negative:
+    if _reversed_steps(text_a, text_b) and read(ca[0]).negative == read(cb[0]).negative and not _opposite_actions(read(ca[0]), read(cb[0])):
         qa, qb = _step_sentences(text_a, text_b)
         return True, "opposing_advice", "the same steps in the opposite order", qa, qb
     first = _judge_clauses(read(ca[0]), read(cb[0]))
@@ -434,9 +537,11 @@ def judge_conflict_quoted(text_a: str, text_b: str) -> tuple[bool, str, str, str
     if ra.content & rb.content and not (ra.scopes - rb.scopes and rb.scopes - ra.scopes):
         for rejecting, other, flip in ((text_a, text_b, False), (text_b, text_a, True)):
             word = _rejected_choice(rejecting, other)
+            if word and not (ra.content & rb.content) - {_stem(word), _token(word)}:
+                continue  # only the rejected thing is shared: the two speak of different uses of it
             if word and first[2] != "a question asserts nothing":
                 verdict = _dated((True, "incompatible_approach", f"one rejects '{word}', which the other puts forward"), text_a, text_b)
-                qr, qo = _clause_with(rejecting, word), clauses(other)[0].strip()
+                qr, qo = _clause_with(rejecting, word), claim_clauses(other)[0].strip()
                 return (*verdict, *((qo, qr) if flip else (qr, qo)))
     # A later clause is weighed against the other text's head (its title or first sentence) only, and
     # only near the top: a long document has dozens of clauses, and every pair of them is a chance
@@ -449,6 +554,13 @@ def judge_conflict_quoted(text_a: str, text_b: str) -> tuple[bool, str, str, str
             if verdict[0] and verdict[1] == "opposing_advice":
                 return (*_dated(verdict, text_a, text_b), x.strip(), y.strip())
     return (*first, "", "")
+
+
+def _opposite_actions(a: Reading, b: Reading) -> bool:
+    """'add the label before merging' / 'remove the label after merging': opposite actions in
+    opposite order are two flips that cancel, not the same steps reordered."""
+    order = {"before", "after", "first", "last"}
+    return any(ANTONYM_OF[w] in b.antonyms and w not in b.antonyms for w in a.antonyms - order)
 
 
 def clash_clauses(text_a: str, text_b: str) -> tuple[str, str]:
@@ -491,7 +603,7 @@ def _step_sentences(text_a: str, text_b: str) -> tuple[str, str]:
 
 
 LATER_CLAUSES = 4
-_PRONOUN_OBJECT = re.compile(r"\b(them|it|they|these|those)\b", re.IGNORECASE)
+_PRONOUN_OBJECT = re.compile(r"\b(them|it|they|these|those|there)\b", re.IGNORECASE)
 
 
 def _resolve_pronoun(clause: str, all_clauses: list[str]) -> str:
