@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ...rules.text import STOPWORDS, normalize
 from .conflict_statements import statements
@@ -85,6 +86,7 @@ class Reading:
         return frozenset(self.seq)
 
 
+@lru_cache(maxsize=32768)
 def _stem(w: str) -> str:
     if w.endswith("ies") and len(w) > 4:
         return w[:-3] + "y"
@@ -95,6 +97,7 @@ def _stem(w: str) -> str:
     return w[:-1] if w.endswith("e") and len(w) > 3 else w
 
 
+@lru_cache(maxsize=32768)
 def _token(w: str) -> str:
     """A content word as compared: its stem, or for an antonym its pair ('enable' and 'disable'
     are the same subject; which of the two it is, is the antonym flip)."""
@@ -102,6 +105,7 @@ def _token(w: str) -> str:
     return "|".join(sorted((key, ANTONYM_OF[key]))) if key else _stem(w)
 
 
+@lru_cache(maxsize=32768)
 def _antonym_key(w: str) -> str | None:
     """The antonym-list spelling of a word: 'rebasing' -> 'rebase', 'automatically' -> 'automatic'."""
     if w in ANTONYM_OF:
@@ -116,35 +120,59 @@ def _antonym_key(w: str) -> str | None:
 
 
 def clauses(text: str) -> list[str]:
-    return [c for c in _CLAUSE_BREAK.split(" " + text + " ") if c.strip()]
+    return list(_clauses(text))
+
+
+@lru_cache(maxsize=2048)
+def _clauses(text: str) -> tuple[str, ...]:
+    # A memory stands in several pairs (and its statements are asked for several times per pair):
+    # split once, in a bounded cache keyed by the text.
+    return tuple(c for c in _CLAUSE_BREAK.split(" " + text + " ") if c.strip())
 
 
 def claim_clauses(text: str) -> list[str]:
     """The clauses that can make a claim: a title that is one token ("package-manager",
     "feedback_testing") names the memory, it says nothing, so the body's first sentence leads."""
-    found = clauses(text)
+    found = _clauses(text)
     said = [c for c in found if len(c.split()) > 1]
-    return said or found
+    return said or list(found)
 
 
+# The regexes `read` applies to every clause, compiled once (they were most of a stub plan's CPU).
+_NON = re.compile(r"\bnon-(\w)", re.IGNORECASE)
+_ISO_DATE = re.compile(r"\b\d{4}-\d{2}(-\d{2})?\b")
+_ID_PREFIX = re.compile(r"^\s*\d+[-_](?=[A-Za-z])")
+_ORDINAL_LABEL = re.compile(r"\b(?:part|pt|volume|vol|step|phase|round|iteration)\s*\d+\b|\b[rR]\d{1,2}\b", re.IGNORECASE)
+_FROM_TO = re.compile(r"\bfrom\s+[\d.]+\s*(\w+\s+)?to\s+(?=[\d.])", re.IGNORECASE)
+_TIMED_OUT = re.compile(r"\btim(?:es|ed)? out\b", re.IGNORECASE)
+_COUNTED_SPAN = re.compile(
+    r"\b(an?|one|two|three|four|five|six|seven|eight|nine|ten|twelve)\s+(?=(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b)",
+    re.IGNORECASE,
+)
+_RAW_SPLIT = re.compile(r"[\W_]+")
+
+
+def _span_number(m: re.Match) -> str:
+    word = m.group(1).lower()
+    return {"a": "1", "an": "1", "twelve": "12"}.get(word, NUMBER_WORDS.get(word, m.group(1))) + " "
+
+
+@lru_cache(maxsize=8192)
 def read(clause: str) -> Reading:
+    """What a clause says, as the judge compares it. A memory's clauses are read once per pair it
+    is in (up to `per_memory` pairs), so readings are kept in a bounded cache; a Reading is frozen."""
     # "non-idempotent" is a different subject, not a negation; dates say when, not what.
     # "non-root" says "not root": the word stays, the negation is counted once.
-    prefixed = len(re.findall(r"\bnon-\w", clause, flags=re.IGNORECASE))
-    clause = re.sub(r"\bnon-(\w)", r"\1", clause, flags=re.IGNORECASE)
-    clause = re.sub(r"\b\d{4}-\d{2}(-\d{2})?\b", " ", clause)
+    clause, prefixed = _NON.subn(r"\1", clause)
+    clause = _ISO_DATE.sub(" ", clause)
     # "117-feedback_plans" (a numbered file's name as its title): the number is an id, not a quantity.
-    clause = re.sub(r"^\s*\d+[-_](?=[A-Za-z])", " ", clause)
+    clause = _ID_PREFIX.sub(" ", clause)
     # "part 2", "round 3", "R4": an ordinal label of one piece of a series, not a quantity it claims.
-    clause = re.sub(r"\b(?:part|pt|volume|vol|step|phase|round|iteration)\s*\d+\b|\b[rR]\d{1,2}\b", " ", clause, flags=re.IGNORECASE)
+    clause = _ORDINAL_LABEL.sub(" ", clause)
     # "raised from 10 MB to 50 MB" states 50 MB now: the old value is history, not a claim.
-    clause = re.sub(r"\bfrom\s+[\d.]+\s*(\w+\s+)?to\s+(?=[\d.])", " to ", clause, flags=re.IGNORECASE)
-    clause = re.sub(r"\btim(?:es|ed)? out\b", "timeout", clause, flags=re.IGNORECASE)
-    clause = re.sub(
-        r"\b(an?|one|two|three|four|five|six|seven|eight|nine|ten|twelve)\s+(?=(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b)",
-        lambda m: {"a": "1", "an": "1", "twelve": "12"}.get(m.group(1).lower(), NUMBER_WORDS.get(m.group(1).lower(), m.group(1))) + " ",
-        clause, flags=re.IGNORECASE,
-    )
+    clause = _FROM_TO.sub(" to ", clause)
+    clause = _TIMED_OUT.sub("timeout", clause)
+    clause = _COUNTED_SPAN.sub(_span_number, clause)
     days = frozenset(d.lower() for d in _WEEKDAY_RE.findall(clause))
     past = bool(_PAST.search(clause))
     exceptions = frozenset(_stem(w) for m in _EXCEPT.finditer(clause) for w in normalize(m.group(1)).split()
@@ -157,7 +185,7 @@ def read(clause: str) -> Reading:
     spans = durations(clause)
     plain = _DURATION.sub(" ", clause)
     words = normalize(clause.replace("n't", " not")).split()
-    raw = tuple(t for t in re.split(r"[\W_]+", unicodedata.normalize("NFKC", clause.replace("n't", " not"))) if t)
+    raw = tuple(t for t in _RAW_SPLIT.split(unicodedata.normalize("NFKC", clause.replace("n't", " not"))) if t)
     # "never, not even X" is one negation; "never deploy without X" and "do not skip X" are none.
     negated = any(w in NEGATIONS for w in words)
     negative_verb = any(w in NEGATIVE_VERBS or w in NEGATIVE_STATES for w in words)
@@ -475,10 +503,19 @@ _SEQUENCE = re.compile(
 )
 
 
+_SENTENCE_BREAK = re.compile(r"[.;!?]\s+|\n")
+_DATED_WORDS = re.compile(r"\b(as of|since|now|no longer|raised|lowered|was removed|replaced)\b", re.I)
+
+
 def steps(text: str) -> list[tuple[frozenset[str], frozenset[str]]]:
     """(what comes first, what comes second) for each ordering the text states, as word sets."""
+    return list(_steps(text))
+
+
+@lru_cache(maxsize=2048)
+def _steps(text: str) -> tuple[tuple[frozenset[str], frozenset[str]], ...]:
     out = []
-    for sentence in re.split(r"[.;!?]\s+|\n", text):
+    for sentence in _SENTENCE_BREAK.split(text):
         m = _SEQUENCE.match(sentence.strip())
         if not m:
             continue
@@ -487,7 +524,7 @@ def steps(text: str) -> list[tuple[frozenset[str], frozenset[str]]]:
         fw, sw = _event(first), _event(second)
         if fw and sw:
             out.append((fw, sw))
-    return out
+    return tuple(out)
 
 
 def _event(text: str) -> frozenset[str]:
@@ -595,8 +632,8 @@ def _clause_with(text: str, word: str) -> str:
 
 def _step_sentences(text_a: str, text_b: str) -> tuple[str, str]:
     """The two sentences that order the same steps oppositely."""
-    for sa in re.split(r"[.;!?]\s+|\n", text_a):
-        for sb in re.split(r"[.;!?]\s+|\n", text_b):
+    for sa in _SENTENCE_BREAK.split(text_a):
+        for sb in _SENTENCE_BREAK.split(text_b):
             if steps(sa) and steps(sb) and _reversed_steps(sa, sb):
                 return sa.strip(), sb.strip()
     return clauses(text_a)[0].strip(), clauses(text_b)[0].strip()
@@ -616,6 +653,6 @@ def _resolve_pronoun(clause: str, all_clauses: list[str]) -> str:
 
 
 def _dated(verdict: tuple[bool, str, str], text_a: str, text_b: str) -> tuple[bool, str, str]:
-    if re.search(r"\b(as of|since|now|no longer|raised|lowered|was removed|replaced)\b", text_a + " " + text_b, re.I):
+    if _DATED_WORDS.search(text_a + " " + text_b):
         return True, "superseded", verdict[2] + " (one supersedes the other)"
     return verdict
