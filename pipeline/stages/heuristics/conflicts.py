@@ -22,6 +22,8 @@ from .conflict_statements import statements
 NEGATIONS = frozenset("not never no dont don t cannot cant won wont shouldn shouldnt mustn mustnt nothing none nobody neither nor".split())
 # Verbs that carry a negation of the action that follows them.
 NEGATIVE_VERBS = frozenset("skip forbid ban prevent without refuse".split())
+# "don't forget to rotate the keys" says to rotate them: a negated omission is no negation.
+NEGATIVE_VERBS = NEGATIVE_VERBS | frozenset("forget forgets forgot forgetting neglect neglects omit omits".split())
 # Words saying a thing has stopped being so.
 NEGATIVE_STATES = frozenset("""removed deprecated dropped deleted retired abandoned discontinued forbidden prohibited
     separate separately""".split())
@@ -44,7 +46,7 @@ SCOPES = frozenset(
     """test tests testing unit integration e2e production prod staging dev development local locally
     ci release feature hotfix main master debug mobile web desktop ios android public internal partner
     admin admins user users frontend backend readiness liveness access refresh vpn internet intranet upload
-    download uploads downloads inbound outbound ingress egress""".split()
+    download uploads downloads inbound outbound ingress egress laptop sandbox""".split()
 )
 # Words that only carry polarity or modality: set aside before comparing what is said.
 MODALS = frozenset("always must should shall need needs have has to do does only please ever allowed permitted".split())
@@ -95,6 +97,14 @@ def _stem(w: str) -> str:
             w = w[: -len(suffix)]
             break
     return w[:-1] if w.endswith("e") and len(w) > 3 else w
+
+
+def _scope_stem(w: str) -> str:
+    st = _stem(w)
+    return st[:-1] if len(st) > 3 and st[-1] == st[-2] else st  # "debugging" -> "debug"
+
+
+_SCOPE_STEMS = frozenset(_scope_stem(w) for w in SCOPES)  # "when debugging" names the debug scope too
 
 
 @lru_cache(maxsize=32768)
@@ -203,7 +213,7 @@ def read(clause: str) -> Reading:
         negative=(negated != negative_verb) != (prefixed % 2 == 1),
         antonyms=frozenset(k for w in words if (k := _antonym_key(w))),
         numbers=numbers,
-        scopes=frozenset(_stem(w) for w in words if w in SCOPES),
+        scopes=frozenset(_scope_stem(w) for w in words if w in SCOPES or _scope_stem(w) in _SCOPE_STEMS),
         words=tuple(words),
         raw=raw if len(raw) == len(words) else (),
         durations=frozenset(spans),
@@ -258,7 +268,8 @@ def _head(words: list[str]) -> tuple[str, ...]:
     for w in words[i:]:
         if w in _DETERMINERS:
             continue
-        if w in STOPWORDS or w in MODALS or w in NEGATIONS or w in NEGATIVE_VERBS or w in CHOICE_MARKERS:
+        # "use" leads a clause as its verb ("use the admin token"); after a word it marks a choice.
+        if w in STOPWORDS or w in MODALS or w in NEGATIONS or w in NEGATIVE_VERBS or (w in CHOICE_MARKERS and out):
             break
         if w.isdigit() or w in UNITS or w in NUMBER_WORDS or len(w) < 2:
             continue
@@ -314,6 +325,19 @@ def _chosen(r: Reading, segment: tuple[str, ...]) -> bool:
             # adjective ("is fast") is not, and a Title Case line says nothing about names.
             return r.words[j] in COPULAS and _is_value(r, i)
     return False
+
+
+def _describes(r: Reading, segment: tuple[str, ...]) -> bool:
+    """The substituted words describe a state or an activity ("coverage enabled", "BuildKit
+    caching") rather than name a value: a participle or a gerund, written in lowercase (a name
+    such as "Memcached" is a value)."""
+    if not r.raw:
+        return False
+    stems = set(segment)
+    return any(
+        _token(w) in stems and raw.islower() and len(w) > 5 and w.endswith(("ing", "ed"))
+        for w, raw in zip(r.words, r.raw)
+    )
 
 
 def _contiguous(r: Reading, segment: tuple[str, ...]) -> bool:
@@ -375,6 +399,10 @@ def _judge_clauses(a: Reading, b: Reading) -> tuple[bool, str, str]:
             and _contiguous(a, xa) and _contiguous(b, xb) and _chosen(a, xa) and _chosen(b, xb)
         )
         differing = [(xa, xb)]
+    if substitution and (_describes(a, differing[0][0]) or _describes(b, differing[0][1])):
+        # "with pytest" / "with coverage enabled": a state or an activity is a property the same
+        # run can also have, not a competing value of the same attribute.
+        return False, "none", "one names a value, the other describes a property"
     if substitution:
         x, y = differing[0]
         return True, "incompatible_approach", f"the same thing with '{' '.join(x)}' in one and '{' '.join(y)}' in the other"
@@ -564,9 +592,13 @@ def judge_conflict_quoted(text_a: str, text_b: str) -> tuple[bool, str, str, str
         return False, "none", "a question asserts nothing", "", ""
     ca, cb = claim_clauses(text_a), claim_clauses(text_b)
     main_a, main_b = ca[0].strip(), cb[0].strip()
-    if _reversed_steps(text_a, text_b) and read(ca[0]).negative == read(cb[0]).negative and not _opposite_actions(read(ca[0]), read(cb[0])):
+    if _reversed_steps(text_a, text_b) and read(ca[0]).negative == read(cb[0]).negative:
         qa, qb = _step_sentences(text_a, text_b)
-        return True, "opposing_advice", "the same steps in the opposite order", qa, qb
+        # The sentences that order the steps must agree in polarity and action: "do not edit them
+        # after X" / "edit before X" is two flips, which cancel.
+        sa, sb = read(qa), read(qb)
+        if sa.negative == sb.negative and not _opposite_actions(sa, sb):
+            return True, "opposing_advice", "the same steps in the opposite order", qa, qb
     first = _judge_clauses(read(ca[0]), read(cb[0]))
     if first[0]:
         return (*_dated(first, text_a, text_b), main_a, main_b)
