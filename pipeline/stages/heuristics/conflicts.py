@@ -230,11 +230,12 @@ def read(clause: str) -> Reading:
 _LEAD = NEGATIONS | MODALS | TIME_WORDS | PRONOUNS | frozenset("the a an maybe perhaps also just".split())
 # Determiners, and the pronouns that stand for an object named before ("never cache them").
 _DETERMINERS = frozenset("the a an our your their its all every each any some them it these those".split())
-# A statement about the past ("we used to", "the old API") is history: it cannot contradict what is
-# true now. "is used" is the present passive, not the past.
+# A statement about the past ("we used to", "we used Jenkins", "the old API") is history: it cannot
+# contradict what is true now. "Redis is (widely) used" is the present passive, not the past, so
+# "used" and "tried" count only after a person who did it.
 _PAST = re.compile(
-    r"\b(?:used to|(?<!is )(?<!are )(?<!be )(?<!been )(?<!being )(?<!gets )(?<!get )used(?! to\b)(?=\s+(?:the\s+|a\s+|an\s+)?\w)"
-    r"|tried|previously|formerly|originally|in the past|back then|until (?:19|20)\d\d|the old|the legacy)\b",
+    r"\b(?:used to|(?:we|i|they|you|the team)\s+(?:\w+ly\s+|once\s+|also\s+)?(?:used|tried)"
+    r"|previously|formerly|originally|in the past|back then|until (?:19|20)\d\d|the old|the legacy)\b",
     re.IGNORECASE,
 )
 _EXCEPT = re.compile(r"\b(?:except(?:\s+for|\s+when|\s+in|\s+on)?|unless|other than|apart from)\s+([^,.;()]+)", re.IGNORECASE)
