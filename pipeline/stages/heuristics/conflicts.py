@@ -99,6 +99,7 @@ def _stem(w: str) -> str:
     return w[:-1] if w.endswith("e") and len(w) > 3 else w
 
 
+@lru_cache(maxsize=32768)
 def _scope_stem(w: str) -> str:
     st = _stem(w)
     return st[:-1] if len(st) > 3 and st[-1] == st[-2] else st  # "debugging" -> "debug"
@@ -467,15 +468,23 @@ def _rejected_choice(rejecting: str, other: str) -> str | None:
     if main.negative:
         return None
     chosen = {_stem(w) for w in main.words}
+    return next((word for word in _rejected_words(rejecting) if _stem(word) in chosen), None)
+
+
+@lru_cache(maxsize=2048)
+def _rejected_words(text: str) -> tuple[str, ...]:
+    """The words a text explicitly rejects, in the order the patterns find them (once per text, not
+    once per pair it is in)."""
+    out = []
     for pattern in _REJECTS:
-        for m in pattern.finditer(rejecting):
+        for m in pattern.finditer(text):
             word = normalize(m.group(1))
             # "instead of retrying" rejects an action in one case, not a thing the other chose.
             if word.endswith("ing"):
                 continue
-            if word and word not in STOPWORDS and word not in MODALS and len(word) > 1 and _stem(word) in chosen:
-                return word
-    return None
+            if word and word not in STOPWORDS and word not in MODALS and len(word) > 1:
+                out.append(word)
+    return tuple(out)
 
 
 _DURATION = re.compile(r"\b(\d+(?:\.\d+)?)\s*(ms|milliseconds?|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?|weeks?|months?|years?)\b", re.I)
