@@ -10,6 +10,7 @@ bullet, each kept with the words it was written in so an action can quote it.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 _FRONT_MATTER = re.compile(r"\A---\n.*?\n---[ \t]*\n", re.DOTALL)
 _FENCE = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[ \t]*$|\Z)", re.MULTILINE | re.DOTALL)
@@ -60,9 +61,11 @@ def statement_lines(text: str) -> list[str]:
     return out
 
 
+@lru_cache(maxsize=2048)
 def statements(text: str) -> str:
     """The claim-bearing text of a memory: its prose lines, one per line. Plain text is unchanged
-    apart from whitespace."""
+    apart from whitespace. Kept in a bounded cache: the conflict judge asks for a memory's
+    statements once per pair (and again to quote), and a memory stands in several pairs."""
     if not any(mark in text for mark in ("|", "#", "[", "`", "{", "<", "---", "\n", "*", "_")):
         return text
     return "\n".join(statement_lines(text))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ...rules.text import STOPWORDS, normalize
 from .conflict_statements import statements
@@ -21,6 +22,8 @@ from .conflict_statements import statements
 NEGATIONS = frozenset("not never no dont don t cannot cant won wont shouldn shouldnt mustn mustnt nothing none nobody neither nor".split())
 # Verbs that carry a negation of the action that follows them.
 NEGATIVE_VERBS = frozenset("skip forbid ban prevent without refuse".split())
+# "don't forget to rotate the keys" says to rotate them: a negated omission is no negation.
+NEGATIVE_VERBS = NEGATIVE_VERBS | frozenset("forget forgets forgot forgetting neglect neglects omit omits".split())
 # Words saying a thing has stopped being so.
 NEGATIVE_STATES = frozenset("""removed deprecated dropped deleted retired abandoned discontinued forbidden prohibited
     separate separately""".split())
@@ -43,7 +46,7 @@ SCOPES = frozenset(
     """test tests testing unit integration e2e production prod staging dev development local locally
     ci release feature hotfix main master debug mobile web desktop ios android public internal partner
     admin admins user users frontend backend readiness liveness access refresh vpn internet intranet upload
-    download uploads downloads inbound outbound ingress egress""".split()
+    download uploads downloads inbound outbound ingress egress laptop sandbox""".split()
 )
 # Words that only carry polarity or modality: set aside before comparing what is said.
 MODALS = frozenset("always must should shall need needs have has to do does only please ever allowed permitted".split())
@@ -74,12 +77,18 @@ class Reading:
     raw: tuple[str, ...] = ()  # the same tokens as `words`, case kept
     durations: frozenset[float] = frozenset()  # seconds: "60 seconds" == "1 minute"
     every: frozenset[float] = frozenset()  # periods in hours: "nightly" == "every 24 hours"
+    head: tuple[str, ...] = ()  # the clause's leading phrase: its verb and object, or its subject
+    past: bool = False  # history ("we used to pin Node 16"), not a claim about now
+    days: frozenset[str] = frozenset()  # weekdays named: "on Tuesdays" / "on Thursdays" differ
+    exceptions: frozenset[str] = frozenset()  # what "except for hotfixes" leaves out of the claim
+    measures: frozenset[str] = frozenset()  # what a number counts or is per: "per user", "3 replicas"
 
     @property
     def content(self) -> frozenset[str]:
         return frozenset(self.seq)
 
 
+@lru_cache(maxsize=32768)
 def _stem(w: str) -> str:
     if w.endswith("ies") and len(w) > 4:
         return w[:-3] + "y"
@@ -90,6 +99,16 @@ def _stem(w: str) -> str:
     return w[:-1] if w.endswith("e") and len(w) > 3 else w
 
 
+@lru_cache(maxsize=32768)
+def _scope_stem(w: str) -> str:
+    st = _stem(w)
+    return st[:-1] if len(st) > 3 and st[-1] == st[-2] else st  # "debugging" -> "debug"
+
+
+_SCOPE_STEMS = frozenset(_scope_stem(w) for w in SCOPES)  # "when debugging" names the debug scope too
+
+
+@lru_cache(maxsize=32768)
 def _token(w: str) -> str:
     """A content word as compared: its stem, or for an antonym its pair ('enable' and 'disable'
     are the same subject; which of the two it is, is the antonym flip)."""
@@ -97,6 +116,7 @@ def _token(w: str) -> str:
     return "|".join(sorted((key, ANTONYM_OF[key]))) if key else _stem(w)
 
 
+@lru_cache(maxsize=32768)
 def _antonym_key(w: str) -> str | None:
     """The antonym-list spelling of a word: 'rebasing' -> 'rebase', 'automatically' -> 'automatic'."""
     if w in ANTONYM_OF:
@@ -111,32 +131,72 @@ def _antonym_key(w: str) -> str | None:
 
 
 def clauses(text: str) -> list[str]:
-    return [c for c in _CLAUSE_BREAK.split(" " + text + " ") if c.strip()]
+    return list(_clauses(text))
 
 
+@lru_cache(maxsize=2048)
+def _clauses(text: str) -> tuple[str, ...]:
+    # A memory stands in several pairs (and its statements are asked for several times per pair):
+    # split once, in a bounded cache keyed by the text.
+    return tuple(c for c in _CLAUSE_BREAK.split(" " + text + " ") if c.strip())
+
+
+def claim_clauses(text: str) -> list[str]:
+    """The clauses that can make a claim: a title that is one token ("package-manager",
+    "feedback_testing") names the memory, it says nothing, so the body's first sentence leads."""
+    found = _clauses(text)
+    said = [c for c in found if len(c.split()) > 1]
+    return said or list(found)
+
+
+# The regexes `read` applies to every clause, compiled once (they were most of a stub plan's CPU).
+_NON = re.compile(r"\bnon-(\w)", re.IGNORECASE)
+_ISO_DATE = re.compile(r"\b\d{4}-\d{2}(-\d{2})?\b")
+_ID_PREFIX = re.compile(r"^\s*\d+[-_](?=[A-Za-z])")
+_ORDINAL_LABEL = re.compile(r"\b(?:part|pt|volume|vol|step|phase|round|iteration)\s*\d+\b|\b[rR]\d{1,2}\b", re.IGNORECASE)
+_FROM_TO = re.compile(r"\bfrom\s+[\d.]+\s*(\w+\s+)?to\s+(?=[\d.])", re.IGNORECASE)
+_TIMED_OUT = re.compile(r"\btim(?:es|ed)? out\b", re.IGNORECASE)
+_COUNTED_SPAN = re.compile(
+    r"\b(an?|one|two|three|four|five|six|seven|eight|nine|ten|twelve)\s+(?=(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b)",
+    re.IGNORECASE,
+)
+_RAW_SPLIT = re.compile(r"[\W_]+")
+
+
+def _span_number(m: re.Match) -> str:
+    word = m.group(1).lower()
+    return {"a": "1", "an": "1", "twelve": "12"}.get(word, NUMBER_WORDS.get(word, m.group(1))) + " "
+
+
+@lru_cache(maxsize=8192)
 def read(clause: str) -> Reading:
+    """What a clause says, as the judge compares it. A memory's clauses are read once per pair it
+    is in (up to `per_memory` pairs), so readings are kept in a bounded cache; a Reading is frozen."""
     # "non-idempotent" is a different subject, not a negation; dates say when, not what.
     # "non-root" says "not root": the word stays, the negation is counted once.
-    prefixed = len(re.findall(r"\bnon-\w", clause, flags=re.IGNORECASE))
-    clause = re.sub(r"\bnon-(\w)", r"\1", clause, flags=re.IGNORECASE)
-    clause = re.sub(r"\b\d{4}-\d{2}(-\d{2})?\b", " ", clause)
+    clause, prefixed = _NON.subn(r"\1", clause)
+    clause = _ISO_DATE.sub(" ", clause)
     # "117-feedback_plans" (a numbered file's name as its title): the number is an id, not a quantity.
-    clause = re.sub(r"^\s*\d+[-_](?=[A-Za-z])", " ", clause)
+    clause = _ID_PREFIX.sub(" ", clause)
     # "part 2", "round 3", "R4": an ordinal label of one piece of a series, not a quantity it claims.
-    clause = re.sub(r"\b(?:part|pt|volume|vol|step|phase|round|iteration)\s*\d+\b|\b[rR]\d{1,2}\b", " ", clause, flags=re.IGNORECASE)
+    clause = _ORDINAL_LABEL.sub(" ", clause)
     # "raised from 10 MB to 50 MB" states 50 MB now: the old value is history, not a claim.
-    clause = re.sub(r"\bfrom\s+[\d.]+\s*(\w+\s+)?to\s+(?=[\d.])", " to ", clause, flags=re.IGNORECASE)
-    clause = re.sub(r"\btim(?:es|ed)? out\b", "timeout", clause, flags=re.IGNORECASE)
-    clause = re.sub(
-        r"\b(an?|one|two|three|four|five|six|seven|eight|nine|ten|twelve)\s+(?=(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b)",
-        lambda m: {"a": "1", "an": "1", "twelve": "12"}.get(m.group(1).lower(), NUMBER_WORDS.get(m.group(1).lower(), m.group(1))) + " ",
-        clause, flags=re.IGNORECASE,
-    )
+    clause = _FROM_TO.sub(" to ", clause)
+    clause = _TIMED_OUT.sub("timeout", clause)
+    clause = _COUNTED_SPAN.sub(_span_number, clause)
+    days = frozenset(d.lower() for d in _WEEKDAY_RE.findall(clause))
+    past = bool(_PAST.search(clause))
+    exceptions = frozenset(_stem(w) for m in _EXCEPT.finditer(clause) for w in normalize(m.group(1)).split()
+                           if w not in STOPWORDS and len(w) > 1)
+    # "the staging bucket, not the production bucket": a contrast names the choice it turns down;
+    # the verb keeps its polarity.
+    clause = _CONTRAST.sub(" ", clause)
+    measures = _measures(clause)
     every, clause = frequencies(clause)
     spans = durations(clause)
     plain = _DURATION.sub(" ", clause)
     words = normalize(clause.replace("n't", " not")).split()
-    raw = tuple(t for t in re.split(r"[\W_]+", unicodedata.normalize("NFKC", clause.replace("n't", " not"))) if t)
+    raw = tuple(t for t in _RAW_SPLIT.split(unicodedata.normalize("NFKC", clause.replace("n't", " not"))) if t)
     # "never, not even X" is one negation; "never deploy without X" and "do not skip X" are none.
     negated = any(w in NEGATIONS for w in words)
     negative_verb = any(w in NEGATIVE_VERBS or w in NEGATIVE_STATES for w in words)
@@ -154,12 +214,80 @@ def read(clause: str) -> Reading:
         negative=(negated != negative_verb) != (prefixed % 2 == 1),
         antonyms=frozenset(k for w in words if (k := _antonym_key(w))),
         numbers=numbers,
-        scopes=frozenset(_stem(w) for w in words if w in SCOPES),
+        scopes=frozenset(_scope_stem(w) for w in words if w in SCOPES or _scope_stem(w) in _SCOPE_STEMS),
         words=tuple(words),
         raw=raw if len(raw) == len(words) else (),
         durations=frozenset(spans),
         every=frozenset(every),
+        head=_head(words),
+        past=past,
+        days=days,
+        exceptions=exceptions,
+        measures=measures,
     )
+
+
+# Words before a clause's first phrase that only carry polarity, modality or hedging.
+_LEAD = NEGATIONS | MODALS | TIME_WORDS | PRONOUNS | frozenset("the a an maybe perhaps also just".split())
+# Determiners, and the pronouns that stand for an object named before ("never cache them").
+_DETERMINERS = frozenset("the a an our your their its all every each any some them it these those".split())
+# A statement about the past ("we used to", "we used Jenkins", "the old API") is history: it cannot
+# contradict what is true now. "Redis is (widely) used" is the present passive, not the past, so
+# "used" and "tried" count only after a person who did it.
+_PAST = re.compile(
+    r"\b(?:used to|(?:we|i|they|you|the team)\s+(?:\w+ly\s+|once\s+|also\s+)?(?:used|tried)"
+    r"|previously|formerly|originally|in the past|back then|until (?:19|20)\d\d|the old|the legacy)\b",
+    re.IGNORECASE,
+)
+_EXCEPT = re.compile(r"\b(?:except(?:\s+for|\s+when|\s+in|\s+on)?|unless|other than|apart from)\s+([^,.;()]+)", re.IGNORECASE)
+_CONTRAST = re.compile(r",\s*(?:and\s+|but\s+)?not\s+(?!only\b|just\b|even\b)[^,.;()]+", re.IGNORECASE)
+_MEASURE = re.compile(r"\bper\s+(?:the\s+|a\s+|an\s+)?([A-Za-z]\w+)|\b\d+(?:\.\d+)?\s+([A-Za-z]\w+)")
+
+
+def _measures(clause: str) -> frozenset[str]:
+    """What the numbers of a clause are of: the thing a number counts ("4 replicas") and what a rate
+    is per ("per user"). Units of time and size say how much, not of what."""
+    out = set()
+    for per, counted in _MEASURE.findall(clause):
+        w = (per or counted).lower()
+        if w in UNITS or w in STOPWORDS or w.rstrip("s") in UNITS or w in _SECONDS or w.rstrip("s") in _SECONDS:
+            continue
+        out.add(("per " if per else "") + _stem(w))
+    return frozenset(out)
+
+
+_WEEKDAY_RE = re.compile(r"\b(monday|tuesday|wednesday|thursday|friday|saturday|sunday)s?\b", re.IGNORECASE)
+
+
+def _head(words: list[str]) -> tuple[str, ...]:
+    """The leading phrase of a clause, stemmed: in "never store API tokens in log files" the verb
+    and its object ('store api token'), in "the orders table is partitioned" the subject. It ends at
+    the first preposition, copula, modal or conjunction."""
+    i = 0
+    while i < len(words) and words[i] in _LEAD:
+        i += 1
+    out: list[str] = []
+    for w in words[i:]:
+        if w in _DETERMINERS:
+            continue
+        # "use" leads a clause as its verb ("use the admin token"); after a word it marks a choice.
+        if w in STOPWORDS or w in MODALS or w in NEGATIONS or w in NEGATIVE_VERBS or (w in CHOICE_MARKERS and out):
+            break
+        if w.isdigit() or w in UNITS or w in NUMBER_WORDS or len(w) < 2:
+            continue
+        out.append(_token(w))
+    return tuple(out)
+
+
+def _different_objects(a: Reading, b: Reading) -> bool:
+    """Both clauses lead with the same verb but act on different things: "never store API tokens in
+    logs" / "store application logs in S3". A flip of polarity or number is a clash only about the
+    same object; the object is what follows the shared verb, and it differs when each clause's
+    object has a word the other clause never mentions. A longer shared lead is a shared subject
+    ("presigned S3 URLs expire" / "presigned S3 URLs stay valid"): what follows is its predicate."""
+    if len(a.head) < 2 or len(b.head) < 2 or a.head[0] != b.head[0] or a.head[1] == b.head[1]:
+        return False
+    return bool(set(a.head[1:]) - b.content) and bool(set(b.head[1:]) - a.content)
 
 
 def _slots(a: tuple[str, ...], b: tuple[str, ...]) -> list[tuple[tuple[str, ...], tuple[str, ...]]] | None:
@@ -201,6 +329,19 @@ def _chosen(r: Reading, segment: tuple[str, ...]) -> bool:
     return False
 
 
+def _describes(r: Reading, segment: tuple[str, ...]) -> bool:
+    """The substituted words describe a state or an activity ("coverage enabled", "BuildKit
+    caching") rather than name a value: a participle or a gerund, written in lowercase (a name
+    such as "Memcached" is a value)."""
+    if not r.raw:
+        return False
+    stems = set(segment)
+    return any(
+        _token(w) in stems and raw.islower() and len(w) > 5 and w.endswith(("ing", "ed"))
+        for w, raw in zip(r.words, r.raw)
+    )
+
+
 def _contiguous(r: Reading, segment: tuple[str, ...]) -> bool:
     """The segment's words stand together in the text (determiners aside): one choice, not two."""
     tokens = [(i, _token(w)) for i, w in enumerate(r.words) if w not in ("the", "a", "an")]
@@ -231,6 +372,10 @@ def _order_swapped(a: Reading, b: Reading) -> bool:
 def _judge_clauses(a: Reading, b: Reading) -> tuple[bool, str, str]:
     if a.scopes - b.scopes and b.scopes - a.scopes:
         return False, "none", f"different scopes ({', '.join(sorted(a.scopes ^ b.scopes))})"
+    if a.past != b.past:
+        return False, "none", "one speaks of the past, the other of now"
+    if a.exceptions & b.content or b.exceptions & a.content:
+        return False, "none", "one is the exception the other names"
     shared = a.content & b.content
     smaller = min(len(a.content), len(b.content))
     if len(shared) < 2 or smaller == 0:
@@ -256,22 +401,34 @@ def _judge_clauses(a: Reading, b: Reading) -> tuple[bool, str, str]:
             and _contiguous(a, xa) and _contiguous(b, xb) and _chosen(a, xa) and _chosen(b, xb)
         )
         differing = [(xa, xb)]
+    if substitution and (_describes(a, differing[0][0]) or _describes(b, differing[0][1])):
+        # "with pytest" / "with coverage enabled": a state or an activity is a property the same
+        # run can also have, not a competing value of the same attribute.
+        return False, "none", "one names a value, the other describes a property"
     if substitution:
         x, y = differing[0]
         return True, "incompatible_approach", f"the same thing with '{' '.join(x)}' in one and '{' '.join(y)}' in the other"
     if containment < 0.75 or (only_a and only_b and len(small_side) > 1):
         return False, "none", "they talk about different things"
+    if _different_objects(a, b):
+        return False, "none", "the same verb about different objects"
     flips = []
     if a.negative != b.negative:
         flips.append("negation")
     swapped = {w for w in a.antonyms if ANTONYM_OF[w] in b.antonyms and w not in b.antonyms}
-    if swapped:
-        flips.append("antonym")
+    # One antonym swapped is a flip; two ("add ... before" / "remove ... after") cancel out.
+    pairs_swapped = {frozenset((w, ANTONYM_OF[w])) for w in swapped}
+    flips.extend("antonym" for _ in pairs_swapped)
     quantities_differ = (
         (a.durations and b.durations and a.durations != b.durations)
         or (a.every and b.every and a.every != b.every)
         or (a.numbers and b.numbers and a.numbers != b.numbers)
+        or (a.days and b.days and a.days != b.days)
     )
+    if quantities_differ and a.measures and b.measures and not a.measures & b.measures:
+        return False, "none", "numbers of different things"
+    if quantities_differ and {m for m in a.measures ^ b.measures if m.startswith("per ")}:
+        return False, "none", "rates per different things"
     if quantities_differ:
         subject_differs = slots is not None and bool(slots[0][0]) and bool(slots[0][1])
         if only_a and only_b and (subject_differs or len(only_a) + len(only_b) > 4):
@@ -285,6 +442,8 @@ def _judge_clauses(a: Reading, b: Reading) -> tuple[bool, str, str]:
             return False, "none", "same subject, compatible statements"
         return False, "none", f"{' and '.join(flips)} flips cancel out"
     if flips[0] == "number":
+        if a.days != b.days and a.numbers == b.numbers:
+            return True, "factual_disagreement", f"the same statement with different days ({', '.join(sorted(a.days))} vs {', '.join(sorted(b.days))})"
         return True, "factual_disagreement", f"the same statement with different numbers ({', '.join(a.numbers)} vs {', '.join(b.numbers)})"
     if flips[0] == "antonym":
         pair = sorted(swapped)[0]
@@ -296,6 +455,8 @@ _REJECTS = [
     re.compile(r"\b(?:instead of|rather than|no longer|moved away from|switched away from|migrated off|replaced|"
                r"(?:moved|migrated|switched|changed) (?:\w+ ){0,4}from|never used|stopped using|no longer uses?)"
                r"\s+(?:the |a |an |our )?([\w.+#-]+)", re.I),
+    # "managed in our own table, not LaunchDarkly": the contrast turns a choice down.
+    re.compile(r",\s*(?:and\s+|but\s+)?not\s+(?!only\b|just\b|even\b)(?:the |a |an |our )?([\w.+#-]+)", re.I),
     re.compile(r"\b([\w.+#-]+)\s+(?:was|is|were|are|has been|have been)\s+(?:rejected|removed|dropped|retired|replaced|deprecated|abandoned)\b", re.I),
 ]
 
@@ -303,19 +464,27 @@ _REJECTS = [
 def _rejected_choice(rejecting: str, other: str) -> str | None:
     """A word the first text explicitly rejects ('SQLite instead of Postgres', 'GraphQL was
     rejected') that the other text's main clause puts forward."""
-    main = read(clauses(other)[0])
+    main = read(claim_clauses(other)[0])
     if main.negative:
         return None
     chosen = {_stem(w) for w in main.words}
+    return next((word for word in _rejected_words(rejecting) if _stem(word) in chosen), None)
+
+
+@lru_cache(maxsize=2048)
+def _rejected_words(text: str) -> tuple[str, ...]:
+    """The words a text explicitly rejects, in the order the patterns find them (once per text, not
+    once per pair it is in)."""
+    out = []
     for pattern in _REJECTS:
-        for m in pattern.finditer(rejecting):
+        for m in pattern.finditer(text):
             word = normalize(m.group(1))
             # "instead of retrying" rejects an action in one case, not a thing the other chose.
             if word.endswith("ing"):
                 continue
-            if word and word not in STOPWORDS and word not in MODALS and len(word) > 1 and _stem(word) in chosen:
-                return word
-    return None
+            if word and word not in STOPWORDS and word not in MODALS and len(word) > 1:
+                out.append(word)
+    return tuple(out)
 
 
 _DURATION = re.compile(r"\b(\d+(?:\.\d+)?)\s*(ms|milliseconds?|s|secs?|seconds?|mins?|minutes?|h|hrs?|hours?|days?|weeks?|months?|years?)\b", re.I)
@@ -372,10 +541,19 @@ _SEQUENCE = re.compile(
 )
 
 
+_SENTENCE_BREAK = re.compile(r"[.;!?]\s+|\n")
+_DATED_WORDS = re.compile(r"\b(as of|since|now|no longer|raised|lowered|was removed|replaced)\b", re.I)
+
+
 def steps(text: str) -> list[tuple[frozenset[str], frozenset[str]]]:
     """(what comes first, what comes second) for each ordering the text states, as word sets."""
+    return list(_steps(text))
+
+
+@lru_cache(maxsize=2048)
+def _steps(text: str) -> tuple[tuple[frozenset[str], frozenset[str]], ...]:
     out = []
-    for sentence in re.split(r"[.;!?]\s+|\n", text):
+    for sentence in _SENTENCE_BREAK.split(text):
         m = _SEQUENCE.match(sentence.strip())
         if not m:
             continue
@@ -384,7 +562,7 @@ def steps(text: str) -> list[tuple[frozenset[str], frozenset[str]]]:
         fw, sw = _event(first), _event(second)
         if fw and sw:
             out.append((fw, sw))
-    return out
+    return tuple(out)
 
 
 def _event(text: str) -> frozenset[str]:
@@ -422,11 +600,15 @@ def judge_conflict_quoted(text_a: str, text_b: str) -> tuple[bool, str, str, str
         return False, "none", "no statement to compare (markup only)", "", ""
     if text_a.strip().endswith("?") or text_b.strip().endswith("?"):
         return False, "none", "a question asserts nothing", "", ""
-    ca, cb = clauses(text_a), clauses(text_b)
+    ca, cb = claim_clauses(text_a), claim_clauses(text_b)
     main_a, main_b = ca[0].strip(), cb[0].strip()
     if _reversed_steps(text_a, text_b) and read(ca[0]).negative == read(cb[0]).negative:
         qa, qb = _step_sentences(text_a, text_b)
-        return True, "opposing_advice", "the same steps in the opposite order", qa, qb
+        # The sentences that order the steps must agree in polarity and action: "do not edit them
+        # after X" / "edit before X" is two flips, which cancel.
+        sa, sb = read(qa), read(qb)
+        if sa.negative == sb.negative and not _opposite_actions(sa, sb):
+            return True, "opposing_advice", "the same steps in the opposite order", qa, qb
     first = _judge_clauses(read(ca[0]), read(cb[0]))
     if first[0]:
         return (*_dated(first, text_a, text_b), main_a, main_b)
@@ -434,9 +616,11 @@ def judge_conflict_quoted(text_a: str, text_b: str) -> tuple[bool, str, str, str
     if ra.content & rb.content and not (ra.scopes - rb.scopes and rb.scopes - ra.scopes):
         for rejecting, other, flip in ((text_a, text_b, False), (text_b, text_a, True)):
             word = _rejected_choice(rejecting, other)
+            if word and not (ra.content & rb.content) - {_stem(word), _token(word)}:
+                continue  # only the rejected thing is shared: the two speak of different uses of it
             if word and first[2] != "a question asserts nothing":
                 verdict = _dated((True, "incompatible_approach", f"one rejects '{word}', which the other puts forward"), text_a, text_b)
-                qr, qo = _clause_with(rejecting, word), clauses(other)[0].strip()
+                qr, qo = _clause_with(rejecting, word), claim_clauses(other)[0].strip()
                 return (*verdict, *((qo, qr) if flip else (qr, qo)))
     # A later clause is weighed against the other text's head (its title or first sentence) only, and
     # only near the top: a long document has dozens of clauses, and every pair of them is a chance
@@ -449,6 +633,13 @@ def judge_conflict_quoted(text_a: str, text_b: str) -> tuple[bool, str, str, str
             if verdict[0] and verdict[1] == "opposing_advice":
                 return (*_dated(verdict, text_a, text_b), x.strip(), y.strip())
     return (*first, "", "")
+
+
+def _opposite_actions(a: Reading, b: Reading) -> bool:
+    """'add the label before merging' / 'remove the label after merging': opposite actions in
+    opposite order are two flips that cancel, not the same steps reordered."""
+    order = {"before", "after", "first", "last"}
+    return any(ANTONYM_OF[w] in b.antonyms and w not in b.antonyms for w in a.antonyms - order)
 
 
 def clash_clauses(text_a: str, text_b: str) -> tuple[str, str]:
@@ -483,15 +674,15 @@ def _clause_with(text: str, word: str) -> str:
 
 def _step_sentences(text_a: str, text_b: str) -> tuple[str, str]:
     """The two sentences that order the same steps oppositely."""
-    for sa in re.split(r"[.;!?]\s+|\n", text_a):
-        for sb in re.split(r"[.;!?]\s+|\n", text_b):
+    for sa in _SENTENCE_BREAK.split(text_a):
+        for sb in _SENTENCE_BREAK.split(text_b):
             if steps(sa) and steps(sb) and _reversed_steps(sa, sb):
                 return sa.strip(), sb.strip()
     return clauses(text_a)[0].strip(), clauses(text_b)[0].strip()
 
 
 LATER_CLAUSES = 4
-_PRONOUN_OBJECT = re.compile(r"\b(them|it|they|these|those)\b", re.IGNORECASE)
+_PRONOUN_OBJECT = re.compile(r"\b(them|it|they|these|those|there)\b", re.IGNORECASE)
 
 
 def _resolve_pronoun(clause: str, all_clauses: list[str]) -> str:
@@ -504,6 +695,6 @@ def _resolve_pronoun(clause: str, all_clauses: list[str]) -> str:
 
 
 def _dated(verdict: tuple[bool, str, str], text_a: str, text_b: str) -> tuple[bool, str, str]:
-    if re.search(r"\b(as of|since|now|no longer|raised|lowered|was removed|replaced)\b", text_a + " " + text_b, re.I):
+    if _DATED_WORDS.search(text_a + " " + text_b):
         return True, "superseded", verdict[2] + " (one supersedes the other)"
     return verdict
