@@ -50,8 +50,8 @@ def test_pairs_from_hot_subjects_are_bounded_linearly():
     ms = hot_bank(10_000)
     hot, words = _hot_index(ms)
     pairs = hot_pairs(hot, words)
-    # Each memory reaches at most C(3, 2) ** 2 = 9 final buckets with at most 2 pairs of its own there.
-    assert pair_bound(len(ms)) == 18 * len(ms)
+    # Each memory reaches at most C(3, 2) ** 2 = 9 final buckets with at most 1 pair of its own there.
+    assert pair_bound(len(ms)) == 9 * len(ms)
     assert 0 < len(pairs) <= pair_bound(len(ms))
     assert all(a < b for a, b in pairs)
 

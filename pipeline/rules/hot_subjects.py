@@ -27,7 +27,7 @@ ANCHORS = 3
 # Levels of filing: the first buckets share two hot words, their sub-buckets four.
 MAX_DEPTH = 2
 # Partners per member in a final bucket too large to pair in full (near-identical memories).
-WINDOW = 2
+WINDOW = 1
 
 Pair = tuple[str, str]
 

@@ -61,26 +61,27 @@ def subject_pairs(
                 discovered.add((a, b))
     for group in sorted(hot):
         discovered |= hot_pairs(hot[group], words)
-    # A pair with equal token sets is a duplicate or a reordering, judged elsewhere.
-    token_sets = {m.key: frozenset(normalize(m.body).split()) for m in memories if m.key in words}
+    # A pair with equal token sets is a duplicate or a reordering, judged elsewhere: each distinct
+    # token set gets a number once, so a pair compares two ints.
+    token_set_ids: dict[frozenset[str], int] = {}
+    token_set = {m.key: token_set_ids.setdefault(frozenset(normalize(m.body).split()), len(token_set_ids)) for m in memories if m.key in words}
     sizes = {k: len(ws) for k, ws in words.items()}
-    scored: list[tuple[float, str, str, frozenset[str]]] = []
+    scored: list[tuple[float, str, str]] = []
     for a, b in discovered:
-        ws = words[a] & words[b]
-        shared = len(ws)
+        shared = len(words[a] & words[b])
         if shared < min_shared:
             continue
         ratio = shared / (sa if (sa := sizes[a]) < (sb := sizes[b]) else sb)
-        if ratio < min_overlap or token_sets[a] == token_sets[b]:
+        if ratio < min_overlap or token_set[a] == token_set[b]:
             continue
-        scored.append((-round(ratio, 4), a, b, ws))
-    scored.sort()  # by overlap, then keys: a pair is unique, so the word sets are never compared
+        scored.append((-round(ratio, 4), a, b))
+    scored.sort()  # strongest first, then by keys
     taken: Counter[str] = Counter()
     kept = []
-    for neg_overlap, a, b, ws in scored:
+    for neg_overlap, a, b in scored:
         if taken[a] >= per_memory or taken[b] >= per_memory:
             continue
         taken[a] += 1
         taken[b] += 1
-        kept.append(SubjectPair(a, b, -neg_overlap, tuple(sorted(ws))))
+        kept.append(SubjectPair(a, b, -neg_overlap, tuple(sorted(words[a] & words[b]))))
     return sorted(kept, key=lambda p: (p.a, p.b))
