@@ -1,8 +1,9 @@
 """Pairs of memories on the same subject, found through an inverted index (never all pairs).
 
 Two memories in the same group are on the same subject when they share enough significant words
-(or tags). Words shared by a large part of the group say nothing about the subject and would make
-the index quadratic, so words above a document-frequency cap are left out of it.
+(or tags). Words shared by a large part of the group would make the index quadratic, so words above
+a document-frequency cap are left out of it; the pairs that share only such hot words are found
+inside each hot subject by its members' other hot words (hot_subjects.py), still through an index.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from dataclasses import dataclass
 
 from ..model import Memory
 from .duplicates import comparable
+from .hot_subjects import hot_pairs
 from .text import normalized_body, significant_words
 
 
@@ -46,33 +48,40 @@ def subject_pairs(
             index[(m.group, w)].append(m.key)
     # Pairs are discovered through the rarer words only; their overlap is then measured on every word.
     discovered: set[tuple[str, str]] = set()
-    for (_, w), keys in index.items():
-        if len(keys) < 2 or len(keys) > max_df:
+    hot: dict[str, dict[str, list[str]]] = defaultdict(dict)
+    for (group, w), keys in index.items():
+        if len(keys) > max_df:
+            hot[group][w] = keys
+            continue
+        if len(keys) < 2:
             continue
         keys = sorted(keys)
         for i, a in enumerate(keys):
             for b in keys[i + 1 :]:
                 discovered.add((a, b))
-    by_key = {m.key: m for m in memories}
-    scored: list[SubjectPair] = []
+    for group in sorted(hot):
+        discovered |= hot_pairs(hot[group], words)
+    # A pair with equal token sets is a duplicate or a reordering, judged elsewhere: each distinct
+    # token set gets a number once, so a pair compares two ints.
+    token_set_ids: dict[frozenset[str], int] = {}
+    token_set = {m.key: token_set_ids.setdefault(frozenset(normalized_body(m).split()), len(token_set_ids)) for m in memories if m.key in words}
+    sizes = {k: len(ws) for k, ws in words.items()}
+    scored: list[tuple[float, str, str]] = []
     for a, b in discovered:
-        ws = words[a] & words[b]
-        if len(ws) < min_shared:
+        shared = len(words[a] & words[b])
+        if shared < min_shared:
             continue
-        ratio = len(ws) / min(len(words[a]), len(words[b]))
-        if ratio < min_overlap:
+        ratio = shared / (sa if (sa := sizes[a]) < (sb := sizes[b]) else sb)
+        if ratio < min_overlap or token_set[a] == token_set[b]:
             continue
-        na, nb = normalized_body(by_key[a]), normalized_body(by_key[b])
-        if na == nb or frozenset(na.split()) == frozenset(nb.split()):
-            continue
-        scored.append(SubjectPair(a, b, round(ratio, 4), tuple(sorted(ws))))
-    scored.sort(key=lambda p: (-p.overlap, p.a, p.b))
+        scored.append((-round(ratio, 4), a, b))
+    scored.sort()  # strongest first, then by keys
     taken: Counter[str] = Counter()
     kept = []
-    for p in scored:
-        if taken[p.a] >= per_memory or taken[p.b] >= per_memory:
+    for neg_overlap, a, b in scored:
+        if taken[a] >= per_memory or taken[b] >= per_memory:
             continue
-        taken[p.a] += 1
-        taken[p.b] += 1
-        kept.append(p)
+        taken[a] += 1
+        taken[b] += 1
+        kept.append(SubjectPair(a, b, -neg_overlap, tuple(sorted(words[a] & words[b]))))
     return sorted(kept, key=lambda p: (p.a, p.b))

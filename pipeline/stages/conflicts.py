@@ -138,7 +138,9 @@ class ConflictStage:
                 )
         if dropped:
             out.findings.append(
-                Finding(kind="capped", targets=[], reason=f"conflicts: {plural(dropped, 'weaker same-subject pair')} over llm.max_pairs_per_stage were not judged", source=ctx.source(NAME))
+                Finding(kind="capped", targets=[], source=ctx.source(NAME),
+                        reason=f"conflicts: {plural(dropped, 'weaker same-subject pair')} left for later runs (each run judges the "
+                        f"{ctx.settings.llm.max_pairs_per_stage} strongest, llm.max_pairs_per_stage)")
             )
         return out
 

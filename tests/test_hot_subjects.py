@@ -1,0 +1,100 @@
+"""Conflict candidates inside hot subjects: words shared by more memories than the index's cap."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import re
+from pathlib import Path
+
+import pipeline.rules.subject_pairs as subject_pairs_module
+from pipeline.rules.hot_subjects import hot_pairs, pair_bound
+from pipeline.rules.subject_pairs import subject_pairs
+
+from helpers import NOW, mem, run_cli_process
+
+HIDDEN = ("hidden/a", "hidden/b")
+
+
+def hot_bank(n: int, seed: int = 0, vocab_size: int = 40):
+    """n memories all on 'deploy', each with four words of a small vocabulary (every word hot) and an
+    id; two of them share four vocabulary words and differ in a fifth: the pair to find."""
+    rng = random.Random(seed)
+    vocab = [f"word{i:02d}" for i in range(vocab_size)]
+    ms = [mem(f"m{i:05d}", " ".join(["deploy", *rng.sample(vocab, 4), f"id{i}"])) for i in range(n)]
+    shared = rng.sample(vocab, 6)
+    for key, extra, slot in ((HIDDEN[0], shared[4], n // 3), (HIDDEN[1], shared[5], 2 * n // 3)):
+        ms[slot] = mem(key, " ".join(["deploy", *shared[:4], extra, f"id{slot}"]))
+    return ms
+
+
+def _hot_index(ms, max_df: int = 50):
+    words = {m.key: frozenset(m.body.split()) for m in ms}
+    index: dict[str, list[str]] = {}
+    for k, ws in words.items():
+        for w in ws:
+            index.setdefault(w, []).append(k)
+    return {w: ks for w, ks in index.items() if len(ks) > max_df}, words
+
+
+def test_a_pair_hidden_in_a_10k_hot_subject_is_a_candidate(monkeypatch):
+    ms = hot_bank(10_000)
+    assert HIDDEN in {(p.a, p.b) for p in subject_pairs(ms)}
+    # Without the second-level index every word is over the cap and nothing is a candidate.
+    monkeypatch.setattr(subject_pairs_module, "hot_pairs", lambda hot, words: set())
+    assert subject_pairs(ms) == []
+
+
+def test_pairs_from_hot_subjects_are_bounded_linearly():
+    ms = hot_bank(10_000)
+    hot, words = _hot_index(ms)
+    pairs = hot_pairs(hot, words)
+    # Each memory reaches at most C(3, 2) ** 2 = 9 final buckets with at most 1 pair of its own there.
+    assert pair_bound(len(ms)) == 9 * len(ms)
+    assert 0 < len(pairs) <= pair_bound(len(ms))
+    assert all(a < b for a, b in pairs)
+
+
+def test_near_identical_memories_are_paired_by_order_within_the_bound():
+    ms = [mem(f"m{i:05d}", f"deploy staging runs nightly quickly carefully id{i}") for i in range(3000)]
+    hot, words = _hot_index(ms)
+    pairs = hot_pairs(hot, words)
+    partnered = {k for p in pairs for k in p}
+    assert len(partnered) == len(ms)  # nobody is left out
+    assert len(pairs) <= pair_bound(len(ms))
+
+
+def test_no_hot_word_leaves_the_pairs_unchanged(monkeypatch):
+    ms = hot_bank(40)  # every word under the cap
+    before = subject_pairs(ms)
+    assert before and HIDDEN in {(p.a, p.b) for p in before}
+    monkeypatch.setattr(subject_pairs_module, "hot_pairs", lambda hot, words: set())
+    assert subject_pairs(ms) == before
+
+
+def _bank_store(root: Path, n: int) -> Path:
+    lines = []
+    for i, m in enumerate(hot_bank(n, vocab_size=12)):
+        lines.append(json.dumps({
+            "id": f"r{i:05d}", "text": m.body, "entities": [], "tags": [], "confidence": 0.8, "corroboration": 1,
+            "pinned": False, "source": "test", "created_at": "2026-06-01T00:00:00Z", "updated_at": None,
+            "invalid_at": None, "superseded_by": None, "revision": 1,
+        }))
+    (root / "ops").mkdir(parents=True)
+    (root / "ops" / "memories.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (root / "settings.toml").write_text("[llm]\nmax_pairs_per_stage = 5\n", encoding="utf-8")
+    return root
+
+
+def test_the_plan_says_how_many_pairs_wait_and_its_bytes_are_stable(tmp_path):
+    store = _bank_store(tmp_path / "store", 300)
+    args = ("plan", str(store), "--json", "--model", "stub", "--no-cache", "--now", NOW, "--config", str(store / "settings.toml"))
+    # Two processes with different string hashes: no set order reaches the plan.
+    runs = [run_cli_process(*args, env={**os.environ, "PYTHONHASHSEED": seed}) for seed in ("1", "2")]
+    assert [r.returncode for r in runs] == [0, 0], runs[0].stderr
+    assert runs[0].stdout == runs[1].stdout
+    plan = json.loads(runs[0].stdout)
+    (capped,) = [f for f in plan["findings"] if f["kind"] == "capped" and f["reason"].startswith("conflicts")]
+    found = re.search(r"(\d+) weaker same-subject pairs left for later runs \(each run judges the 5 strongest", capped["reason"])
+    assert found and int(found.group(1)) > 0, capped["reason"]
