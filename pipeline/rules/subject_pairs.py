@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ..model import Memory
 from .duplicates import comparable
 from .hot_subjects import hot_pairs
-from .text import normalized_body, significant_words
+from .text import normalized_body, significant_of_normalized
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ def subject_pairs(
     for m in memories:
         if not comparable(m):
             continue
-        ws = significant_words(m.body) | frozenset(f"#tag:{t.lower()}" for t in m.tags)
+        ws = significant_of_normalized(normalized_body(m)) | frozenset(f"#tag:{t.lower()}" for t in m.tags)
         words[m.key] = ws
         for w in ws:
             index[(m.group, w)].append(m.key)

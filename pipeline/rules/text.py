@@ -60,7 +60,12 @@ def token_set(text: str) -> frozenset[str]:
 
 def significant_words(text: str) -> frozenset[str]:
     """Words that carry the subject: not stopwords, longer than two characters."""
-    return frozenset(w for w in tokens(text) if w not in STOPWORDS and len(w) > 2)
+    return significant_of_normalized(normalize(text))
+
+
+def significant_of_normalized(normalized: str) -> frozenset[str]:
+    """`significant_words` of a text already normalized (a memory's `normalized_body`)."""
+    return frozenset(w for w in normalized.split() if w not in STOPWORDS and len(w) > 2)
 
 
 def slugify(text: str, max_len: int = 80) -> str:
