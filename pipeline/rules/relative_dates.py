@@ -564,6 +564,11 @@ _TRIGGER = re.compile(
     r"failing[ \t]+that|as[ \t]+needed|or[ \t]+else)\b", re.IGNORECASE)
 _WHEN = re.compile(r"\bwhen\b", re.IGNORECASE)
 _LEAD_COMMA = re.compile(r"[ \t]*,?[ \t]*")
+
+
+def _lead_comma_end(text: str, pos: int) -> int:
+    lead = _LEAD_COMMA.match(text, pos)  # it matches the empty string too
+    return lead.end() if lead else pos
 # What a hypothetical text says: "a note that says the freeze ends tomorrow", "one saying the key was
 # rotated 3 days ago" - an indefinite note, message or memory, in a sentence with no past of its own
 # ("Alice sent a message saying the deploy failed yesterday" reports a real one).
@@ -612,7 +617,7 @@ def _adjectival_participle(text: str, lo: int, v: re.Match) -> bool:
     # ("th|is the ...") reads as a clause start.
     cut = v.start() - lo > 80
     np = _NP_OBJECT_BEFORE.search(("x" if cut else "") + text[v.start() - 80 if cut else lo:v.start()])
-    return bool(np) and not any(_NOT_A_QUALIFIER.fullmatch(w) for w in np.group(0).split()[-1:])
+    return np is not None and not any(_NOT_A_QUALIFIER.fullmatch(w) for w in np.group(0).split()[-1:])
 
 
 def _class_noun(text: str, head_start: int, head: str, floor: int) -> tuple[bool, int]:
@@ -706,7 +711,7 @@ def _opens_with_imperative(text: str, pos: int, hi: int) -> bool:
     if _IMPERATIVE.match(clause):
         return True
     b = _BASE_VERB_LEAD.match(clause)
-    return bool(b) and b.group("verb").lower() not in _NOT_A_VERB and b.group("verb").lower() not in _DETERMINERS
+    return b is not None and b.group("verb").lower() not in _NOT_A_VERB and b.group("verb").lower() not in _DETERMINERS
 
 
 def _standing_imperative(text: str, lo: int, hi: int, start: int, end: int) -> bool:
@@ -745,7 +750,7 @@ def _generic_statement(text: str, m: re.Match, lo: int, hi: int) -> str | None:
     if _standing_imperative(text, lo, hi, start, end):
         return "generic"  # "Morning routine: skim yesterday's error digest before opening any ticket"
     if m.group("inn") and (_generic_subject(text, lo, hi) or _generic_subject(text, *_item(text, start, end)) or (
-            not text[clause_lo:start].strip(" \t*_-+>") and _generic_subject(text, _LEAD_COMMA.match(text, end).end(), hi))):
+            not text[clause_lo:start].strip(" \t*_-+>") and _generic_subject(text, _lead_comma_end(text, end), hi))):
         return "generic"  # "Price quotes expire in 7 days", "In 7 days quotes expire": a period, not a date
     return None
 
