@@ -755,3 +755,74 @@ def test_in_n_days_before_a_definite_subject_is_a_date(text, expected):
 ])
 def test_in_n_days_for_a_class_is_a_period_wherever_it_stands(text):
     assert not scan_relative_dates(text, D).replacements
+
+
+# --- round 3: a clause before a colon, a reported habit, a class in each clause ---------------------
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Agreed with Priya today: we freeze the schema until the audit ends.",
+     "Agreed with Priya on 2026-04-01: we freeze the schema until the audit ends."),
+    ("The user gave feedback this afternoon: the summary is too long.",
+     "The user gave feedback on the afternoon of 2026-04-01: the summary is too long."),
+    ("Learned the hard way yesterday evening: the staging DB has no backups.",
+     "Learned the hard way on the evening of 2026-03-31: the staging DB has no backups."),
+    ("- Reproduced it this morning: the crash needs an empty cache.",
+     "- Reproduced it on the morning of 2026-04-01: the crash needs an empty cache."),
+])
+def test_a_clause_before_a_colon_is_a_statement_and_dated(text, expected):
+    assert rewrite(text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "Today: review the PR queue.",
+    "- Tomorrow: ship the exporter.",
+    "Plan for tomorrow: finish the exporter.",
+    "Deploys scheduled for tomorrow: api, web.",  # a class's participle: a label's qualifier, in doubt
+    "Weekly review template: what broke last week, what ships next week.",
+])
+def test_a_verbless_label_before_a_colon_is_left(text):
+    assert not scan_relative_dates(text, D).replacements
+
+
+def test_a_habit_inside_a_reported_instruction_does_not_make_the_report_generic():
+    assert rewrite("Earlier today the user asked me to always run the linter before committing.") == \
+        "On 2026-04-01 the user asked me to always run the linter before committing."
+    assert rewrite("Yesterday Dana told us to always tag releases.") == "On 2026-03-31 Dana told us to always tag releases."
+
+
+@pytest.mark.parametrize("text", [
+    "The user asked me to always check today's logs first.",  # the phrase is the habit's own
+    "Every morning the user asks me to always run the linter; today too.",
+    "The user always asks me to run the linter; they asked again today.",
+])
+def test_a_phrase_in_the_habit_or_a_habit_of_the_report_stays_generic(text):
+    assert not scan_relative_dates(text, D).replacements
+
+
+@pytest.mark.parametrize("text", [
+    "Auth settings for the mobile API: password reset links expire in 30 minutes, refresh tokens expire "
+    "in 14 days, and access tokens last one hour.",
+    "Support SLA for the helpdesk bot: tickets opened today get a first human response by tomorrow noon, "
+    "and P1 tickets opened after 5 pm get one within 30 minutes.",
+    "Fulfilment cutoff in the shop backend: anything paid for today before 2 pm leaves the warehouse tomorrow; "
+    "later payments go out the day after tomorrow.",
+])
+def test_a_class_opening_any_clause_is_generic(text):
+    assert not scan_relative_dates(text, D).replacements
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("We rotated the signing key yesterday, and the new key expires in 14 days.",
+     "We rotated the signing key on 2026-03-31, and the new key expires on 2026-04-15."),
+    ("Support SLA: tickets opened today got a first response by 3 pm, and P1 tickets got one within 30 minutes.",
+     "Support SLA: tickets opened on 2026-04-01 got a first response by 3 pm, and P1 tickets got one within 30 minutes."),
+    ("The order we paid today before 2 pm leaves the warehouse tomorrow.",
+     "The order we paid on 2026-04-01 before 2 pm leaves the warehouse on 2026-04-02."),
+    ("Orders placed today ship tomorrow; the courier strike ended yesterday.",
+     "Orders placed today ship tomorrow; the courier strike ended on 2026-03-31."),
+    ("Tickets opened today get a reply by tomorrow noon, and the backlog we cleared yesterday stays at zero.",
+     "Tickets opened today get a reply by tomorrow noon, and the backlog we cleared on 2026-03-31 stays at zero."),
+])
+def test_a_definite_or_past_clause_beside_a_class_is_dated(text, expected):
+    assert rewrite(text) == expected

@@ -300,6 +300,27 @@ def _inside(spans: list[tuple[int, int]], start: int, end: int) -> bool:
 _REACH = 400
 
 
+def _clause_before_colon(text: str, start: int, end: int) -> bool:
+    """Whether the words before "<phrase>:" are a clause, not a label. A label is a short verbless noun
+    phrase ("Today:", "Next week's plan:"); "Reproduced it this morning:", "The user gave feedback
+    today:" state something - a past verb opens them or follows their subject. A participle that only
+    qualifies a class ("Files changed since yesterday:") keeps the label a label."""
+    lo, _ = _clause(text, start, end)
+    lead = text[lo:start]
+    first = re.match(r"[\W_]*([A-Za-z]\w*)", lead)
+    if first and _DATED_VERB.fullmatch(first.group(1)) and first.group(1).lower() not in ("will", "shall", "due"):
+        return True  # "Agreed with Priya today:", "Learned the hard way yesterday evening:"
+    # "Deploys scheduled for tomorrow:", "Tests failed yesterday:" - a participle after a class may
+    # qualify it (a label) as well as be its verb: in doubt, a label. After "the user", "we" it is a verb.
+    qualified = [(v.start(), v.end()) for v in _PARTICIPLE_FORM.finditer(text, lo, start)
+                 if (w := _WORD_BACK.search(text, max(lo, v.start() - 40), v.start()))
+                 and _class_noun(text, w.start(1), w.group(1), lo)[0]]
+    return _dated_verb_outside(text, lo, start, qualified)
+
+
+_PARTICIPLE_FORM = re.compile(r"\b\w+(?:ed|en)\b")
+
+
 def _sentence(text: str, start: int, end: int) -> tuple[int, int]:
     """The sentence around text[start:end]: from the last stop before it to the next one after it."""
     # Bounded on both sides: a text without stops must not make every phrase read all of it.
@@ -443,7 +464,7 @@ def _context_veto(text: str, m: re.Match) -> str | None:
         return "name"  # "the Yesterday project"
     if first_upper and _looks_like_a_name(text, end):
         return "name"  # "Today I Learned"
-    if _HABITUAL.search(sentence) and not _quantified_past(sentence):
+    if _HABITUAL.search(sentence) and not _quantified_past(sentence) and not _habit_reported_after(text, lo, hi, end):
         return "habitual"
     if _CONDITIONAL.search(sentence) or _CONDITIONAL_LEAD.match(sentence):
         return "conditional"
@@ -502,6 +523,7 @@ _VERBISH = re.compile(r"was|does|goes|gets|has|is|its|this|thus|yes|less|unless|
 # After the phrase, the clause goes on to its verb ("Orders placed today ship tomorrow"), not to a
 # place or a stop ("Nothing changed after last Monday in prod.").
 _CLAUSE_GOES_ON = re.compile(
+    r"(?:[ \t]+(?:before|after|by|until)[ \t]+(?:\d{1,2}(?::\d{2})?(?:[ \t]*[ap]\.?m\.?)?|noon|midnight)(?![\w:]))?"  # "today before 2 pm"
     r"[ \t]+(?!(?:in|on|at|for|to|from|with|by|of|and|or|but|so|as|than|then|when|after|before|since|until)\b)[a-z]",
     re.IGNORECASE)
 _ADJECTIVE_BEFORE = re.compile(r"\b(?:a|an|the|any|each|every|all|no)[ \t]+\Z", re.IGNORECASE)
@@ -509,10 +531,25 @@ _BE_BEFORE = re.compile(r"\b(?:am|is|are|be|being|get|gets|getting|stay|stays|re
                         r"(?:[ \t]+(?:not|never|always|only|then|also|still|automatically|usually))?[ \t]+\Z", re.IGNORECASE)
 # A validity or a period after a generic subject: "Price quotes expire in 7 days", "A quote expires in
 # 14 days", "Trial accounts are deleted in 30 days". The subject is the words before the verb.
+_CLASS_VERBS = (r"(?:are|is|expires?|lapses?|must|can|may|gets?|go(?:es)?|needs?|ha(?:ve|s)|stays?|becomes?|runs?|closes?|"
+                r"renews?|times?[ \t]+out|auto-\w+|ship|ships|arrive|arrives|reset|resets|rotate|rotates|settles?|starts?|ends?)")
 _SUBJECT_VERB = re.compile(
-    r"^[\W_]*(?P<subject>(?:[A-Za-z][\w-]*[ \t]+){0,3}[A-Za-z][\w-]*)[ \t]+"
-    r"(?:are|is|expires?|lapses?|must|can|may|gets?|go(?:es)?|needs?|ha(?:ve|s)|stays?|becomes?|runs?|closes?|renews?|"
-    r"times?[ \t]+out|auto-\w+|ship|ships|arrive|arrives|reset|resets|rotate|rotates)\b", re.IGNORECASE)
+    r"^[\W_]*(?P<subject>(?:[A-Za-z][\w-]*[ \t]+){0,3}[A-Za-z][\w-]*)[ \t]+" + _CLASS_VERBS + r"\b", re.IGNORECASE)
+# A comma that opens a list item with its own subject and verb: "..., refresh tokens expire in 14 days,
+# and P1 tickets opened after 5 pm get one within 30 minutes". Each item is a clause of its own.
+_LIST_ITEM = re.compile(
+    r",[ \t]+(?:(?:and|or)[ \t]+)?(?=(?:[A-Za-z0-9][\w-]*[ \t]+){0,3}[A-Za-z][\w-]*[ \t]+(?:"
+    + _CLASS_VERBS + r"|[a-z]+ed)\b)", re.IGNORECASE)
+
+
+def _item(text: str, start: int, end: int) -> tuple[int, int]:
+    """The clause around text[start:end] (cut at a colon, a semicolon or a dash), cut again at the
+    commas that open list items."""
+    lo, hi = _clause(text, start, end)
+    for b in _LIST_ITEM.finditer(text, lo, start):
+        lo = b.end()
+    nxt = _LIST_ITEM.search(text, end, hi)
+    return lo, nxt.start() if nxt else hi
 # The word mentioned, not used: "phrases like yesterday", "the word tomorrow", "a user who says next
 # week" - and the phrases listed after the first ("like yesterday or last week").
 _MENTION_BEFORE = re.compile(
@@ -527,6 +564,11 @@ _TRIGGER = re.compile(
     r"failing[ \t]+that|as[ \t]+needed|or[ \t]+else)\b", re.IGNORECASE)
 _WHEN = re.compile(r"\bwhen\b", re.IGNORECASE)
 _LEAD_COMMA = re.compile(r"[ \t]*,?[ \t]*")
+
+
+def _lead_comma_end(text: str, pos: int) -> int:
+    lead = _LEAD_COMMA.match(text, pos)  # it matches the empty string too
+    return lead.end() if lead else pos
 # What a hypothetical text says: "a note that says the freeze ends tomorrow", "one saying the key was
 # rotated 3 days ago" - an indefinite note, message or memory, in a sentence with no past of its own
 # ("Alice sent a message saying the deploy failed yesterday" reports a real one).
@@ -575,7 +617,7 @@ def _adjectival_participle(text: str, lo: int, v: re.Match) -> bool:
     # ("th|is the ...") reads as a clause start.
     cut = v.start() - lo > 80
     np = _NP_OBJECT_BEFORE.search(("x" if cut else "") + text[v.start() - 80 if cut else lo:v.start()])
-    return bool(np) and not any(_NOT_A_QUALIFIER.fullmatch(w) for w in np.group(0).split()[-1:])
+    return np is not None and not any(_NOT_A_QUALIFIER.fullmatch(w) for w in np.group(0).split()[-1:])
 
 
 def _class_noun(text: str, head_start: int, head: str, floor: int) -> tuple[bool, int]:
@@ -669,7 +711,7 @@ def _opens_with_imperative(text: str, pos: int, hi: int) -> bool:
     if _IMPERATIVE.match(clause):
         return True
     b = _BASE_VERB_LEAD.match(clause)
-    return bool(b) and b.group("verb").lower() not in _NOT_A_VERB and b.group("verb").lower() not in _DETERMINERS
+    return b is not None and b.group("verb").lower() not in _NOT_A_VERB and b.group("verb").lower() not in _DETERMINERS
 
 
 def _standing_imperative(text: str, lo: int, hi: int, start: int, end: int) -> bool:
@@ -701,14 +743,14 @@ def _generic_statement(text: str, m: re.Match, lo: int, hi: int) -> str | None:
         return "conditional"  # "Deploys are rolled back when they fail today"
     # The class and its rule are one clause: a past in the clause that explains it after a colon or a
     # semicolon ("...: that is what the courier signed in 2024") does not date the rule.
-    c_lo, c_hi = _clause(text, start, end)
+    c_lo, c_hi = _item(text, start, end)
     qualifiers = _class_qualifiers(text, c_lo, c_hi)
     if qualifiers and not _dated_verb_outside(text, c_lo, c_hi, qualifiers):
         return "generic"  # "Orders placed today ship tomorrow": the class and its rule
     if _standing_imperative(text, lo, hi, start, end):
         return "generic"  # "Morning routine: skim yesterday's error digest before opening any ticket"
-    if m.group("inn") and (_generic_subject(text, lo, hi) or (
-            not text[clause_lo:start].strip(" \t*_-+>") and _generic_subject(text, _LEAD_COMMA.match(text, end).end(), hi))):
+    if m.group("inn") and (_generic_subject(text, lo, hi) or _generic_subject(text, *_item(text, start, end)) or (
+            not text[clause_lo:start].strip(" \t*_-+>") and _generic_subject(text, _lead_comma_end(text, end), hi))):
         return "generic"  # "Price quotes expire in 7 days", "In 7 days quotes expire": a period, not a date
     return None
 
@@ -724,6 +766,24 @@ def _quantified_past(sentence: str) -> bool:
     "Support answered every ticket yesterday" the phrase dates the answering."""
     markers = list(_HABITUAL.finditer(sentence))
     return all(_QUANTIFIER.match(sentence, h.start()) for h in markers) and bool(_DATED_VERB.search(sentence))
+
+
+# A reported instruction: "asked me to always run the linter", "told us to never deploy on Fridays".
+_REPORTED_INSTRUCTION = re.compile(
+    r"\b(?:asked|told|reminded|instructed|advised|urged|wanted|requested)[ \t]+(?:[\w-]+[ \t]+){1,3}?to[ \t]+",
+    re.IGNORECASE)
+
+
+def _habit_reported_after(text: str, lo: int, hi: int, end: int) -> bool:
+    """Whether every habit marker of the sentence sits inside an instruction reported after the phrase:
+    in "Earlier today the user asked me to always run the linter" the habit is the instruction's, and
+    the asking happened on one day. A phrase inside the instruction ("asked me to always check
+    today's logs") is the habit's."""
+    r = _REPORTED_INSTRUCTION.search(text, end, hi)
+    if not r or not _DATED_VERB.match(text, r.start()):
+        return False
+    return all(h.start() >= r.end() - lo for h in _HABITUAL.finditer(text[lo:hi])) and \
+        not _HABITUAL.search(text, lo, r.start())
 
 
 _SINCE = re.compile(r"\b(?:as[ \t]+of|since|until|till|from|starting)\s+\Z", re.IGNORECASE)
@@ -849,7 +909,18 @@ def _consistent(text: str, replacements: list[Replacement], generic: list[tuple[
     if not generic or not replacements:
         return replacements
     clauses = {_clause(text, a, b, _CLAUSE_BREAK) for a, b in generic}  # "..., Bob said last week" is its own
-    return [r for r in replacements if not any(lo <= r.start and r.end <= hi for lo, hi in clauses)]
+    sentences = {_sentence(text, a, b) for a, b in generic}
+    return [r for r in replacements if not any(lo <= r.start and r.end <= hi for lo, hi in clauses)
+            and not _sibling_class_rule(text, r, sentences)]
+
+
+def _sibling_class_rule(text: str, r: Replacement, sentences: set[tuple[int, int]]) -> bool:
+    """Whether `r` sits in a sentence whose other clause was read as a class's rule and its own clause
+    opens with a class too: in "anything paid for today leaves tomorrow; later payments go out the day
+    after tomorrow" the second clause is the same rule's other half."""
+    if not any(lo <= r.start and r.end <= hi for lo, hi in sentences):
+        return False
+    return _generic_subject(text, *_item(text, r.start, r.end))
 
 
 def _judge(text: str, m: re.Match, written: dt.date | None) -> Replacement | Mention | str | None:
@@ -872,8 +943,8 @@ def _judge(text: str, m: re.Match, written: dt.date | None) -> Replacement | Men
         return None  # "the last week" (a duration), "than yesterday", "a week from today"
     if _BLOCKING_AFTER.match(after):
         return None  # "last week of March", "yesterday or the day before"
-    if _LABEL_AFTER.match(after) and not _LABEL_PREPOSITION.search(before):
-        return None  # "today: ..." is a label; "as of today: 4 open" is dated
+    if _LABEL_AFTER.match(after) and not _LABEL_PREPOSITION.search(before) and not _clause_before_colon(text, start, end):
+        return None  # "today: ..." is a label; "as of today: 4 open", "Reproduced it this morning: ..." are dated
     if _ABSOLUTE_AFTER.match(after) or _ABSOLUTE_BEFORE.search(before):
         return None  # already dated: "yesterday (2026-03-31)"
     core_end = m.start("poss") if m.group("poss") else end
