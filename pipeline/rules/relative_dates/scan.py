@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterable
 
-from ..text.splice import SpliceError, splice
+from ...text.splice import SpliceError, splice
 
 # --- results ---------------------------------------------------------------------------------------
 
