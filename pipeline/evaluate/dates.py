@@ -1,4 +1,4 @@
-"""`eval --stage dates`: the relative-date rule (pipeline/rules/relative_dates.py) scored on labelled
+"""`eval --stage dates`: the relative-date rule (pipeline/rules/relative_dates/) scored on labelled
 texts (docs/relative-dates.md: id, stage, text, written, label, expected, optional vague).
 
 Deterministic, so no model is asked and the report's model is "rules". A proposed edit is correct
