@@ -16,8 +16,8 @@ import unicodedata
 from dataclasses import dataclass
 from functools import lru_cache
 
-from ...rules.text import STOPWORDS, normalize
-from .conflict_statements import statements
+from ....rules.text import STOPWORDS, normalize
+from ..conflict_statements import statements
 
 NEGATIONS = frozenset("not never no dont don t cannot cant won wont shouldn shouldnt mustn mustnt nothing none nobody neither nor".split())
 # Verbs that carry a negation of the action that follows them.
