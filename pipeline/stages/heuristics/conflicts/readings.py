@@ -1,0 +1,189 @@
+"""What a statement says, as the judge compares it: its clauses, and for each clause a `Reading`
+(content words in order, polarity, antonyms, numbers, scopes, values, its leading phrase).
+
+Two memories are compared clause by clause, never as whole texts, so that "always X; never Y" is two
+claims. A reading is computed once per clause text, in bounded caches: a memory stands in many pairs.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ....rules.text import STOPWORDS, normalize
+from .history import _PAST
+from .quantities import _DURATION, _WEEKDAY_RE, _measures, durations, frequencies
+from .words import (
+    CHOICE_MARKERS,
+    MODALS,
+    NEGATIONS,
+    NEGATIVE_STATES,
+    NEGATIVE_VERBS,
+    NUMBER_WORDS,
+    PRONOUNS,
+    SCOPES,
+    TIME_WORDS,
+    UNITS,
+    _SCOPE_STEMS,
+    _antonym_key,
+    _scope_stem,
+    _stem,
+    _token,
+)
+
+
+_CLAUSE_BREAK = re.compile(
+    r";|—| because | since | which | so that | so |,? like |,? such as |,? for example |,? e\.g\. |[.!?:]\s+|\n",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class Reading:
+    seq: tuple[str, ...]  # content words (stemmed) in order
+    negative: bool
+    antonyms: frozenset[str]
+    numbers: tuple[str, ...]
+    scopes: frozenset[str]
+    words: tuple[str, ...]
+    raw: tuple[str, ...] = ()  # the same tokens as `words`, case kept
+    durations: frozenset[float] = frozenset()  # seconds: "60 seconds" == "1 minute"
+    every: frozenset[float] = frozenset()  # periods in hours: "nightly" == "every 24 hours"
+    head: tuple[str, ...] = ()  # the clause's leading phrase: its verb and object, or its subject
+    past: bool = False  # history ("we used to pin Node 16"), not a claim about now
+    days: frozenset[str] = frozenset()  # weekdays named: "on Tuesdays" / "on Thursdays" differ
+    exceptions: frozenset[str] = frozenset()  # what "except for hotfixes" leaves out of the claim
+    measures: frozenset[str] = frozenset()  # what a number counts or is per: "per user", "3 replicas"
+
+    @property
+    def content(self) -> frozenset[str]:
+        return frozenset(self.seq)
+
+
+def clauses(text: str) -> list[str]:
+    return list(_clauses(text))
+
+
+@lru_cache(maxsize=2048)
+def _clauses(text: str) -> tuple[str, ...]:
+    # A memory stands in several pairs (and its statements are asked for several times per pair):
+    # split once, in a bounded cache keyed by the text.
+    return tuple(c for c in _CLAUSE_BREAK.split(" " + text + " ") if c.strip())
+
+
+def claim_clauses(text: str) -> list[str]:
+    """The clauses that can make a claim: a title that is one token ("package-manager",
+    "feedback_testing") names the memory, it says nothing, so the body's first sentence leads."""
+    found = _clauses(text)
+    said = [c for c in found if len(c.split()) > 1]
+    return said or list(found)
+
+
+# The regexes `read` applies to every clause, compiled once (they were most of a stub plan's CPU).
+_NON = re.compile(r"\bnon-(\w)", re.IGNORECASE)
+_ISO_DATE = re.compile(r"\b\d{4}-\d{2}(-\d{2})?\b")
+_ID_PREFIX = re.compile(r"^\s*\d+[-_](?=[A-Za-z])")
+_ORDINAL_LABEL = re.compile(r"\b(?:part|pt|volume|vol|step|phase|round|iteration)\s*\d+\b|\b[rR]\d{1,2}\b", re.IGNORECASE)
+_FROM_TO = re.compile(r"\bfrom\s+[\d.]+\s*(\w+\s+)?to\s+(?=[\d.])", re.IGNORECASE)
+_TIMED_OUT = re.compile(r"\btim(?:es|ed)? out\b", re.IGNORECASE)
+_COUNTED_SPAN = re.compile(
+    r"\b(an?|one|two|three|four|five|six|seven|eight|nine|ten|twelve)\s+(?=(?:seconds?|minutes?|hours?|days?|weeks?|months?|years?)\b)",
+    re.IGNORECASE,
+)
+_RAW_SPLIT = re.compile(r"[\W_]+")
+
+
+def _span_number(m: re.Match) -> str:
+    word = m.group(1).lower()
+    return {"a": "1", "an": "1", "twelve": "12"}.get(word, NUMBER_WORDS.get(word, m.group(1))) + " "
+
+
+@lru_cache(maxsize=8192)
+def read(clause: str) -> Reading:
+    """What a clause says, as the judge compares it. A memory's clauses are read once per pair it
+    is in (up to `per_memory` pairs), so readings are kept in a bounded cache; a Reading is frozen."""
+    # "non-idempotent" is a different subject, not a negation; dates say when, not what.
+    # "non-root" says "not root": the word stays, the negation is counted once.
+    clause, prefixed = _NON.subn(r"\1", clause)
+    clause = _ISO_DATE.sub(" ", clause)
+    # "117-feedback_plans" (a numbered file's name as its title): the number is an id, not a quantity.
+    clause = _ID_PREFIX.sub(" ", clause)
+    # "part 2", "round 3", "R4": an ordinal label of one piece of a series, not a quantity it claims.
+    clause = _ORDINAL_LABEL.sub(" ", clause)
+    # "raised from 10 MB to 50 MB" states 50 MB now: the old value is history, not a claim.
+    clause = _FROM_TO.sub(" to ", clause)
+    clause = _TIMED_OUT.sub("timeout", clause)
+    clause = _COUNTED_SPAN.sub(_span_number, clause)
+    days = frozenset(d.lower() for d in _WEEKDAY_RE.findall(clause))
+    past = bool(_PAST.search(clause))
+    exceptions = frozenset(_stem(w) for m in _EXCEPT.finditer(clause) for w in normalize(m.group(1)).split()
+                           if w not in STOPWORDS and len(w) > 1)
+    # "the staging bucket, not the production bucket": a contrast names the choice it turns down;
+    # the verb keeps its polarity.
+    clause = _CONTRAST.sub(" ", clause)
+    measures = _measures(clause)
+    every, clause = frequencies(clause)
+    spans = durations(clause)
+    plain = _DURATION.sub(" ", clause)
+    words = normalize(clause.replace("n't", " not")).split()
+    raw = tuple(t for t in _RAW_SPLIT.split(unicodedata.normalize("NFKC", clause.replace("n't", " not"))) if t)
+    # "never, not even X" is one negation; "never deploy without X" and "do not skip X" are none.
+    negated = any(w in NEGATIONS for w in words)
+    negative_verb = any(w in NEGATIVE_VERBS or w in NEGATIVE_STATES for w in words)
+    numbers = tuple(sorted(NUMBER_WORDS.get(w, w) for w in normalize(plain).split() if w.isdigit() or w in NUMBER_WORDS))
+    seq: list[str] = []
+    for w in words:
+        if (w in STOPWORDS or w in PRONOUNS or w in UNITS or w in NEGATIONS or w in NEGATIVE_VERBS or w in NEGATIVE_STATES or w in MODALS or w in TIME_WORDS
+                or w.isdigit() or w in NUMBER_WORDS or len(w) < 2):
+            continue
+        st = _token(w)
+        if not seq or seq[-1] != st:
+            seq.append(st)
+    return Reading(
+        seq=tuple(seq),
+        negative=(negated != negative_verb) != (prefixed % 2 == 1),
+        antonyms=frozenset(k for w in words if (k := _antonym_key(w))),
+        numbers=numbers,
+        scopes=frozenset(_scope_stem(w) for w in words if w in SCOPES or _scope_stem(w) in _SCOPE_STEMS),
+        words=tuple(words),
+        raw=raw if len(raw) == len(words) else (),
+        durations=frozenset(spans),
+        every=frozenset(every),
+        head=_head(words),
+        past=past,
+        days=days,
+        exceptions=exceptions,
+        measures=measures,
+    )
+
+
+# Words before a clause's first phrase that only carry polarity, modality or hedging.
+_LEAD = NEGATIONS | MODALS | TIME_WORDS | PRONOUNS | frozenset("the a an maybe perhaps also just".split())
+# Determiners, and the pronouns that stand for an object named before ("never cache them").
+_DETERMINERS = frozenset("the a an our your their its all every each any some them it these those".split())
+
+
+_EXCEPT = re.compile(r"\b(?:except(?:\s+for|\s+when|\s+in|\s+on)?|unless|other than|apart from)\s+([^,.;()]+)", re.IGNORECASE)
+_CONTRAST = re.compile(r",\s*(?:and\s+|but\s+)?not\s+(?!only\b|just\b|even\b)[^,.;()]+", re.IGNORECASE)
+
+
+def _head(words: list[str]) -> tuple[str, ...]:
+    """The leading phrase of a clause, stemmed: in "never store API tokens in log files" the verb
+    and its object ('store api token'), in "the orders table is partitioned" the subject. It ends at
+    the first preposition, copula, modal or conjunction."""
+    i = 0
+    while i < len(words) and words[i] in _LEAD:
+        i += 1
+    out: list[str] = []
+    for w in words[i:]:
+        if w in _DETERMINERS:
+            continue
+        # "use" leads a clause as its verb ("use the admin token"); after a word it marks a choice.
+        if w in STOPWORDS or w in MODALS or w in NEGATIONS or w in NEGATIVE_VERBS or (w in CHOICE_MARKERS and out):
+            break
+        if w.isdigit() or w in UNITS or w in NUMBER_WORDS or len(w) < 2:
+            continue
+        out.append(_token(w))
+    return tuple(out)

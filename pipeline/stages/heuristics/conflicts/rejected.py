@@ -1,0 +1,51 @@
+"""Explicit rejection: one text turns down ("instead of", "moved away from", "X was rejected") what
+the other text's main clause puts forward.
+
+No flip of polarity marks "use SQLite instead of Postgres" against "the service uses Postgres", so it
+is read by its own patterns, once per text.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import lru_cache
+
+from ....rules.text import STOPWORDS, normalize
+from .readings import claim_clauses, read
+from .words import MODALS, _stem
+
+
+_REJECTS = [
+    re.compile(r"\b(?:instead of|rather than|no longer|moved away from|switched away from|migrated off|replaced|"
+               r"(?:moved|migrated|switched|changed) (?:\w+ ){0,4}from|never used|stopped using|no longer uses?)"
+               r"\s+(?:the |a |an |our )?([\w.+#-]+)", re.I),
+    # "managed in our own table, not LaunchDarkly": the contrast turns a choice down.
+    re.compile(r",\s*(?:and\s+|but\s+)?not\s+(?!only\b|just\b|even\b)(?:the |a |an |our )?([\w.+#-]+)", re.I),
+    re.compile(r"\b([\w.+#-]+)\s+(?:was|is|were|are|has been|have been)\s+(?:rejected|removed|dropped|retired|replaced|deprecated|abandoned)\b", re.I),
+]
+
+
+def _rejected_choice(rejecting: str, other: str) -> str | None:
+    """A word the first text explicitly rejects ('SQLite instead of Postgres', 'GraphQL was
+    rejected') that the other text's main clause puts forward."""
+    main = read(claim_clauses(other)[0])
+    if main.negative:
+        return None
+    chosen = {_stem(w) for w in main.words}
+    return next((word for word in _rejected_words(rejecting) if _stem(word) in chosen), None)
+
+
+@lru_cache(maxsize=2048)
+def _rejected_words(text: str) -> tuple[str, ...]:
+    """The words a text explicitly rejects, in the order the patterns find them (once per text, not
+    once per pair it is in)."""
+    out = []
+    for pattern in _REJECTS:
+        for m in pattern.finditer(text):
+            word = normalize(m.group(1))
+            # "instead of retrying" rejects an action in one case, not a thing the other chose.
+            if word.endswith("ing"):
+                continue
+            if word and word not in STOPWORDS and word not in MODALS and len(word) > 1:
+                out.append(word)
+    return tuple(out)
