@@ -106,3 +106,24 @@ def test_the_judge_caches_are_bounded_and_change_no_verdict():
     cold = judge_conflict_quoted(a, b)
     assert readings.read.cache_info().currsize > 0
     assert judge_conflict_quoted(a, b) == cold and cold[0] is True
+
+
+@pytest.mark.parametrize("a, b", [
+    # Real stores' false alarms: a passive about common things, and ", not X" of a common noun.
+    ("In the backlog, done items are dropped from selection.", "The backlog loader keeps each batchable item in selection."),
+    ("Monetary expansion feeds the reward calculation every epoch.",
+     "The snapshot is taken at the epoch boundary (for parameter updates, not rewards)."),
+])
+def test_turning_down_a_common_noun_rejects_no_choice(a, b):
+    assert judge_conflict(a, b)[0] is False
+
+
+@pytest.mark.parametrize("a, b", [
+    ("Feature flags are managed in our own table, not LaunchDarkly.", "Feature flags are managed in LaunchDarkly."),
+    ("GraphQL was rejected for the public API.", "The public API is served with GraphQL."),
+    # "instead of" contrasts two choices whatever they are called.
+    ("It might be better to run the Celery workers with autoscale instead of a fixed concurrency.",
+     "Celery workers must run with a fixed concurrency of 8; autoscale caused memory spikes."),
+])
+def test_turning_down_a_named_choice_or_an_instead_of_still_clashes(a, b):
+    assert judge_conflict(a, b)[0] is True

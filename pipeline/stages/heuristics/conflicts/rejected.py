@@ -15,13 +15,14 @@ from .readings import claim_clauses, read
 from .words import MODALS, _stem
 
 
-_REJECTS = [
-    re.compile(r"\b(?:instead of|rather than|no longer|moved away from|switched away from|migrated off|replaced|"
+# (pattern, whether what it turns down must be named: see `_names_a_choice`)
+_REJECTS: list[tuple[re.Pattern[str], bool]] = [
+    (re.compile(r"\b(?:instead of|rather than|no longer|moved away from|switched away from|migrated off|replaced|"
                r"(?:moved|migrated|switched|changed) (?:\w+ ){0,4}from|never used|stopped using|no longer uses?)"
-               r"\s+(?:the |a |an |our )?([\w.+#-]+)", re.I),
+               r"\s+(?:the |a |an |our )?([\w.+#-]+)", re.I), False),
     # "managed in our own table, not LaunchDarkly": the contrast turns a choice down.
-    re.compile(r",\s*(?:and\s+|but\s+)?not\s+(?!only\b|just\b|even\b)(?:the |a |an |our )?([\w.+#-]+)", re.I),
-    re.compile(r"\b([\w.+#-]+)\s+(?:was|is|were|are|has been|have been)\s+(?:rejected|removed|dropped|retired|replaced|deprecated|abandoned)\b", re.I),
+    (re.compile(r",\s*(?:and\s+|but\s+)?not\s+(?!only\b|just\b|even\b)(?:the |a |an |our )?([\w.+#-]+)", re.I), True),
+    (re.compile(r"\b([\w.+#-]+)\s+(?:was|is|were|are|has been|have been)\s+(?:rejected|removed|dropped|retired|replaced|deprecated|abandoned)\b", re.I), True),
 ]
 
 
@@ -35,13 +36,23 @@ def _rejected_choice(rejecting: str, other: str) -> str | None:
     return next((word for word in _rejected_words(rejecting) if _stem(word) in chosen), None)
 
 
+def _names_a_choice(written: str) -> bool:
+    """A tool, product, format or identifier, as written ("Postgres", "GraphQL", "k8s", "node.js").
+    "Instead of" and "rather than" contrast two choices whatever they are called; a bare ", not X" or
+    "X are dropped" turns down a choice only when X names one ("items are dropped from selection",
+    "for PParam updates, not rewards" describe what happens to things)."""
+    return written[:1].isupper() or any(c.isdigit() or c in ".+#-_" for c in written)
+
+
 @lru_cache(maxsize=2048)
 def _rejected_words(text: str) -> tuple[str, ...]:
     """The words a text explicitly rejects, in the order the patterns find them (once per text, not
     once per pair it is in)."""
     out = []
-    for pattern in _REJECTS:
+    for pattern, named in _REJECTS:
         for m in pattern.finditer(text):
+            if named and not _names_a_choice(m.group(1)):
+                continue
             word = normalize(m.group(1))
             # "instead of retrying" rejects an action in one case, not a thing the other chose.
             if word.endswith("ing"):
