@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from ..text.lines import FENCED_BLOCK
 
 KNOWN_EXTENSIONS = frozenset(
     """py pyi ts tsx js jsx mjs cjs json jsonl json5 md mdx yaml yml sh bash zsh toml go rs java kt
@@ -38,7 +39,6 @@ UNVERIFIABLE = "UNVERIFIABLE"
 # Folders the repository index never reads: a ref into one of them cannot be checked.
 UNINDEXED_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", ".memconsolidate", ".archive"})
 
-_FENCE = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[ \t]*$|\Z)", re.MULTILINE | re.DOTALL)
 _URL = re.compile(r"\b(?:https?|ftp|file)://[^\s<>`'\")\]]+", re.IGNORECASE)
 _INLINE_CODE = re.compile(r"`([^`\n]+)`")
 _LINE_SUFFIX = re.compile(r"(?::\d+(?:[-:]\d+)*|#L\d+(?:-L?\d+)?)$")
@@ -146,7 +146,7 @@ def extract_refs(text: str) -> Refs:
         ref = _clean_path(m.group(1))
         if ref:
             files.add(ref)
-    prose = _FENCE.sub("\n", text)
+    prose = FENCED_BLOCK.sub("\n", text)
     for m in _INLINE_CODE.finditer(prose):
         code = m.group(1)
         called = {c.group(0)[:-1] for c in _DOTTED_CALL.finditer(code)}

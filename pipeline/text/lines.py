@@ -69,6 +69,14 @@ def append_paragraphs(text: str, lines: Iterable[str]) -> str:
 FENCE = re.compile(r"^[ \t]*(```|~~~)")
 
 
+# A whole fenced block in a text (opening fence to the same closing fence, or to the end): what the
+# readers of prose (refs, the conflict judge's statements) set aside as code.
+FENCED_BLOCK = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[ \t]*$|\Z)", re.MULTILINE | re.DOTALL)
+
+# A list item's marker at the start of a line: "- ", "* ", "+ ", "1. ", "2) ".
+LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
+
+
 def is_fence(line: str) -> bool:
     return FENCE.match(line) is not None
 

@@ -21,13 +21,13 @@ from dataclasses import dataclass, field
 from urllib.parse import unquote
 
 from ...text.truncate import HOOK_STRIP, shorten
+from ...text.lines import is_fence
 
 INDEX = "MEMORY.md"
 MAX_LINES = 200  # Claude Code loads the first 200 lines of MEMORY.md
 DEFAULT_SEP = "—"
 UNINDEXED = "Unindexed"
 
-_FENCE = re.compile(r"^\s*(```|~~~)")
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _ITEM = re.compile(r"^(?P<indent>\s*)(?P<marker>[-*+]|\d+[.)])\s+")
 _LINK = re.compile(r"\[(?P<title>(?:[^\[\]]|\[[^\]]*\])*)\]\((?P<href>[^()\s]+)(?:\s+\"[^\"]*\")?\)")
@@ -78,7 +78,7 @@ def parse(text: str) -> list[Line]:
     in_fence = False
     for n, raw in enumerate(text.split("\n")):
         line = Line(n, raw.rstrip("\r"))
-        if _FENCE.match(raw):
+        if is_fence(raw):
             in_fence = not in_fence
             line.code = True
         elif in_fence:

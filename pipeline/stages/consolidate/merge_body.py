@@ -26,11 +26,11 @@ from dataclasses import dataclass
 
 from ...text.counts import plural
 from ..heuristics.text_facts import CODE_SPAN, atoms, has_atom, missing_atoms, sentence_coverage, squash
+from ...text.lines import LIST_MARKER
 
 SENTENCE_COVERAGE = 0.6
 _H1 = re.compile(r"^#\s+(.*\S)\s*$")
 _HEADING = re.compile(r"^(#{1,5})(\s+.*)$")
-_LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 
 
 @dataclass(frozen=True)
@@ -42,7 +42,7 @@ class MemberText:
 
 
 def _line_key(line: str) -> str:
-    return squash(_LIST_MARK.sub("", line)).rstrip(".;")
+    return squash(LIST_MARKER.sub("", line)).rstrip(".;")
 
 
 def deterministic_merge(title: str, members: list[MemberText]) -> str:

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+from ...text.lines import FENCED_BLOCK
 
 _FRONT_MATTER = re.compile(r"\A---\n.*?\n---[ \t]*\n", re.DOTALL)
-_FENCE = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[ \t]*$|\Z)", re.MULTILINE | re.DOTALL)
 _HTML_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
 _HEADING = re.compile(r"^[ \t]{0,3}#{1,6}\s.*$|^.+\n[=-]{3,}[ \t]*$", re.MULTILINE)
 _TABLE_ROW = re.compile(r"^[ \t]*\|.*$|^[ \t]*[:-]{3,}[ \t]*\|.*$", re.MULTILINE)
@@ -49,7 +49,7 @@ def _line_statement(line: str) -> str:
 def statement_lines(text: str) -> list[str]:
     """The prose lines of a memory that can make a claim, markup removed, in order."""
     text = _FRONT_MATTER.sub("", text.replace("\r\n", "\n"))
-    text = _FENCE.sub("\n", text)
+    text = FENCED_BLOCK.sub("\n", text)
     text = _HTML_COMMENT.sub(" ", text)
     text = _TABLE_ROW.sub("", text)
     text = _HEADING.sub("", text)

@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 
 from ...rules.text import STOPWORDS
+from ...text.lines import LIST_MARKER
 
 CODE_SPAN = re.compile(r"`([^`\n]+)`")
 _TOKEN = re.compile(r"[^\s`]+")
@@ -32,7 +33,6 @@ _CAMEL = re.compile(r"[a-z][A-Z]|^[A-Z][a-z]+[A-Z]")
 _ALLCAPS = re.compile(r"^[A-Z][A-Z0-9]{1,}s?$")
 _NAME = re.compile(r"^[A-Z][a-z][\w'-]*$")
 _SENTENCE_END = re.compile(r"[.!?:]$")
-_LIST_MARK = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+")
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
 _NUM_SEP = re.compile(r"(?<=\d)[,_](?=\d{3}\b)")
@@ -148,7 +148,7 @@ def atom_list(text: str, context: str | None = None) -> list[tuple[str, bool]]:
             found.setdefault(s, False)
     plain = CODE_SPAN.sub(" . ", text)
     for line in plain.splitlines():
-        line = _HEADING.sub("", _LIST_MARK.sub("", line))
+        line = _HEADING.sub("", LIST_MARKER.sub("", line))
         raws = _TOKEN.findall(line)
         tokens = [_clean(r) for r in raws]
         title_case = _title_case_runs(tokens)
@@ -263,7 +263,7 @@ def logical_lines(text: str) -> list[str]:
         if not stripped:
             joinable = False
             continue
-        starts_unit = bool(_HEADING.match(line) or _LIST_MARK.match(line)) or stripped.startswith(("|", ">", "⟦", "⟧", "}"))
+        starts_unit = bool(_HEADING.match(line) or LIST_MARKER.match(line)) or stripped.startswith(("|", ">", "⟦", "⟧", "}"))
         if joinable and not starts_unit:
             units[-1] = f"{units[-1]} {stripped}"
         else:
@@ -279,7 +279,7 @@ def is_directive(sentence: str) -> bool:
         return True
     from .standing_rules import judge_rule
 
-    return judge_rule(_LIST_MARK.sub("", sentence))[0]
+    return judge_rule(LIST_MARKER.sub("", sentence))[0]
 
 
 def is_negative(sentence: str) -> bool:
