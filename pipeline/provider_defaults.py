@@ -9,15 +9,16 @@ it validates, and the client (`pipeline/llm/`) reads the same table.
 |   private network, `ollama*`, `lm_studio`, ...) |             |       |                    |            |         |
 | hosted provider                                 |           8 |     8 | 60 s + 5 s/1k ch   |       4096 | default |
 | stub (the tool's own heuristics)                |           4 |     8 | -                  |          - | default |
-| mock (replays recordings)                       |           1 |     8 | -                  |          - | default |
+| mock (replays recordings)                       |           1 |     1 | -                  |          - | `local` |
 
 Why: a llama.cpp server answers one request at a time (four at once only queue and time out); a
 small local model decides once per batch and copies the verdict to every item, so it is asked one
 item per call; on 2 CPU cores it reads ~20 prompt tokens/s, so its timeout grows with the prompt
 (60 s per 1,000 characters, ~250 tokens) and `max_tokens` keeps a run-on reply from generating for
 a quarter of an hour; its prompts (`prompts/<stage>.local.md`) are short checklists with worked
-examples, which a 1.5B model follows where it does not follow a description. The mock's batch is the one its recordings were made with (evals/recordings/
-README.md), so the payloads it is asked for are the ones recorded. Temperature is 0 for every
+examples, which a 1.5B model follows where it does not follow a description. The mock asks the way its recordings were made (evals/recordings/README.md: a
+local Qwen2.5-Coder 1.5B through the local defaults), so the payloads it is asked for are the ones
+recorded. Temperature is 0 for every
 model: the cache keeps one reply per input, and it should be the model's most likely one.
 
 Hosted concurrency and batch, measured (`python scripts/llm_bench.py --table 4,8,16x2,4,8`: a
@@ -62,7 +63,7 @@ HOSTED = Defaults(concurrency=8, batch_size=8, timeout_s=60.0, timeout_per_1k_ch
 LOCAL = Defaults(concurrency=1, batch_size=1, timeout_s=180.0, timeout_per_1k_chars_s=60.0, max_tokens=1024, prompt_set="local")
 STUB = Defaults(concurrency=4, batch_size=8, timeout_s=60.0, timeout_per_1k_chars_s=0.0, max_tokens=None, prompt_set="")
 # The batch size and prompts the committed recordings were made with (evals/recordings/README.md).
-MOCK = Defaults(concurrency=1, batch_size=8, timeout_s=60.0, timeout_per_1k_chars_s=0.0, max_tokens=None, prompt_set="")
+MOCK = Defaults(concurrency=1, batch_size=1, timeout_s=60.0, timeout_per_1k_chars_s=0.0, max_tokens=None, prompt_set="local")
 
 
 def provider_of(model: str) -> str:

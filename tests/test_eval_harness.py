@@ -76,3 +76,22 @@ def test_bad_dataset_is_a_usage_error(tmp_path):
     res = run_cli("eval", "--stage", "reorder", "--dataset", str(bad), "--model", "stub")
     assert res.returncode == 2 and len(res.stderr.strip().splitlines()) == 1
     assert (REPO / "evals" / "datasets" / "reorder.jsonl").exists()
+
+
+def test_the_mocks_floors_catch_a_stage_that_reads_replies_differently(monkeypatch):
+    """The recordings are a real model's answers and the mock's floors sit just under what they
+    score, so a stage that misreads the same replies (here: the reorder verdict taken the wrong way
+    round) fails `eval --model mock`, where the old floors (0.04) let anything through."""
+    from pipeline.evaluate import judges
+
+    honest = judges.BINARY_JUDGES["reorder"]
+
+    def misread(client, cases, batch_size):
+        answers, errors = honest(client, cases, batch_size)
+        return {k: (None if v is None else not v) for k, v in answers.items()}, errors
+
+    assert run_cli("eval", "--stage", "reorder", "--model", "mock").returncode == 0
+    monkeypatch.setitem(judges.BINARY_JUDGES, "reorder", misread)
+    res = run_cli("eval", "--stage", "reorder", "--model", "mock")
+    assert res.returncode == 1
+    assert "below threshold" in res.stderr

@@ -282,6 +282,6 @@ def test_local_models_read_the_local_prompts_where_a_stage_has_one(tmp_path):
     assert load_prompt("rules", tmp_path, "local").text == "Rules default."  # no local file: the stage's own
     assert LLMConfig(model="openai/qwen", api_base="http://127.0.0.1:8090/v1").prompt_set == "local"
     assert LLMConfig(model="openai/gpt-4.1-mini").prompt_set == ""
-    assert LLMConfig(model="mock").prompt_set == ""  # the prompts the recordings were made with
+    assert LLMConfig(model="mock").prompt_set == "local"  # the prompts the recordings were made with (by a local model)
     for stage in ("reorder", "conflicts", "rules"):  # the shipped local prompts parse
         assert load_prompt(stage, None, "local").version.endswith("-local")

@@ -220,7 +220,8 @@ def test_deterministic_merge_keeps_every_unique_line_and_passes_its_own_check():
 def test_recorded_replies_replay_as_the_mock_model(tmp_path, monkeypatch):
     store = copy_store(FIXTURES / "crux", tmp_path / "crux")
     rec = tmp_path / "recordings"
-    stub_settings = settings_for()
+    # Recorded the way the mock asks (provider_defaults.MOCK: one item per call, the local prompts).
+    stub_settings = settings_for(batch_size=1, prompt_set="local")
     with make_client(stub_settings.llm, record=True, recordings=rec) as recorder:
         recorded = plan_with(store, stub_settings, recorder)
     assert (rec / "metadata.jsonl").is_file()

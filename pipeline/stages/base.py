@@ -22,6 +22,13 @@ from ..rules.outcome import Outcome
 
 T = TypeVar("T", bound=BaseModel)
 
+# The schema's bound on a reply's free-text fields (reasoning, explanation). Only a hint in the JSON
+# schema: a grammar-constrained local server (llama.cpp) stops the text there, so a small model
+# cannot spend a minute writing a paragraph nobody reads (the stages shorten what they show to
+# 160-300 characters anyway); a hosted model that writes more is still valid, since pydantic does
+# not check `json_schema_extra`.
+SHORT_TEXT: dict[str, Any] = {"maxLength": 120}
+
 
 @dataclass
 class StageProgress:

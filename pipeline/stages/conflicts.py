@@ -18,7 +18,7 @@ from ..actions import ConflictAction
 from ..model import Corpus, Finding, Memory
 from ..rules.outcome import Outcome
 from ..rules.subject_pairs import SubjectPair, subject_pairs
-from .base import StageContext, ask_all, clip, retired_keys
+from .base import SHORT_TEXT, StageContext, ask_all, clip, retired_keys
 from .heuristics.conflicts import clash_clauses, judge_conflict
 from .model_text import model_text
 
@@ -43,10 +43,10 @@ class ConflictInput(BaseModel):
 
 class ConflictDecision(BaseModel):
     handle: int = Field(description="The handle of the pair being judged, as offered.")
-    reasoning: str = Field(description="One short sentence of reasoning.")
+    reasoning: str = Field(description="One short sentence of reasoning.", json_schema_extra=SHORT_TEXT)
     contradiction: bool = Field(description="True only if both cannot be followed or be true at once.")
     kind: Kind = Field(description="The kind of contradiction, or 'none'.")
-    explanation: str = Field(default="", description="One line a person can read: what contradicts what.")
+    explanation: str = Field(default="", description="One line a person can read: what contradicts what.", json_schema_extra=SHORT_TEXT)
     options: list[Option] = Field(default_factory=list, description="Sensible resolutions.")
 
 

@@ -17,7 +17,7 @@ from ..model import Corpus, Finding, Memory
 from ..rules.duplicates import merge_action, survivor_key
 from ..rules.outcome import Outcome
 from ..rules.text import normalize
-from .base import StageContext, ask_all, clip
+from .base import SHORT_TEXT, StageContext, ask_all, clip
 from .model_text import model_text
 from .heuristics.reorder import judge_reorder
 
@@ -36,7 +36,7 @@ class ReorderInput(BaseModel):
 
 class ReorderDecision(BaseModel):
     handle: int = Field(description="The handle of the pair being judged, as offered.")
-    reasoning: str = Field(description="One short sentence: what moved, and whether roles or order changed.")
+    reasoning: str = Field(description="One short sentence: what moved, and whether roles or order changed.", json_schema_extra=SHORT_TEXT)
     same_meaning: bool = Field(description="True only if both texts state exactly the same thing.")
 
 

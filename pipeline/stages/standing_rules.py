@@ -19,7 +19,7 @@ from ..actions import PromoteRuleAction
 from ..model import Action, Corpus
 from ..rules.outcome import Outcome
 from ..rules.text import significant_words
-from .base import StageContext, ask_all, clip
+from .base import SHORT_TEXT, StageContext, ask_all, clip
 from .model_text import model_text
 from .heuristics.standing_rules import judge_rule, one_line_rule
 
@@ -38,7 +38,7 @@ class RuleInput(BaseModel):
 
 class RuleDecision(BaseModel):
     handle: int = Field(description="The handle of the memory being judged, as offered.")
-    reasoning: str = Field(description="One short sentence of reasoning.")
+    reasoning: str = Field(description="One short sentence of reasoning.", json_schema_extra=SHORT_TEXT)
     standing_rule: bool = Field(description="True if it tells an agent what to do or not do every time.")
     rule: str | None = Field(default=None, description="The rule in one line (3-300 characters), when standing_rule.")
 
