@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import datetime as dt
 import gc
+import io
 import json
 from pathlib import Path
 
@@ -140,7 +141,7 @@ def test_reading_as_the_lines_come_gives_what_parse_records_gives(tmp_path):
     old, new = Corpus(layout="bank", root=str(root)), Corpus(layout="bank", root=str(root))
     records = reader.parse_records("blog/memories.jsonl", data, old)
     live = [reader._to_memory("blog", r) for r in records.values() if not r.get("superseded_by") and not r.get("invalid_at")]
-    count, memories = reader.current_memories("blog", "blog/memories.jsonl", data, new)
+    count, memories = reader.current_memories("blog", "blog/memories.jsonl", io.BytesIO(data), new)
     assert count == len(records) == 6
     assert memories == live and [m.body for m in memories] == [m.body for m in live]
     assert [m.body for m in memories if m.id in ("a", "e")] == [
@@ -199,3 +200,71 @@ def test_the_benchmark_prints_both_cpu_figures_their_ratio_and_bytes_per_memory(
     assert (plan_s - 0.005) / (base_s + 0.005) <= float(ratio) <= (plan_s + 0.005) / (base_s - 0.005)
     assert int(per_memory) == pytest.approx(float(peak_mib) * 2**20 / 200, rel=0.01)
     assert int(actions) >= 0
+
+
+STREAMED_LINES = [
+    "\ufeff".encode() + json.dumps({"id": "a", "text": "BOM on the first line", "revision": 1}).encode() + b"\r",
+    json.dumps({"id": "b", "text": "CRLF line"}).encode() + b"\r",
+    b"\xff not utf-8",
+    b"{torn",
+    b"",
+    json.dumps({"id": "c", "text": "line 6"}).encode(),
+    b"[1, 2]",
+    "\ufeff".encode() + json.dumps({"id": "d", "text": "a BOM past line 1 is not dropped"}).encode(),
+    json.dumps({"id": "e", "text": "no final newline"}).encode(),
+]
+
+
+def _bank_file(tmp_path: Path, data: bytes) -> Path:
+    bank = tmp_path / "store" / "blog"
+    bank.mkdir(parents=True)
+    (bank / "memories.jsonl").write_bytes(data)
+    return tmp_path / "store"
+
+
+@pytest.mark.parametrize("tail", [b"", b"\n", b"\r\n"])
+def test_a_bank_read_a_line_at_a_time_gives_what_its_bytes_gave(tmp_path, tail):
+    data = b"\n".join(STREAMED_LINES) + tail
+    root = _bank_file(tmp_path, data)
+    streamed, _ = open_store(root, Settings(now=NOW))
+    whole = Corpus(layout="bank", root=str(root))
+    count, memories = reader.current_memories("blog", "blog/memories.jsonl", io.BytesIO(data), whole)
+    assert streamed.memories == sorted(memories, key=lambda m: m.key)
+    assert [m.body for m in streamed.memories] == ["BOM on the first line", "CRLF line", "line 6", "no final newline"]
+    assert streamed.findings == whole.findings
+    assert [f.reason for f in streamed.findings] == [
+        "line 3: not UTF-8", "line 4: not valid JSON", "line 7: record without an id", "line 8: not valid JSON"]
+    assert streamed.extra["banks"]["blog"]["records"] == count == 4
+
+
+def test_lines_are_bounded_by_the_cap_as_the_whole_read_was():
+    assert list(reader._file_lines(io.BytesIO(b"ab\ncd\n"), 6)) == [b"ab\n", b"cd\n"]
+    with pytest.raises(reader.Unreadable, match=r"^file too large \(over 5 bytes\)$"):
+        list(reader._file_lines(io.BytesIO(b"ab\ncd\n"), 5))
+
+    class Endless(io.RawIOBase):  # one line that never ends: never read whole
+        def readable(self):
+            return True
+
+        def readinto(self, b):
+            b[:] = b"x" * len(b)
+            return len(b)
+
+    with pytest.raises(reader.Unreadable, match="over 1000 bytes"):
+        next(reader._file_lines(io.BufferedReader(Endless()), 1000))
+
+
+def test_a_bank_passing_the_cap_while_read_is_one_error_and_no_memory(tmp_path, monkeypatch):
+    """The file grew past the cap after its size was checked: what its early lines said is taken back."""
+    root = _bank_file(tmp_path, b"\n".join(STREAMED_LINES) + b"\n")
+    grown = b"\n".join(STREAMED_LINES) + b"\n" + b"x" * 64
+    settings = Settings(now=NOW)
+    monkeypatch.setattr(settings, "max_file_bytes", (len(grown) - 10) // 64)
+    cap = settings.max_file_bytes * 64
+    assert len(grown) > cap >= len(b"\n".join(STREAMED_LINES) + b"\n")
+    monkeypatch.setattr(reader, "open_checked", lambda root, path, max_bytes: io.BytesIO(grown))
+    corpus = reader.load(root, settings)
+    assert corpus.memories == []
+    assert [(f.kind, f.targets, f.reason) for f in corpus.findings] == [
+        ("parse_error", ["blog/memories.jsonl"], f"file too large (over {cap} bytes)")]
+    assert corpus.extra["banks"]["blog"]["records"] == 0

@@ -12,16 +12,16 @@ import io
 import json
 import json.encoder
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from pydantic import ValidationError
 
 from ...config import BankConfig, Settings
 from ...errors import ConfigError
 from ...model import Corpus, Finding, Memory
-from ...storage.files import Unreadable, as_date, mtime_of, parse_error, read_bytes, read_text, rel
+from ...storage.files import Unreadable, as_date, mtime_of, open_checked, parse_error, read_bytes, read_text, rel
 from ...storage.gc_pause import gc_paused
 
 LAYOUT = "bank"
@@ -87,22 +87,23 @@ def read_records(root: Path, bank: Path, settings: Settings, corpus: Corpus) -> 
 def parse_records(key: str, data: bytes, corpus: Corpus) -> dict[str, dict[str, Any]]:
     """`read_records` of bytes already read (a writer builds its revisions on exactly those)."""
     latest: dict[str, tuple[tuple[int, int], dict[str, Any]]] = {}
-    for rid, order, rec in _records(key, data, corpus):
+    for rid, order, rec in _records(key, io.BytesIO(data), corpus):
         if rid not in latest or order >= latest[rid][0]:
             latest[rid] = (order, rec)
     return {rid: rec for rid, (_, rec) in latest.items()}
 
 
-def _records(key: str, data: bytes, corpus: Corpus) -> Iterator[tuple[str, tuple[int, int], dict[str, Any]]]:
+def _records(key: str, lines: Iterable[bytes], corpus: Corpus) -> Iterator[tuple[str, tuple[int, int], dict[str, Any]]]:
     """Every record with a usable id, in line order: (id, its order, the record).
 
-    Line by line: one bad line (a torn write, a stray byte) must not hide the whole bank. One line is
-    decoded at a time, never a second copy of the whole file. The lines that are not UTF-8 are
-    reported first, then the other bad lines, each in line order (the order of the findings as ever).
+    `lines` split at b"\n" only (`io.BytesIO(data)`, `_file_lines`). Line by line: one bad line (a
+    torn write, a stray byte) must not hide the whole bank. One line is decoded at a time, never a
+    second copy of the whole file. The lines that are not UTF-8 are reported first, then the other
+    bad lines, each in line order (the order of the findings as ever).
     """
     bad: list[Finding] = []
     try:
-        for line_no, raw in enumerate(io.BytesIO(data), start=1):  # split at b"\n" only, as ever
+        for line_no, raw in enumerate(lines, start=1):
             try:
                 line = raw.decode("utf-8-sig" if line_no == 1 else "utf-8")
             except UnicodeDecodeError:
@@ -127,22 +128,61 @@ def _records(key: str, data: bytes, corpus: Corpus) -> Iterator[tuple[str, tuple
         corpus.findings.extend(bad)
 
 
+def _file_lines(fh: BinaryIO, max_bytes: int) -> Iterator[bytes]:
+    """A file's lines as `io.BytesIO(read_bytes(...))` gives them, one at a time, within the same cap:
+    past `max_bytes` in all (the file grew since its size was checked), `Unreadable`, as `read_bytes`."""
+    total = 0
+    while True:
+        try:
+            raw = fh.readline(max_bytes - total + 1)  # bounded: a line without an end is not read whole
+        except OSError as exc:
+            raise Unreadable(f"cannot read: {exc.strerror or exc}") from None
+        if not raw:
+            return
+        total += len(raw)
+        if total > max_bytes:
+            raise Unreadable(f"file too large (over {max_bytes} bytes)")
+        yield raw
+
+
+def _read_bank(root: Path, bank: Path, settings: Settings, corpus: Corpus) -> tuple[int, list[Memory]]:
+    """`current_memories` of a bank's file, read a line at a time: the file's bytes, its decoded text
+    and its parsed records are never all held at once, only the memories made of them.
+
+    What it reports is what reading the whole file first reported (`read_bank_bytes`): a file that
+    cannot be read, or passes the cap while it is read, is one parse_error and no memory, and the
+    findings of the lines read before that are taken back.
+    """
+    path = bank / "memories.jsonl"
+    key = rel(root, path)
+    before = len(corpus.findings)
+    try:
+        with open_checked(root, path, settings.max_file_bytes * 64) as fh, gc_paused():
+            # gc_paused: millions of long-lived objects at once (see storage/gc_pause.py)
+            return current_memories(bank.name, key, _file_lines(fh, settings.max_file_bytes * 64), corpus)
+    except Unreadable as exc:
+        del corpus.findings[before:]
+        corpus.findings.append(parse_error(key, str(exc)))
+        return 0, []
+
+
 def _retired(rec: dict[str, Any]) -> bool:
     return bool(rec.get("superseded_by") or rec.get("invalid_at"))
 
 
-def current_memories(bank: str, key: str, data: bytes, corpus: Corpus) -> tuple[int, list[Memory]]:
+def current_memories(bank: str, key: str, lines: Iterable[bytes], corpus: Corpus) -> tuple[int, list[Memory]]:
     """The number of ids in a bank and the memories of its live current records (`parse_records`,
     then `_to_memory` of each live one), built as the lines are read.
 
     Each record is made a memory (or found retired) as soon as it is the newest of its id, so the
-    parsed dicts of a big bank are never all held at once: only the one memory per id is.
+    parsed dicts of a big bank are never all held at once: only the one memory per id is. With
+    `_file_lines`, neither are the file's bytes.
     """
     # The order is (revision, line number) and lines come in order, so a later line wins whenever its
     # revision is at least the held one's: only the revision is kept beside each memory.
     latest: dict[str, tuple[int, Memory | None]] = {}
     pool = _Pool()
-    for rid, (revision, _), rec in _records(key, data, corpus):
+    for rid, (revision, _), rec in _records(key, lines, corpus):
         held = latest.get(rid)
         if held is None or revision >= held[0]:
             latest[rid] = (revision, None if _retired(rec) else _to_memory(bank, rec, pool))
@@ -260,10 +300,7 @@ def load(root: Path, settings: Settings) -> Corpus:
         name = bank.name
         if allow and name not in allow:
             continue
-        data = read_bank_bytes(root, bank, settings, corpus)
-        with gc_paused():  # millions of long-lived objects at once (see storage/gc_pause.py)
-            records, live = (0, []) if data is None else current_memories(name, rel(root, bank / "memories.jsonl"), data, corpus)
-        del data  # the file's bytes are not held beside the memories made of them
+        records, live = _read_bank(root, bank, settings, corpus)
         corpus.memories.extend(live)
         rule_files = sorted(rel(root, p) for p in (bank / "rules").glob("*.md")) if (bank / "rules").is_dir() else []
         banks[name] = {
