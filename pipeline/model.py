@@ -7,7 +7,8 @@ A store adapter turns files into a `Corpus`; rules and stages turn a `Corpus` in
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Callable, cast
+from collections.abc import Iterable
+from typing import Any, Callable, Protocol, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.fields import FieldInfo
@@ -90,6 +91,38 @@ class Memory(BaseModel):
     @property
     def label(self) -> str:
         return self.title or self.slug
+
+
+# --- read hashes a reader deferred -------------------------------------------------------------
+# The bulk path of a big bank: the canonical JSON a record's hash is taken of costs as much to build
+# as parsing the record, and a plan needs the hashes of its actions' targets only. So the reader may
+# leave `read_shas` empty and, beside the fields (a key of the memory's `__dict__`, which pydantic's
+# dumps, equality and repr ignore), the `ReadShaSource` that computes them from what it read.
+_DEFERRED_SHAS = "_deferred_read_shas"
+
+
+class ReadShaSource(Protocol):
+    def read_shas(self, memories: list[Memory]) -> dict[str, dict[str, str]]:
+        """The `read_shas` of each of these memories (all deferred to this source), by key: exactly
+        what the reader would have set. Raises when that can no longer be known (`RunFailed`)."""
+        ...
+
+
+def defer_read_shas(memory: Memory, source: ReadShaSource) -> None:
+    memory.__dict__[_DEFERRED_SHAS] = source
+
+
+def settle_read_shas(memories: Iterable[Memory]) -> None:
+    """Give each of these memories the `read_shas` its reader deferred, one call per source."""
+    pending: dict[int, tuple[ReadShaSource, dict[str, Memory]]] = {}
+    for m in memories:
+        source = m.__dict__.get(_DEFERRED_SHAS)
+        if source is not None and not m.read_shas:
+            pending.setdefault(id(source), (source, {}))[1][m.key] = m
+    for source, by_key in pending.values():
+        shas = source.read_shas(list(by_key.values()))
+        for key, m in by_key.items():
+            m.read_shas = shas[key]
 
 
 # For `Memory.trusted`: each field with a callable giving its default (None: required), and the

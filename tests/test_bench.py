@@ -21,7 +21,8 @@ from pipeline import bench
 from pipeline.config import Settings
 from pipeline.layouts.bank import reader
 from pipeline.layouts.registry import open_store
-from pipeline.model import Corpus, Memory
+from pipeline.errors import RunFailed
+from pipeline.model import Corpus, Memory, settle_read_shas
 from pipeline.plan import build_plan, run_rules
 from pipeline.rules import duplicates
 from pipeline.rules.text import normalize, normalized_body, normalized_text
@@ -161,13 +162,24 @@ def test_the_reorder_key_groups_exactly_as_frozensets_do(tmp_path):
     assert by_string == by_frozenset and by_string
 
 
+def _eager(root: Path) -> Corpus:
+    """The bank as the reader read it before the bulk path: every memory validated, its read hash taken."""
+    corpus, _ = open_store(root, Settings(now=NOW))
+    settle_read_shas(corpus.memories)
+    return corpus.model_copy(update={"memories": [Memory(**m.model_dump()) for m in corpus.memories]})
+
+
 def test_the_plan_of_a_synthetic_bank_is_the_plan_of_validated_memories(tmp_path):
     root = bench.synthetic_bank(tmp_path, 2000)
     corpus, settings = open_store(root, Settings(now=NOW))
-    plain = corpus.model_copy(update={"memories": [Memory(**m.model_dump()) for m in corpus.memories]})
+    assert all(m.read_shas == {} for m in corpus.memories)  # deferred
     fast = build_plan(corpus, settings).to_json_dict()
-    slow = build_plan(plain, settings).to_json_dict()
+    slow = build_plan(_eager(root), settings).to_json_dict()
     assert fast == slow
+    assert fast["actions"] and all(a["target_hashes"] for a in fast["actions"] if a["kind"] == "merge_duplicate")
+    # only the targets of actions judged on content were hashed
+    targets = {t for a in fast["actions"] for t in a["targets"]}
+    assert {m.key for m in corpus.memories if m.read_shas} <= targets < {m.key for m in corpus.memories}
     assert {a["kind"] for a in fast["actions"]} >= {"merge_duplicate"}
     assert any(f["kind"] == "reorder_candidate" for f in fast["findings"])
 
@@ -227,6 +239,7 @@ def test_a_bank_read_a_line_at_a_time_gives_what_its_bytes_gave(tmp_path, tail):
     data = b"\n".join(STREAMED_LINES) + tail
     root = _bank_file(tmp_path, data)
     streamed, _ = open_store(root, Settings(now=NOW))
+    settle_read_shas(streamed.memories)
     whole = Corpus(layout="bank", root=str(root))
     count, memories = reader.current_memories("blog", "blog/memories.jsonl", io.BytesIO(data), whole)
     assert streamed.memories == sorted(memories, key=lambda m: m.key)
@@ -268,3 +281,39 @@ def test_a_bank_passing_the_cap_while_read_is_one_error_and_no_memory(tmp_path, 
     assert [(f.kind, f.targets, f.reason) for f in corpus.findings] == [
         ("parse_error", ["blog/memories.jsonl"], f"file too large (over {cap} bytes)")]
     assert corpus.extra["banks"]["blog"]["records"] == 0
+
+
+def test_deferred_read_hashes_are_the_hashes_of_the_records_read(tmp_path):
+    lines = [
+        "\ufeff".encode() + json.dumps({"id": "a", "text": "BOM", "z": 1, "b": [1.5, "é"]}).encode() + b"\r",
+        json.dumps({"id": "b", "text": "old", "revision": 1}).encode(),
+        b"{torn",
+        json.dumps({"id": "b", "text": "new", "revision": 2}, ensure_ascii=False).encode(),
+        json.dumps({"id": "c", "text": "retired", "superseded_by": "a"}).encode(),
+        json.dumps({"id": 7, "text": "unsorted keys, odd spacing"}, separators=(",", ":")).encode() + b"\r",
+    ]
+    root = _bank_file(tmp_path, b"\n".join(lines) + b"\n")
+    corpus, _ = open_store(root, Settings(now=NOW))
+    records = reader.parse_records("blog/memories.jsonl", (root / "blog" / "memories.jsonl").read_bytes(), Corpus(layout="bank", root=str(root)))
+    settle_read_shas(corpus.memories)
+    assert {m.key: m.read_shas for m in corpus.memories} == {
+        f"blog/{rid}": {f"blog/{rid}": reader.record_sha(rec)} for rid, rec in records.items() if rid != "c"}
+
+
+def test_a_bank_rewritten_while_planned_fails_the_plan_appended_to_does_not(tmp_path):
+    root = bench.synthetic_bank(tmp_path, 300)
+    path = root / "bench" / "memories.jsonl"
+    corpus, settings = open_store(root, Settings(now=NOW))
+    expected = build_plan(_eager(root), settings).to_json_dict()
+    with path.open("ab") as fh:  # iii appends: the lines read are where they were
+        fh.write(json.dumps({"id": "late", "text": "written after the read"}).encode() + b"\n")
+    assert build_plan(corpus, settings).to_json_dict() == expected
+
+    corpus, settings = open_store(root, Settings(now=NOW))
+    path.write_bytes(path.read_bytes().replace(b'"confidence": 0.8', b'"confidence": 0.9'))  # same lengths
+    with pytest.raises(RunFailed, match=r"^bench/memories.jsonl: changed since it was read while the plan was made; plan again$"):
+        build_plan(corpus, settings)
+    corpus, settings = open_store(root, Settings(now=NOW))
+    path.unlink()
+    with pytest.raises(RunFailed, match=r"^bench/memories.jsonl: cannot stat"):
+        build_plan(corpus, settings)

@@ -19,8 +19,8 @@ from typing import Any, BinaryIO
 from pydantic import ValidationError
 
 from ...config import BankConfig, Settings
-from ...errors import ConfigError
-from ...model import Corpus, Finding, Memory
+from ...errors import ConfigError, RunFailed, os_reason
+from ...model import Corpus, Finding, Memory, defer_read_shas
 from ...storage.files import Unreadable, as_date, mtime_of, open_checked, parse_error, read_bytes, read_text, rel
 from ...storage.gc_pause import gc_paused
 
@@ -87,14 +87,14 @@ def read_records(root: Path, bank: Path, settings: Settings, corpus: Corpus) -> 
 def parse_records(key: str, data: bytes, corpus: Corpus) -> dict[str, dict[str, Any]]:
     """`read_records` of bytes already read (a writer builds its revisions on exactly those)."""
     latest: dict[str, tuple[tuple[int, int], dict[str, Any]]] = {}
-    for rid, order, rec in _records(key, io.BytesIO(data), corpus):
+    for rid, order, rec, _ in _records(key, io.BytesIO(data), corpus):
         if rid not in latest or order >= latest[rid][0]:
             latest[rid] = (order, rec)
     return {rid: rec for rid, (_, rec) in latest.items()}
 
 
-def _records(key: str, lines: Iterable[bytes], corpus: Corpus) -> Iterator[tuple[str, tuple[int, int], dict[str, Any]]]:
-    """Every record with a usable id, in line order: (id, its order, the record).
+def _records(key: str, lines: Iterable[bytes], corpus: Corpus) -> Iterator[tuple[str, tuple[int, int], dict[str, Any], _Line]]:
+    """Every record with a usable id, in line order: (id, its order, the record, its line).
 
     `lines` split at b"\n" only (`io.BytesIO(data)`, `_file_lines`). Line by line: one bad line (a
     torn write, a stray byte) must not hide the whole bank. One line is decoded at a time, never a
@@ -102,8 +102,10 @@ def _records(key: str, lines: Iterable[bytes], corpus: Corpus) -> Iterator[tuple
     bad lines, each in line order (the order of the findings as ever).
     """
     bad: list[Finding] = []
+    end = 0
     try:
         for line_no, raw in enumerate(lines, start=1):
+            offset, end = end, end + len(raw)
             try:
                 line = raw.decode("utf-8-sig" if line_no == 1 else "utf-8")
             except UnicodeDecodeError:
@@ -123,9 +125,52 @@ def _records(key: str, lines: Iterable[bytes], corpus: Corpus) -> Iterator[tuple
             if not _valid_unicode(rid):  # JSON can escape a lone surrogate; as a key it would break the output
                 bad.append(parse_error(key, f"line {line_no}: id is not valid Unicode"))
                 continue
-            yield rid, _record_order(rec, line_no), rec
+            yield rid, _record_order(rec, line_no), rec, (offset, raw)
     finally:
         corpus.findings.extend(bad)
+
+
+_Line = tuple[int, bytes]  # a record's line: its byte offset in the file, and its bytes as read
+
+
+class _LineShas:
+    """The read hashes of a bank's memories, computed when a plan asks for them (`ReadShaSource`).
+
+    Of each memory it keeps where its line starts and the sha256 of the line's bytes (40 bytes in
+    all, against the canonical JSON's hex digest in a dict of its own), and when asked reads those
+    lines again: bytes with the same digest are the record the plan judged, so their record's
+    canonical hash is the one the reader would have taken. A line that changed since (the bank was
+    rewritten while it was planned) fails the plan: no hash could say what was judged.
+    """
+
+    def __init__(self, root: Path, path: Path, max_bytes: int) -> None:
+        self.root, self.path, self.max_bytes = root, path, max_bytes
+        self.lines: dict[str, bytes] = {}  # memory key -> sha256 of its line + its offset (8 bytes, big-endian)
+
+    def read(self, key: str, memory: Memory | None, line: _Line) -> None:
+        """Where the newest record of `key` was read (a retired one is forgotten)."""
+        if memory is None:
+            self.lines.pop(key, None)
+            return
+        offset, raw = line
+        self.lines[key] = hashlib.sha256(raw).digest() + offset.to_bytes(8, "big")
+        defer_read_shas(memory, self)
+
+    def read_shas(self, memories: list[Memory]) -> dict[str, dict[str, str]]:
+        wanted = sorted((int.from_bytes(loc[32:], "big"), loc[:32], m.key) for m in memories for loc in (self.lines[m.key],))
+        out: dict[str, dict[str, str]] = {}
+        try:
+            with open_checked(self.root, self.path, self.max_bytes) as fh:
+                for offset, digest, key in wanted:
+                    fh.seek(offset)
+                    raw = fh.readline(self.max_bytes + 1)
+                    if hashlib.sha256(raw).digest() != digest:
+                        raise Unreadable("changed since it was read")
+                    out[key] = {key: record_sha(json.loads(raw.decode("utf-8-sig" if offset == 0 else "utf-8")))}
+        except (Unreadable, OSError) as exc:
+            reason = str(exc) if isinstance(exc, Unreadable) else os_reason(exc, self.root)
+            raise RunFailed(f"{rel(self.root, self.path)}: {reason} while the plan was made; plan again") from None
+        return out
 
 
 def _file_lines(fh: BinaryIO, max_bytes: int) -> Iterator[bytes]:
@@ -159,7 +204,8 @@ def _read_bank(root: Path, bank: Path, settings: Settings, corpus: Corpus) -> tu
     try:
         with open_checked(root, path, settings.max_file_bytes * 64) as fh, gc_paused():
             # gc_paused: millions of long-lived objects at once (see storage/gc_pause.py)
-            return current_memories(bank.name, key, _file_lines(fh, settings.max_file_bytes * 64), corpus)
+            shas = _LineShas(root, path, settings.max_file_bytes * 64)
+            return current_memories(bank.name, key, _file_lines(fh, settings.max_file_bytes * 64), corpus, shas)
     except Unreadable as exc:
         del corpus.findings[before:]
         corpus.findings.append(parse_error(key, str(exc)))
@@ -170,22 +216,28 @@ def _retired(rec: dict[str, Any]) -> bool:
     return bool(rec.get("superseded_by") or rec.get("invalid_at"))
 
 
-def current_memories(bank: str, key: str, lines: Iterable[bytes], corpus: Corpus) -> tuple[int, list[Memory]]:
+def current_memories(
+    bank: str, key: str, lines: Iterable[bytes], corpus: Corpus, shas: _LineShas | None = None,
+) -> tuple[int, list[Memory]]:
     """The number of ids in a bank and the memories of its live current records (`parse_records`,
     then `_to_memory` of each live one), built as the lines are read.
 
     Each record is made a memory (or found retired) as soon as it is the newest of its id, so the
     parsed dicts of a big bank are never all held at once: only the one memory per id is. With
-    `_file_lines`, neither are the file's bytes.
+    `_file_lines`, neither are the file's bytes. With `shas`, each memory's read hash is left to it,
+    computed for the plan's targets only (`model.settle_read_shas`).
     """
     # The order is (revision, line number) and lines come in order, so a later line wins whenever its
     # revision is at least the held one's: only the revision is kept beside each memory.
     latest: dict[str, tuple[int, Memory | None]] = {}
     pool = _Pool()
-    for rid, (revision, _), rec in _records(key, lines, corpus):
+    for rid, (revision, _), rec, line in _records(key, lines, corpus):
         held = latest.get(rid)
         if held is None or revision >= held[0]:
-            latest[rid] = (revision, None if _retired(rec) else _to_memory(bank, rec, pool))
+            memory = None if _retired(rec) else _to_memory(bank, rec, pool, shas is None)
+            if shas is not None:
+                shas.read(f"{bank}/{rid}", memory, line)
+            latest[rid] = (revision, memory)
     return len(latest), [m for _, m in latest.values() if m is not None]
 
 
@@ -245,7 +297,7 @@ def record_sha(rec: dict[str, Any]) -> str:
     return hashlib.sha256(canonical_json(rec).encode("ascii")).hexdigest()
 
 
-def _to_memory(bank: str, rec: dict[str, Any], pool: _Pool | None = None) -> Memory:
+def _to_memory(bank: str, rec: dict[str, Any], pool: _Pool | None = None, hashed: bool = True) -> Memory:
     pool = pool or _Pool()
     get = rec.get
     text, corroboration, source, revision = get("text"), get("corroboration"), get("source"), get("revision")
@@ -270,7 +322,7 @@ def _to_memory(bank: str, rec: dict[str, Any], pool: _Pool | None = None) -> Mem
             "revision": revision if isinstance(revision, int) else 0,
             "confidence": get("confidence"),
         },
-        read_shas={key: record_sha(rec)},
+        read_shas={key: record_sha(rec)} if hashed else {},
     )
 
 
