@@ -74,6 +74,10 @@ class Memory(BaseModel):
         fields = m.__dict__
         for name, default in _MEMORY_DEFAULTS:  # a required field not given: KeyError
             fields[name] = values[name] if default is None or name in values else default()
+        # Its place taken in every trusted memory, deferred or not: CPython shares one key table among
+        # the memories only while each adds its keys in the same order, and a key added in another (a
+        # memo first) would give every memory a full dict of its own, several times the size.
+        fields[_DEFERRED_SHAS] = None
         object.__setattr__(m, "__pydantic_fields_set__", _MEMORY_FIELDS)
         object.__setattr__(m, "__pydantic_extra__", None)
         object.__setattr__(m, "__pydantic_private__", None)
@@ -109,7 +113,7 @@ class ReadShaSource(Protocol):
 
 
 def defer_read_shas(memory: Memory, source: ReadShaSource) -> None:
-    memory.__dict__[_DEFERRED_SHAS] = source
+    memory.__dict__[_DEFERRED_SHAS] = source  # a trusted memory's own place for it (Memory.trusted)
 
 
 def settle_read_shas(memories: Iterable[Memory]) -> None:

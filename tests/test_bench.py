@@ -12,6 +12,7 @@ from __future__ import annotations
 import datetime as dt
 import gc
 import io
+import math
 import json
 from pathlib import Path
 
@@ -97,7 +98,7 @@ def test_a_trusted_memory_equals_the_validated_one(rec):
     assert trusted == validated
     assert trusted.model_dump(mode="json") == validated.model_dump(mode="json")
     assert repr(trusted) == repr(validated)
-    assert list(trusted.__dict__) == list(Memory.model_fields)
+    assert list(trusted.__dict__) == [*Memory.model_fields, "_deferred_read_shas"]
 
 
 def test_trusted_memories_share_a_fields_set_no_assignment_changes():
@@ -317,3 +318,82 @@ def test_a_bank_rewritten_while_planned_fails_the_plan_appended_to_does_not(tmp_
     path.unlink()
     with pytest.raises(RunFailed, match=r"^bench/memories.jsonl: cannot stat"):
         build_plan(corpus, settings)
+
+
+def _tuple_keyed_groups(memories, key_fn):
+    """The grouping as it was before the per-group dicts: one (group, key) tuple per memory."""
+    first, more = {}, {}
+    for m in memories:
+        key = (m.group, key_fn(m))
+        if key not in first:
+            first[key] = m
+        elif key in more:
+            more[key].append(m)
+        else:
+            more[key] = [first[key], m]
+    return [sorted(more[key], key=duplicates.survivor_key) for key in first if key in more]
+
+
+def _tuple_keyed_reorders(memories):
+    representatives = {}
+    for m in memories:
+        if duplicates.comparable(m):
+            key = (m.group, normalized_body(m))
+            held = representatives.get(key)
+            if held is None or duplicates.survivor_key(m) < duplicates.survivor_key(held):
+                representatives[key] = m
+    return _tuple_keyed_groups(representatives.values(), duplicates._word_set)
+
+
+def _interleaved_groups(tmp_path: Path) -> list[Memory]:
+    """A synthetic bank's memories spread over three groups, interleaved, so order across groups counts."""
+    corpus, _ = open_store(bench.synthetic_bank(tmp_path, 3000), Settings(now=NOW))
+    return [m.model_copy(update={"group": f"g{i % 3}", "key": f"g{i % 3}/{m.id}"}) for i, m in enumerate(corpus.memories)]
+
+
+def test_grouping_by_group_dicts_gives_the_groups_and_order_of_tuple_keys(tmp_path):
+    memories = _interleaved_groups(tmp_path)
+    keys = lambda groups: [[m.key for m in g] for g in groups]  # noqa: E731
+    dups = duplicates.duplicate_groups(memories)
+    assert keys(dups) == keys(_tuple_keyed_groups([m for m in memories if duplicates.comparable(m)], normalized_body))
+    reorders = duplicates.reorder_groups(memories)
+    assert keys(reorders) == keys(_tuple_keyed_reorders(memories))
+    assert len(dups) > 20 and len(reorders) > 20 and len({g[0].group for g in reorders}) == 3
+
+
+def test_a_word_set_hash_shared_by_different_sets_still_groups_exactly(tmp_path, monkeypatch):
+    memories = _interleaved_groups(tmp_path)
+    expected = [[m.key for m in g] for g in _tuple_keyed_reorders(memories)]
+    monkeypatch.setattr(duplicates, "_word_set_hash", lambda m: len(normalized_body(m)) % 3)  # collisions everywhere
+    assert [[m.key for m in g] for g in duplicates.reorder_groups(memories)] == expected
+
+
+def test_the_pool_shares_equal_floats_but_keeps_what_is_not_the_same_json():
+    pool = reader._Pool()
+    a, b = pool.number(float("0.8")), pool.number(float("0.8"))
+    assert a is b and a == 0.8
+    neg = pool.number(-0.0)
+    assert math.copysign(1, neg) == -1 and math.copysign(1, pool.number(0.0)) == 1
+    assert math.isnan(pool.number(float("nan")))
+    assert pool.number(1) == 1 and type(pool.number(1)) is int and pool.number(True) is True
+    assert pool.number(None) is None and pool.number("0.8") == "0.8"
+
+
+def test_a_bank_memory_keeps_a_shared_key_dict_through_the_plan(tmp_path):
+    """The reader's memories keep CPython's compact shared-key `__dict__` through a whole plan (a key
+    added in another order would give each a full dict of its own, several times the size). In a
+    fresh process, as a plan runs: which instances came before decides what CPython shares."""
+    import subprocess
+    import sys
+
+    root = bench.synthetic_bank(tmp_path, 200)
+    script = (
+        "import sys, datetime; from pathlib import Path; from pipeline.config import Settings; "
+        "from pipeline.layouts.registry import open_store; from pipeline.plan import build_plan; "
+        "corpus, settings = open_store(Path(sys.argv[1]), Settings(now=datetime.date(2026, 11, 29))); "
+        "build_plan(corpus, settings); m = corpus.memories[0]; "
+        "print(sys.getsizeof(m.__dict__), sys.getsizeof(dict(m.__dict__)), '_normalized_body' in m.__dict__)"
+    )
+    out = subprocess.run([sys.executable, "-c", script, str(root)], capture_output=True, text=True, check=True).stdout
+    shared, full, memo = out.split()
+    assert memo == "True" and int(shared) < int(full) / 2

@@ -147,14 +147,15 @@ class _LineShas:
         self.root, self.path, self.max_bytes = root, path, max_bytes
         self.lines: dict[str, bytes] = {}  # memory key -> sha256 of its line + its offset (8 bytes, big-endian)
 
-    def read(self, key: str, memory: Memory | None, line: _Line) -> None:
-        """Where the newest record of `key` was read (a retired one is forgotten)."""
-        if memory is None:
-            self.lines.pop(key, None)
-            return
+    def read(self, memory: Memory, line: _Line) -> None:
+        """Where the newest record of a memory was read (the memory's own key: no second copy)."""
         offset, raw = line
-        self.lines[key] = hashlib.sha256(raw).digest() + offset.to_bytes(8, "big")
+        self.lines[memory.key] = hashlib.sha256(raw).digest() + offset.to_bytes(8, "big")
         defer_read_shas(memory, self)
+
+    def forget(self, key: str) -> None:
+        """The newest record of `key` is retired: no memory, no hash."""
+        self.lines.pop(key, None)
 
     def read_shas(self, memories: list[Memory]) -> dict[str, dict[str, str]]:
         wanted = sorted((int.from_bytes(loc[32:], "big"), loc[:32], m.key) for m in memories for loc in (self.lines[m.key],))
@@ -235,8 +236,10 @@ def current_memories(
         held = latest.get(rid)
         if held is None or revision >= held[0]:
             memory = None if _retired(rec) else _to_memory(bank, rec, pool, shas is None)
-            if shas is not None:
-                shas.read(f"{bank}/{rid}", memory, line)
+            if shas is not None and memory is not None:
+                shas.read(memory, line)
+            elif shas is not None:
+                shas.forget(f"{bank}/{rid}")
             latest[rid] = (revision, memory)
     return len(latest), [m for _, m in latest.values() if m is not None]
 
@@ -250,6 +253,7 @@ class _Pool:
     def __init__(self) -> None:
         self.dates: dict[str, dt.date | None] = {}
         self.strings: dict[str, str] = {}
+        self.floats: dict[float, float] = {}
 
     def date(self, value: Any) -> dt.date | None:
         if value is None:
@@ -262,6 +266,13 @@ class _Pool:
 
     def string(self, value: str) -> str:
         return self.strings.setdefault(value, value)
+
+    def number(self, value: Any) -> Any:
+        """One float object per value (a confidence of 0.8 on every record). Not 0.0, which equals
+        -0.0 but is not the same JSON, nor NaN, which equals nothing; anything else as it is."""
+        if type(value) is float and value and value == value:
+            return self.floats.setdefault(value, value)
+        return value
 
 
 def _valid_unicode(text: str) -> bool:
@@ -310,7 +321,8 @@ def _to_memory(bank: str, rec: dict[str, Any], pool: _Pool | None = None, hashed
         id=rid,
         title="",
         body=text if isinstance(text, str) else "",
-        tags=[pool.string(t) for t in _scalars(get("tags"))],
+        # [:]: a copy is made to its size (a list built by appending keeps room for three more)
+        tags=[pool.string(t) for t in _scalars(get("tags"))][:],
         corroboration=corroboration if isinstance(corroboration, int) and not isinstance(corroboration, bool) else 0,
         pinned=get("pinned") is True,
         created=pool.date(get("created_at")),
@@ -320,7 +332,7 @@ def _to_memory(bank: str, rec: dict[str, Any], pool: _Pool | None = None, hashed
         extra={
             "entities": _scalars(get("entities")),
             "revision": revision if isinstance(revision, int) else 0,
-            "confidence": get("confidence"),
+            "confidence": pool.number(get("confidence")),
         },
         read_shas={key: record_sha(rec)} if hashed else {},
     )
