@@ -15,7 +15,7 @@ from .evidence.context import load_context
 from .rules.staleness import staleness
 from .layouts.registry import layout_of
 from .rules.outcome import Outcome, action_sort_key, finding_sort_key
-from .storage.gc_pause import gc_paused
+from .storage.gc_pause import gc_paused, thaw
 
 StageRunner = Callable[[Corpus, Settings, Outcome], tuple[Outcome, list[StageError], Stats]]
 
@@ -71,8 +71,11 @@ def with_target_hashes(corpus: Corpus, actions: list[Action]) -> list[Action]:
 
 def run_rules(corpus: Corpus, settings: Settings) -> Outcome:
     """The deterministic pass: the shared rules and the layout's own, over what the reader found."""
-    with gc_paused():  # one pass building long-lived groups and indexes (see storage/gc_pause.py)
-        return _deterministic(corpus, settings)
+    try:
+        with gc_paused():  # one pass building long-lived groups and indexes (see storage/gc_pause.py)
+            return _deterministic(corpus, settings)
+    finally:
+        thaw()  # what a reader froze (a big bank's memories): the collector's again from here on
 
 
 def _deterministic(corpus: Corpus, settings: Settings) -> Outcome:

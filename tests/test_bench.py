@@ -397,3 +397,12 @@ def test_a_bank_memory_keeps_a_shared_key_dict_through_the_plan(tmp_path):
     out = subprocess.run([sys.executable, "-c", script, str(root)], capture_output=True, text=True, check=True).stdout
     shared, full, memo = out.split()
     assert memo == "True" and int(shared) < int(full) / 2
+
+
+def test_a_big_store_read_is_frozen_for_the_collector_until_the_rules_are_done(tmp_path):
+    root = bench.synthetic_bank(tmp_path, 50)
+    gc.unfreeze()
+    corpus, settings = open_store(root, Settings(now=NOW))
+    assert gc.get_freeze_count() > len(corpus.memories)  # the memories and what they hold: not walked
+    run_rules(corpus, settings)
+    assert gc.get_freeze_count() == 0  # the collector's again: cyclic garbage frozen with them is still found

@@ -203,8 +203,8 @@ def _read_bank(root: Path, bank: Path, settings: Settings, corpus: Corpus) -> tu
     key = rel(root, path)
     before = len(corpus.findings)
     try:
-        with open_checked(root, path, settings.max_file_bytes * 64) as fh, gc_paused():
-            # gc_paused: millions of long-lived objects at once (see storage/gc_pause.py)
+        with open_checked(root, path, settings.max_file_bytes * 64) as fh, gc_paused(freeze=True):
+            # gc_paused: millions of long-lived objects at once, kept for the plan (see storage/gc_pause.py)
             shas = _LineShas(root, path, settings.max_file_bytes * 64)
             return current_memories(bank.name, key, _file_lines(fh, settings.max_file_bytes * 64), corpus, shas)
     except Unreadable as exc:
