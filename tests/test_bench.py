@@ -406,3 +406,28 @@ def test_a_big_store_read_is_frozen_for_the_collector_until_the_rules_are_done(t
     assert gc.get_freeze_count() > len(corpus.memories)  # the memories and what they hold: not walked
     run_rules(corpus, settings)
     assert gc.get_freeze_count() == 0  # the collector's again: cyclic garbage frozen with them is still found
+
+
+def _substituted(text: str) -> str:
+    """The normal form as it was computed before: every run between words replaced, then trimmed."""
+    import re
+    import unicodedata
+
+    return re.sub(r"[\W_]+", " ", unicodedata.normalize("NFKC", text).casefold()).strip()
+
+
+_ODD = "aZ09_ -\t\n\r\x00\x7f.,;!?ÄßİıΣσς\u0301\u00a0\u2028\u3000ＦＵ１２ﬁ½²٣\U0001d400\ud800\u200b"
+
+
+@pytest.mark.parametrize("text", BODIES + ["_", "__a__b__", " a ", "ǅ", "ﬀ_x", "\u0130\u0307", "a\u00a0b", ""])
+def test_the_normal_form_found_word_by_word_is_the_substituted_one(text):
+    assert normalized_text(text) == _substituted(text)
+
+
+def test_the_normal_form_matches_on_random_text():
+    import random
+
+    rng = random.Random(14)
+    for _ in range(3000):
+        text = "".join(rng.choice(_ODD) for _ in range(rng.randint(0, 12)))
+        assert normalized_text(text) == _substituted(text), repr(text)
