@@ -10,7 +10,7 @@ for the reorder judge and nothing more.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Callable, Hashable, Iterable
+from typing import Callable, Hashable, Iterable, TypeVar
 
 from ..actions import MergeDuplicateAction
 from ..model import Finding, Memory
@@ -18,6 +18,7 @@ from .outcome import Outcome
 from .text import normalized_body
 
 _FAR_FUTURE = dt.date.max
+_K = TypeVar("_K", bound=Hashable)
 # Set by a reader on a memory no merge may retire (zylos: importance 1-2). Such a duplicate is kept,
 # and survives in place of an unprotected survivor; the plan says so, the writer only executes it.
 MERGE_PROTECTED = "merge_protected"
@@ -36,6 +37,14 @@ def survivor_key(m: Memory) -> tuple:
     return (not m.pinned, -weight, born, m.key)
 
 
+def _of_group(by_group: dict[str, dict[_K, Memory]], group: str) -> dict[_K, Memory]:
+    """The memories of one group by their key, made on first use."""
+    held = by_group.get(group)
+    if held is None:
+        held = by_group[group] = {}
+    return held
+
+
 def _buckets(memories: Iterable[Memory], key_fn: Callable[[Memory], Hashable]) -> dict[int, list[Memory]]:
     """Memories with an equal key in the same group, in input order, by the id of the first of them;
     only keys seen twice. A dict of keys per group, so no (group, key) tuple is made per memory, and
@@ -43,9 +52,7 @@ def _buckets(memories: Iterable[Memory], key_fn: Callable[[Memory], Hashable]) -
     first: dict[str, dict[Hashable, Memory]] = {}
     more: dict[int, list[Memory]] = {}
     for m in memories:
-        seen = first.get(m.group)
-        if seen is None:
-            seen = first[m.group] = {}
+        seen = _of_group(first, m.group)
         key = key_fn(m)
         held = seen.get(key)
         if held is None:
@@ -99,9 +106,7 @@ def reorder_groups(memories: list[Memory]) -> list[list[Memory]]:
     first_seen: list[Memory] = []  # the first memory of each (group, text), in the order they came
     for m in memories:
         if comparable(m):
-            texts = representatives.get(m.group)
-            if texts is None:
-                texts = representatives[m.group] = {}
+            texts = _of_group(representatives, m.group)
             norm = normalized_body(m)
             held = texts.get(norm)
             if held is None:
