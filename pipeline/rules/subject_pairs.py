@@ -6,8 +6,8 @@ a document-frequency cap are left out of it; the pairs that share only such hot 
 inside each hot subject by its members' other hot words (hot_subjects.py), still through an index.
 
 The search works on numbers, not keys: each memory is its key's rank among the keys (so comparing
-two numbers orders them as their keys), and a pair is one int (`a * n + b`). Sets of ints cost no
-work of the garbage collector, which on a store of 50k memories was a third of the search.
+two numbers orders them as their keys), and the pairs found are each memory's set of partners of a
+higher number. Only the pairs a stage is offered are built as `SubjectPair`s; the rest are counted.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import chain, combinations
+from itertools import chain
 
 from ..model import Memory
 from ..storage.gc_pause import gc_paused
@@ -119,7 +119,8 @@ class _Search:
         self.token_memory = {number[m.key]: m for m in memories if m.key in number}
         self.odd = {i for i, m in self.token_memory.items() if m is not by_key[self.keys[i]]}
         self.token_sets: dict[int, frozenset[str]] = {}
-        self.discovered: set[int] = set()
+        # The pairs discovered: each memory's partners of a higher number.
+        self.partners: dict[int, set[int]] = defaultdict(set)
         for group in sorted(groups):
             self._discover(groups[group], max_df)
 
@@ -136,7 +137,6 @@ class _Search:
         """One group's pairs, through its rarer words only (their overlap is then measured on every
         word): all pairs of each word at most `max_df` memories have, and those hot_subjects.py
         finds among the memories sharing hotter ones."""
-        n = len(self.keys)
         by_frequency = Counter(chain.from_iterable(ws for _, ws in filed)).most_common()
         hot_end = bisect_left(by_frequency, -max_df, key=lambda wc: -wc[1])
         cold = frozenset(w for w, _ in by_frequency[hot_end : bisect_left(by_frequency, -1, key=lambda wc: -wc[1])])
@@ -146,33 +146,36 @@ class _Search:
                 for w in ws & cold:
                     postings[w].append(i)
             for ids in postings.values():
-                self.discovered.update(a * n + b for a, b in combinations(sorted(ids), 2))
+                ids.sort()
+                for at in range(len(ids) - 1):
+                    self.partners[ids[at]].update(ids[at + 1 :])
         if hot_end:
             hot = dict(by_frequency[:hot_end])
             members = {i for i, ws in filed if not ws.isdisjoint(hot)}  # each memory having a hot word
-            pairs = paired_by_hot_words(hot, members, self.words)
-            self.discovered.update(a * n + b for a, b in pairs)
+            for a, b in paired_by_hot_words(hot, members, self.words):
+                self.partners[a].add(b)
 
     def ranked(self, min_overlap: float, min_shared: int, per_memory: int) -> Iterator[tuple[int, int, float]]:
         """(a, b, overlap) of the pairs kept: strongest first, then by keys; each memory with at most
         `per_memory` partners, the strongest ones."""
-        n, words, body_size, odd = len(self.keys), self.words, self.body_size, self.odd
+        words, body_size, odd = self.words, self.body_size, self.odd
         sizes = [len(ws) for ws in words]
         scored: list[tuple[float, int, int]] = []
-        for code in self.discovered:
-            a, b = divmod(code, n)
-            shared = len(words[a] & words[b])
-            if shared < min_shared:
-                continue
-            ratio = shared / (sa if (sa := sizes[a]) < (sb := sizes[b]) else sb)
-            if ratio < min_overlap:
-                continue
-            # Equal token sets have equal body words, all shared: fewer shared words cannot be.
-            if (shared >= body_size[a] == body_size[b] or (odd and (a in odd or b in odd))) and self._same_tokens(a, b):
-                continue
-            scored.append((-round(ratio, 4), a, b))
+        for a, partners in self.partners.items():
+            wa, sa = words[a], sizes[a]
+            for b in partners:
+                shared = len(wa & words[b])
+                if shared < min_shared:
+                    continue
+                ratio = shared / (sa if sa < (sb := sizes[b]) else sb)
+                if ratio < min_overlap:
+                    continue
+                # Equal token sets have equal body words, all shared: fewer shared words cannot be.
+                if (shared >= body_size[a] == body_size[b] or (odd and (a in odd or b in odd))) and self._same_tokens(a, b):
+                    continue
+                scored.append((-round(ratio, 4), a, b))
         scored.sort()
-        taken = [0] * n
+        taken = [0] * len(self.keys)
         for neg_overlap, a, b in scored:
             if taken[a] >= per_memory or taken[b] >= per_memory:
                 continue
