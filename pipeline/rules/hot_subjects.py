@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping, Set as AbstractSet
-from itertools import combinations
+from itertools import combinations, repeat
 from math import comb
 from typing import Any, Protocol, TypeVar
 
@@ -81,7 +81,7 @@ def paired_by_hot_words(frequency: Mapping[str, int], members: Iterable[K], word
         if len(numbers) <= WINDOW + 1:
             out.update(combinations([level[x // width][1] for x in numbers], 2))
         else:
-            out.update(_neighbours([_entry(level, x) for x in numbers]))
+            out.update(_neighbours(sorted(map(_entry, repeat(level), numbers))))
     return out
 
 
@@ -132,15 +132,16 @@ def _shared_buckets(level: list[Entry[K]], base: int) -> Iterator[list[int]]:
     yield from more.values()
 
 
-def _entry(level: list[Entry[K]], x: int) -> tuple[K, tuple[int, ...]]:
-    """A member numbered by `_shared_buckets`: its key and the hot words left after the bucket's."""
+def _entry(level: list[Entry[K]], x: int) -> tuple[tuple[int, ...], K]:
+    """A member numbered by `_shared_buckets`: the hot words it has left after the bucket's, and its key."""
     _, key, sig = level[x // len(_ANCHOR_PAIRS)]
-    return key, _filed(sig, *_ANCHOR_PAIRS[x % len(_ANCHOR_PAIRS)])
+    return _filed(sig, *_ANCHOR_PAIRS[x % len(_ANCHOR_PAIRS)]), key
 
 
-def _neighbours(entries: list[tuple[K, tuple[int, ...]]]) -> Iterator[tuple[K, K]]:
-    """Each member with the next WINDOW in the order of its other hot words, rarest first."""
-    ordered = [k for k, _ in sorted(entries, key=lambda e: (e[1], e[0]))]
-    for i, a in enumerate(ordered):
-        for b in ordered[i + 1 : i + 1 + WINDOW]:
+def _neighbours(ordered: list[tuple[tuple[int, ...], K]]) -> Iterator[tuple[K, K]]:
+    """Each member with the next WINDOW in the order of its other hot words, rarest first (then its
+    key): `ordered` is (hot words left, key) of the bucket's members, sorted."""
+    keys = [k for _, k in ordered]
+    for i, a in enumerate(keys):
+        for b in keys[i + 1 : i + 1 + WINDOW]:
             yield (a, b) if a < b else (b, a)
