@@ -36,3 +36,23 @@ def gc_paused(freeze: bool = False) -> Iterator[None]:
 def thaw() -> None:
     """What `gc_paused(freeze=True)` froze, back to the collector's oldest generation."""
     gc.unfreeze()
+
+
+@contextmanager
+def gc_frozen() -> Iterator[None]:
+    """The objects alive now left out of every collection until the window closes (`gc.freeze`).
+
+    After a `gc_paused` read and plan the next few collections each walk all the store's millions of
+    objects, although they stay alive to the end: on a bank of 50k memories 0.3 s of the LLM stages'
+    CPU. Frozen, they are skipped; what the window allocates is collected as usual, and a cycle among
+    the frozen objects only waits for the window to close (`gc.unfreeze`). Objects someone else froze
+    stay frozen: nothing is done then.
+    """
+    if not gc.isenabled() or gc.get_freeze_count():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
