@@ -217,7 +217,16 @@ def git(root: Path, *args: str) -> str:
 
 
 def with_git_history(root: Path, deleted: tuple[str, ...] | list[str] = CLAUDE_DELETED) -> Path:
-    """Make `root` a git work tree whose history held `deleted` (committed, then removed)."""
+    """Make `root` a git work tree whose history held `deleted` (committed, then removed).
+
+    The commits are deterministic (fixed author, committer and dates), so for a tree it has seen
+    before (same files, same bytes, same `deleted`) the `.git` folder built then is copied in: the
+    same repository, without five more `git` processes per test."""
+    key = _tree_key(root, tuple(deleted))
+    template = _git_templates.get(key) if key is not None else None
+    if template is not None:
+        shutil.copytree(template, root / ".git", symlinks=True)
+        return root
     git(root, "init", "-q", "-b", "main")
     for rel in deleted:
         path = root / rel
@@ -227,7 +236,46 @@ def with_git_history(root: Path, deleted: tuple[str, ...] | list[str] = CLAUDE_D
     git(root, "commit", "-q", "-m", "before")
     git(root, "rm", "-q", *deleted)
     git(root, "commit", "-q", "-m", "delete")
+    if key is not None:
+        _git_templates[key] = shutil.copytree(root / ".git", _git_template_root() / str(len(_git_templates)), symlinks=True)
     return root
+
+
+_git_templates: dict[str, Path] = {}
+_git_template_folder: list[Path] = []
+
+
+def _git_template_root() -> Path:
+    if not _git_template_folder:
+        import atexit
+        import tempfile
+
+        _git_template_folder.append(Path(tempfile.mkdtemp(prefix="mc-git-templates-")))
+        atexit.register(shutil.rmtree, _git_template_folder[0], True)
+    return _git_template_folder[0]
+
+
+def _tree_key(root: Path, deleted: tuple[str, ...]) -> str | None:
+    """What `git add -A` in `root` would commit: every path, its kind, mode and bytes (a symlink's
+    target), and the files to delete. None (build it afresh) when `root` already holds a `.git`
+    or a file cannot be read."""
+    import hashlib
+
+    digest = hashlib.sha256(json.dumps(deleted).encode())
+    try:
+        for path in sorted(root.rglob("*")):
+            rel = path.relative_to(root).as_posix()
+            if rel.split("/")[0] == ".git":
+                return None
+            info = path.lstat()
+            digest.update(f"\0{rel}\0{info.st_mode:o}\0".encode("utf-8", "surrogateescape"))
+            if path.is_symlink():
+                digest.update(os.readlink(path).encode("utf-8", "surrogateescape"))
+            elif path.is_file():
+                digest.update(path.read_bytes())
+    except OSError:
+        return None
+    return digest.hexdigest()
 
 
 def copy_store(src: Path, dst: Path) -> Path:
