@@ -161,6 +161,7 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 def _call_main() -> int:
     from pipeline import cli
 
+    reuse_the_click_command()
     try:
         cli.main()
     except SystemExit as exc:
@@ -172,6 +173,34 @@ def _call_main() -> int:
         traceback.print_exc(file=sys.stderr)
         return 1
     return 0
+
+
+_click_commands: dict[int, tuple[object, object]] = {}
+
+
+def reuse_the_click_command() -> None:
+    """Build the click command from the typer app once per process, not at every run.
+
+    `app()` rebuilds it from the command functions' signatures and type hints each time (15-50 ms,
+    most of an in-process run of the CLI); a process of the command line builds it once, the tests'
+    runs hundreds of times. The build depends on nothing but the app (defaults, environment
+    variables and the terminal are read when a command is parsed and run, not here), so the
+    command a run gets is the one a fresh process would build.
+    """
+    import typer.main
+
+    if getattr(typer.main.get_command, "reused", False):
+        return
+    build = typer.main.get_command
+
+    def get_command(typer_instance):
+        built = _click_commands.get(id(typer_instance))
+        if built is None or built[0] is not typer_instance:
+            built = _click_commands[id(typer_instance)] = (typer_instance, build(typer_instance))
+        return built[1]
+
+    get_command.reused = True  # type: ignore[attr-defined]
+    typer.main.get_command = get_command
 
 
 def plan_json(path: Path, *extra: str) -> dict:
@@ -344,7 +373,8 @@ def kill_apply_then_recover(store: Path, step: int, env: dict | None = None) -> 
 # most of its time importing), so it is a separate process with its own memory, file descriptors,
 # locks and exit, started from a clean single-threaded parent rather than from pytest.
 
-_FORK_PRELOAD = ["helpers", "pipeline.cli", "pipeline.workflow", "pipeline.report", "pipeline.journal"]
+# fork_preload: these, and the click command built (see reuse_the_click_command)
+_FORK_PRELOAD = ["helpers", "pipeline.cli", "pipeline.workflow", "pipeline.report", "pipeline.journal", "fork_preload"]
 _fork_context = None
 
 
@@ -482,6 +512,7 @@ def _child_main(args, env, cwd, out_path, err_path, steps, control, hold_at, add
         resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
     from pipeline import cli, journal
 
+    reuse_the_click_command()
     reset_fault_counters()
 
     def hold() -> None:
