@@ -26,17 +26,15 @@ def local_ray():
 
 
 def test_the_ray_engine_plans_a_fleet_of_every_layout_as_each_store_alone(tmp_path):
-    # 5 copies of each layout in 3 tenant folders, and the broken stores: more stores than Ray
-    # workers (2), so each worker takes several in turn; the local engine's tests plan 13 a layout
-    kinds = build_fleet(tmp_path / "fleet", per_layout=5)
+    kinds = build_fleet(tmp_path / "fleet")
     plans = tmp_path / "plans"
     res = run_cli("fleet", "plan", "--discover", str(tmp_path / "fleet"), "--engine", "ray", "--now", NOW, "--plans-dir", str(plans))
     assert res.returncode == 1, res.stderr  # the broken crux config fails; nothing else stops
     records = lines(res.stdout)
-    assert len(records) == 4 * 5 + 4
+    assert len(records) == 4 * 13 + 4
     for layout in LAYOUTS:
         assert {records[str(p)]["status"] for p in kinds[layout]} == {"ok"}
-        store = kinds[layout][4]
+        store = kinds[layout][7]
         alone = run_cli("plan", str(store), "--now", NOW, "--json")
         assert Path(records[str(store)]["plan_file"]).read_text(encoding="utf-8") == alone.stdout
     assert {Path(p).name: r["status"] for p, r in records.items() if "/broken/" in p} == {
