@@ -60,3 +60,17 @@ def test_with_the_collector_off_nothing_is_frozen():
             assert gc.get_freeze_count() == 0
     finally:
         gc.enable()
+
+
+def test_a_plan_leaves_what_someone_else_froze_frozen():
+    """A host that froze its own objects (a server before it forks its workers) keeps them frozen
+    through a bank's read and plan: the reader's freeze is the plan's to thaw, theirs is not."""
+    assert gc.get_freeze_count() == 0
+    gc.freeze()
+    try:
+        frozen = gc.get_freeze_count()
+        assert frozen > 0
+        plan_with(FIXTURES / "bank", settings_for("stub"))
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()

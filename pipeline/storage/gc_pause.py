@@ -28,14 +28,32 @@ def gc_paused(freeze: bool = False) -> Iterator[None]:
         yield
     finally:
         if freeze:
-            gc.freeze()
+            _freeze_ours()
         if was_enabled:
             gc.enable()
 
 
+# Whether what is frozen now was frozen by `gc_paused(freeze=True)`: `gc.unfreeze` lets go of every
+# frozen object at once, so `thaw` may call it only when no one else froze any.
+_frozen_by_us = False
+
+
+def _freeze_ours() -> None:
+    global _frozen_by_us
+    # Objects someone else froze (a host that forks its workers) are theirs: nothing is frozen on top
+    # of them, or `thaw` could not give ours back without theirs (as `gc_frozen` leaves them alone).
+    if _frozen_by_us or not gc.get_freeze_count():
+        gc.freeze()
+        _frozen_by_us = True
+
+
 def thaw() -> None:
-    """What `gc_paused(freeze=True)` froze, back to the collector's oldest generation."""
-    gc.unfreeze()
+    """What `gc_paused(freeze=True)` froze, back to the collector's oldest generation; what someone
+    else froze stays frozen."""
+    global _frozen_by_us
+    if _frozen_by_us:
+        gc.unfreeze()
+        _frozen_by_us = False
 
 
 @contextmanager
