@@ -320,6 +320,19 @@ def test_a_bank_rewritten_while_planned_fails_the_plan_appended_to_does_not(tmp_
         build_plan(corpus, settings)
 
 
+def test_a_last_line_given_its_newline_after_the_read_does_not_fail_the_plan(tmp_path):
+    """The bank's last line read before its writer wrote the newline (a record, then b"\n", or the
+    next record's leading one): the record is the same bytes, only the line's end came later."""
+    line = lambda i: json.dumps({"id": f"m{i}", "text": "Staging runs Node 20 and Postgres 15", "created_at": f"2026-01-0{i}"})  # noqa: E731
+    root = _bank_file(tmp_path, f"{line(1)}\n{line(2)}".encode())
+    corpus, settings = open_store(root, Settings(now=NOW))
+    expected = build_plan(_eager(root), settings).to_json_dict()
+    assert [a["targets"] for a in expected["actions"] if a["kind"] == "merge_duplicate"] == [["blog/m1", "blog/m2"]]
+    with (root / "blog" / "memories.jsonl").open("ab") as fh:
+        fh.write(b"\n" + json.dumps({"id": "late", "text": "written after the read"}).encode() + b"\n")
+    assert build_plan(corpus, settings).to_json_dict() == expected
+
+
 def _tuple_keyed_groups(memories, key_fn):
     """The grouping as it was before the per-group dicts: one (group, key) tuple per memory."""
     first, more = {}, {}

@@ -136,8 +136,8 @@ _Line = tuple[int, bytes]  # a record's line: its byte offset in the file, and i
 class _LineShas:
     """The read hashes of a bank's memories, computed when a plan asks for them (`ReadShaSource`).
 
-    Of each memory it keeps where its line starts and the sha256 of the line's bytes (40 bytes in
-    all, against the canonical JSON's hex digest in a dict of its own), and when asked reads those
+    Of each memory it keeps where its line starts and the sha256 of the line's bytes (`_line_digest`;
+    40 bytes in all, against the canonical JSON's hex digest in a dict of its own), and when asked reads those
     lines again: bytes with the same digest are the record the plan judged, so their record's
     canonical hash is the one the reader would have taken. A line that changed since (the bank was
     rewritten while it was planned) fails the plan: no hash could say what was judged.
@@ -150,7 +150,7 @@ class _LineShas:
     def read(self, memory: Memory, line: _Line) -> None:
         """Where the newest record of a memory was read (the memory's own key: no second copy)."""
         offset, raw = line
-        self.lines[memory.key] = hashlib.sha256(raw).digest() + offset.to_bytes(8, "big")
+        self.lines[memory.key] = _line_digest(raw) + offset.to_bytes(8, "big")
         defer_read_shas(memory, self)
 
     def forget(self, key: str) -> None:
@@ -165,13 +165,19 @@ class _LineShas:
                 for offset, digest, key in wanted:
                     fh.seek(offset)
                     raw = fh.readline(self.max_bytes + 1)
-                    if hashlib.sha256(raw).digest() != digest:
+                    if _line_digest(raw) != digest:
                         raise Unreadable("changed since it was read")
                     out[key] = {key: record_sha(json.loads(raw.decode("utf-8-sig" if offset == 0 else "utf-8")))}
         except (Unreadable, OSError) as exc:
             reason = str(exc) if isinstance(exc, Unreadable) else os_reason(exc, self.root)
             raise RunFailed(f"{rel(self.root, self.path)}: {reason} while the plan was made; plan again") from None
         return out
+
+
+def _line_digest(raw: bytes) -> bytes:
+    # Without the line's end: a last line read before its writer wrote the b"\n" (or the next
+    # record's leading one) is the same record when it has it, not a bank rewritten meanwhile.
+    return hashlib.sha256(raw.removesuffix(b"\n")).digest()
 
 
 def _file_lines(fh: BinaryIO, max_bytes: int) -> Iterator[bytes]:
