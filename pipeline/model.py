@@ -57,6 +57,8 @@ class Memory(BaseModel):
     # sha256 of what the reader built this memory from, by key: each file's bytes (a crux memory's
     # twin and tracker too, a zylos entry's whole file), a bank record's canonical JSON. The plan
     # hands them to the actions (`target_hashes`) so apply never acts on content it did not judge.
+    # Empty until the plan is made for a bank's memories: their reader defers them (`defer_read_shas`;
+    # `settle_read_shas` sets them), so read them only through a plan's `target_hashes`.
     read_shas: dict[str, str] = Field(default_factory=dict)
 
     @classmethod
