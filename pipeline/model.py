@@ -7,7 +7,8 @@ A store adapter turns files into a `Corpus`; rules and stages turn a `Corpus` in
 from __future__ import annotations
 
 import datetime as dt
-from typing import Any, Callable, cast
+from collections.abc import Iterable
+from typing import Any, Callable, Protocol, cast
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.fields import FieldInfo
@@ -56,6 +57,8 @@ class Memory(BaseModel):
     # sha256 of what the reader built this memory from, by key: each file's bytes (a crux memory's
     # twin and tracker too, a zylos entry's whole file), a bank record's canonical JSON. The plan
     # hands them to the actions (`target_hashes`) so apply never acts on content it did not judge.
+    # Empty until the plan is made for a bank's memories: their reader defers them (`defer_read_shas`;
+    # `settle_read_shas` sets them), so read them only through a plan's `target_hashes`.
     read_shas: dict[str, str] = Field(default_factory=dict)
 
     @classmethod
@@ -73,6 +76,10 @@ class Memory(BaseModel):
         fields = m.__dict__
         for name, default in _MEMORY_DEFAULTS:  # a required field not given: KeyError
             fields[name] = values[name] if default is None or name in values else default()
+        # Its place taken in every trusted memory, deferred or not: CPython shares one key table among
+        # the memories only while each adds its keys in the same order, and a key added in another (a
+        # memo first) would give every memory a full dict of its own, several times the size.
+        fields[_DEFERRED_SHAS] = None
         object.__setattr__(m, "__pydantic_fields_set__", _MEMORY_FIELDS)
         object.__setattr__(m, "__pydantic_extra__", None)
         object.__setattr__(m, "__pydantic_private__", None)
@@ -90,6 +97,38 @@ class Memory(BaseModel):
     @property
     def label(self) -> str:
         return self.title or self.slug
+
+
+# --- read hashes a reader deferred -------------------------------------------------------------
+# The bulk path of a big bank: the canonical JSON a record's hash is taken of costs as much to build
+# as parsing the record, and a plan needs the hashes of its actions' targets only. So the reader may
+# leave `read_shas` empty and, beside the fields (a key of the memory's `__dict__`, which pydantic's
+# dumps, equality and repr ignore), the `ReadShaSource` that computes them from what it read.
+_DEFERRED_SHAS = "_deferred_read_shas"
+
+
+class ReadShaSource(Protocol):
+    def read_shas(self, memories: list[Memory]) -> dict[str, dict[str, str]]:
+        """The `read_shas` of each of these memories (all deferred to this source), by key: exactly
+        what the reader would have set. Raises when that can no longer be known (`RunFailed`)."""
+        ...
+
+
+def defer_read_shas(memory: Memory, source: ReadShaSource) -> None:
+    memory.__dict__[_DEFERRED_SHAS] = source  # a trusted memory's own place for it (Memory.trusted)
+
+
+def settle_read_shas(memories: Iterable[Memory]) -> None:
+    """Give each of these memories the `read_shas` its reader deferred, one call per source."""
+    pending: dict[int, tuple[ReadShaSource, dict[str, Memory]]] = {}
+    for m in memories:
+        source = m.__dict__.get(_DEFERRED_SHAS)
+        if source is not None and not m.read_shas:
+            pending.setdefault(id(source), (source, {}))[1][m.key] = m
+    for source, by_key in pending.values():
+        shas = source.read_shas(list(by_key.values()))
+        for key, m in by_key.items():
+            m.read_shas = shas[key]
 
 
 # For `Memory.trusted`: each field with a callable giving its default (None: required), and the

@@ -6,7 +6,7 @@ from typing import Callable
 
 from .config import Settings
 from .kinds import CLAIM_KINDS, ActionKind, claim_rank, judged_on_content, retires, yields_to_claims, yields_to_retirements
-from .model import Action, Corpus, Plan, StageError, Stats
+from .model import Action, Corpus, Plan, StageError, Stats, settle_read_shas
 from .rules.absolutize_dates import absolutize_dates
 from .rules.blast_cap import cap_retirements
 from .rules.duplicates import merge_duplicates, report_reorders
@@ -15,7 +15,7 @@ from .evidence.context import load_context
 from .rules.staleness import staleness
 from .layouts.registry import layout_of
 from .rules.outcome import Outcome, action_sort_key, finding_sort_key
-from .storage.gc_pause import gc_paused
+from .storage.gc_pause import gc_paused, thaw
 
 StageRunner = Callable[[Corpus, Settings, Outcome], tuple[Outcome, list[StageError], Stats]]
 
@@ -54,6 +54,9 @@ def reconcile(actions: list[Action]) -> list[Action]:
 
 def with_target_hashes(corpus: Corpus, actions: list[Action]) -> list[Action]:
     """Each action of a kind judged on content, carrying the read hashes of every target."""
+    by_key = corpus.by_key()
+    # Only these targets' hashes are needed: a reader may have deferred them (model.settle_read_shas).
+    settle_read_shas(by_key[t] for a in actions if judged_on_content(a.kind) for t in a.targets if t in by_key)
     shas: dict[str, dict[str, str]] = {t.key: {t.key: t.read_sha} for t in corpus.trackers if t.read_sha}
     for m in corpus.memories:
         shas[m.key] = m.read_shas
@@ -68,8 +71,11 @@ def with_target_hashes(corpus: Corpus, actions: list[Action]) -> list[Action]:
 
 def run_rules(corpus: Corpus, settings: Settings) -> Outcome:
     """The deterministic pass: the shared rules and the layout's own, over what the reader found."""
-    with gc_paused():  # one pass building long-lived groups and indexes (see storage/gc_pause.py)
-        return _deterministic(corpus, settings)
+    try:
+        with gc_paused():  # one pass building long-lived groups and indexes (see storage/gc_pause.py)
+            return _deterministic(corpus, settings)
+    finally:
+        thaw()  # what a reader froze (a big bank's memories): the collector's again from here on
 
 
 def _deterministic(corpus: Corpus, settings: Settings) -> Outcome:

@@ -161,6 +161,7 @@ def _show_warning(message, category, filename, lineno, file=None, line=None) -> 
 def _call_main() -> int:
     from pipeline import cli
 
+    reuse_the_click_command()
     try:
         cli.main()
     except SystemExit as exc:
@@ -172,6 +173,34 @@ def _call_main() -> int:
         traceback.print_exc(file=sys.stderr)
         return 1
     return 0
+
+
+_click_commands: dict[int, tuple[object, object]] = {}
+
+
+def reuse_the_click_command() -> None:
+    """Build the click command from the typer app once per process, not at every run.
+
+    `app()` rebuilds it from the command functions' signatures and type hints each time (15-50 ms,
+    most of an in-process run of the CLI); a process of the command line builds it once, the tests'
+    runs hundreds of times. The build depends on nothing but the app (defaults, environment
+    variables and the terminal are read when a command is parsed and run, not here), so the
+    command a run gets is the one a fresh process would build.
+    """
+    import typer.main
+
+    if getattr(typer.main.get_command, "reused", False):
+        return
+    build = typer.main.get_command
+
+    def get_command(typer_instance):
+        built = _click_commands.get(id(typer_instance))
+        if built is None or built[0] is not typer_instance:
+            built = _click_commands[id(typer_instance)] = (typer_instance, build(typer_instance))
+        return built[1]
+
+    get_command.reused = True  # type: ignore[attr-defined]
+    typer.main.get_command = get_command
 
 
 def plan_json(path: Path, *extra: str) -> dict:
@@ -217,7 +246,16 @@ def git(root: Path, *args: str) -> str:
 
 
 def with_git_history(root: Path, deleted: tuple[str, ...] | list[str] = CLAUDE_DELETED) -> Path:
-    """Make `root` a git work tree whose history held `deleted` (committed, then removed)."""
+    """Make `root` a git work tree whose history held `deleted` (committed, then removed).
+
+    The commits are deterministic (fixed author, committer and dates), so for a tree it has seen
+    before (same files, same bytes, same `deleted`) the `.git` folder built then is copied in: the
+    same repository, without five more `git` processes per test."""
+    key = _tree_key(root, tuple(deleted))
+    template = _git_templates.get(key) if key is not None else None
+    if template is not None:
+        shutil.copytree(template, root / ".git", symlinks=True)
+        return root
     git(root, "init", "-q", "-b", "main")
     for rel in deleted:
         path = root / rel
@@ -227,7 +265,46 @@ def with_git_history(root: Path, deleted: tuple[str, ...] | list[str] = CLAUDE_D
     git(root, "commit", "-q", "-m", "before")
     git(root, "rm", "-q", *deleted)
     git(root, "commit", "-q", "-m", "delete")
+    if key is not None:
+        _git_templates[key] = shutil.copytree(root / ".git", _git_template_root() / str(len(_git_templates)), symlinks=True)
     return root
+
+
+_git_templates: dict[str, Path] = {}
+_git_template_folder: list[Path] = []
+
+
+def _git_template_root() -> Path:
+    if not _git_template_folder:
+        import atexit
+        import tempfile
+
+        _git_template_folder.append(Path(tempfile.mkdtemp(prefix="mc-git-templates-")))
+        atexit.register(shutil.rmtree, _git_template_folder[0], True)
+    return _git_template_folder[0]
+
+
+def _tree_key(root: Path, deleted: tuple[str, ...]) -> str | None:
+    """What `git add -A` in `root` would commit: every path, its kind, mode and bytes (a symlink's
+    target), and the files to delete. None (build it afresh) when `root` already holds a `.git`
+    or a file cannot be read."""
+    import hashlib
+
+    digest = hashlib.sha256(json.dumps(deleted).encode())
+    try:
+        for path in sorted(root.rglob("*")):
+            rel = path.relative_to(root).as_posix()
+            if rel.split("/")[0] == ".git":
+                return None
+            info = path.lstat()
+            digest.update(f"\0{rel}\0{info.st_mode:o}\0".encode("utf-8", "surrogateescape"))
+            if path.is_symlink():
+                digest.update(os.readlink(path).encode("utf-8", "surrogateescape"))
+            elif path.is_file():
+                digest.update(path.read_bytes())
+    except OSError:
+        return None
+    return digest.hexdigest()
 
 
 def copy_store(src: Path, dst: Path) -> Path:
@@ -296,7 +373,8 @@ def kill_apply_then_recover(store: Path, step: int, env: dict | None = None) -> 
 # most of its time importing), so it is a separate process with its own memory, file descriptors,
 # locks and exit, started from a clean single-threaded parent rather than from pytest.
 
-_FORK_PRELOAD = ["helpers", "pipeline.cli", "pipeline.workflow", "pipeline.report", "pipeline.journal"]
+# fork_preload: these, and the click command built (see reuse_the_click_command)
+_FORK_PRELOAD = ["helpers", "pipeline.cli", "pipeline.workflow", "pipeline.report", "pipeline.journal", "fork_preload"]
 _fork_context = None
 
 
@@ -434,6 +512,7 @@ def _child_main(args, env, cwd, out_path, err_path, steps, control, hold_at, add
         resource.setrlimit(resource.RLIMIT_AS, (address_space, address_space))
     from pipeline import cli, journal
 
+    reuse_the_click_command()
     reset_fault_counters()
 
     def hold() -> None:

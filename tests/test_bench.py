@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import datetime as dt
 import gc
+import io
+import math
 import json
 from pathlib import Path
 
@@ -20,7 +22,8 @@ from pipeline import bench
 from pipeline.config import Settings
 from pipeline.layouts.bank import reader
 from pipeline.layouts.registry import open_store
-from pipeline.model import Corpus, Memory
+from pipeline.errors import RunFailed
+from pipeline.model import Corpus, Memory, settle_read_shas
 from pipeline.plan import build_plan, run_rules
 from pipeline.rules import duplicates
 from pipeline.rules.text import normalize, normalized_body, normalized_text
@@ -95,7 +98,7 @@ def test_a_trusted_memory_equals_the_validated_one(rec):
     assert trusted == validated
     assert trusted.model_dump(mode="json") == validated.model_dump(mode="json")
     assert repr(trusted) == repr(validated)
-    assert list(trusted.__dict__) == list(Memory.model_fields)
+    assert list(trusted.__dict__) == [*Memory.model_fields, "_deferred_read_shas"]
 
 
 def test_trusted_memories_share_a_fields_set_no_assignment_changes():
@@ -140,7 +143,7 @@ def test_reading_as_the_lines_come_gives_what_parse_records_gives(tmp_path):
     old, new = Corpus(layout="bank", root=str(root)), Corpus(layout="bank", root=str(root))
     records = reader.parse_records("blog/memories.jsonl", data, old)
     live = [reader._to_memory("blog", r) for r in records.values() if not r.get("superseded_by") and not r.get("invalid_at")]
-    count, memories = reader.current_memories("blog", "blog/memories.jsonl", data, new)
+    count, memories = reader.current_memories("blog", "blog/memories.jsonl", io.BytesIO(data), new)
     assert count == len(records) == 6
     assert memories == live and [m.body for m in memories] == [m.body for m in live]
     assert [m.body for m in memories if m.id in ("a", "e")] == [
@@ -160,13 +163,24 @@ def test_the_reorder_key_groups_exactly_as_frozensets_do(tmp_path):
     assert by_string == by_frozenset and by_string
 
 
+def _eager(root: Path) -> Corpus:
+    """The bank as the reader read it before the bulk path: every memory validated, its read hash taken."""
+    corpus, _ = open_store(root, Settings(now=NOW))
+    settle_read_shas(corpus.memories)
+    return corpus.model_copy(update={"memories": [Memory(**m.model_dump()) for m in corpus.memories]})
+
+
 def test_the_plan_of_a_synthetic_bank_is_the_plan_of_validated_memories(tmp_path):
     root = bench.synthetic_bank(tmp_path, 2000)
     corpus, settings = open_store(root, Settings(now=NOW))
-    plain = corpus.model_copy(update={"memories": [Memory(**m.model_dump()) for m in corpus.memories]})
+    assert all(m.read_shas == {} for m in corpus.memories)  # deferred
     fast = build_plan(corpus, settings).to_json_dict()
-    slow = build_plan(plain, settings).to_json_dict()
+    slow = build_plan(_eager(root), settings).to_json_dict()
     assert fast == slow
+    assert fast["actions"] and all(a["target_hashes"] for a in fast["actions"] if a["kind"] == "merge_duplicate")
+    # only the targets of actions judged on content were hashed
+    targets = {t for a in fast["actions"] for t in a["targets"]}
+    assert {m.key for m in corpus.memories if m.read_shas} <= targets < {m.key for m in corpus.memories}
     assert {a["kind"] for a in fast["actions"]} >= {"merge_duplicate"}
     assert any(f["kind"] == "reorder_candidate" for f in fast["findings"])
 
@@ -199,3 +213,234 @@ def test_the_benchmark_prints_both_cpu_figures_their_ratio_and_bytes_per_memory(
     assert (plan_s - 0.005) / (base_s + 0.005) <= float(ratio) <= (plan_s + 0.005) / (base_s - 0.005)
     assert int(per_memory) == pytest.approx(float(peak_mib) * 2**20 / 200, rel=0.01)
     assert int(actions) >= 0
+
+
+STREAMED_LINES = [
+    "\ufeff".encode() + json.dumps({"id": "a", "text": "BOM on the first line", "revision": 1}).encode() + b"\r",
+    json.dumps({"id": "b", "text": "CRLF line"}).encode() + b"\r",
+    b"\xff not utf-8",
+    b"{torn",
+    b"",
+    json.dumps({"id": "c", "text": "line 6"}).encode(),
+    b"[1, 2]",
+    "\ufeff".encode() + json.dumps({"id": "d", "text": "a BOM past line 1 is not dropped"}).encode(),
+    json.dumps({"id": "e", "text": "no final newline"}).encode(),
+]
+
+
+def _bank_file(tmp_path: Path, data: bytes) -> Path:
+    bank = tmp_path / "store" / "blog"
+    bank.mkdir(parents=True)
+    (bank / "memories.jsonl").write_bytes(data)
+    return tmp_path / "store"
+
+
+@pytest.mark.parametrize("tail", [b"", b"\n", b"\r\n"])
+def test_a_bank_read_a_line_at_a_time_gives_what_its_bytes_gave(tmp_path, tail):
+    data = b"\n".join(STREAMED_LINES) + tail
+    root = _bank_file(tmp_path, data)
+    streamed, _ = open_store(root, Settings(now=NOW))
+    settle_read_shas(streamed.memories)
+    whole = Corpus(layout="bank", root=str(root))
+    count, memories = reader.current_memories("blog", "blog/memories.jsonl", io.BytesIO(data), whole)
+    assert streamed.memories == sorted(memories, key=lambda m: m.key)
+    assert [m.body for m in streamed.memories] == ["BOM on the first line", "CRLF line", "line 6", "no final newline"]
+    assert streamed.findings == whole.findings
+    assert [f.reason for f in streamed.findings] == [
+        "line 3: not UTF-8", "line 4: not valid JSON", "line 7: record without an id", "line 8: not valid JSON"]
+    assert streamed.extra["banks"]["blog"]["records"] == count == 4
+
+
+def test_lines_are_bounded_by_the_cap_as_the_whole_read_was():
+    assert list(reader._file_lines(io.BytesIO(b"ab\ncd\n"), 6)) == [b"ab\n", b"cd\n"]
+    with pytest.raises(reader.Unreadable, match=r"^file too large \(over 5 bytes\)$"):
+        list(reader._file_lines(io.BytesIO(b"ab\ncd\n"), 5))
+
+    class Endless(io.RawIOBase):  # one line that never ends: never read whole
+        def readable(self):
+            return True
+
+        def readinto(self, b):
+            b[:] = b"x" * len(b)
+            return len(b)
+
+    with pytest.raises(reader.Unreadable, match="over 1000 bytes"):
+        next(reader._file_lines(io.BufferedReader(Endless()), 1000))
+
+
+def test_a_bank_passing_the_cap_while_read_is_one_error_and_no_memory(tmp_path, monkeypatch):
+    """The file grew past the cap after its size was checked: what its early lines said is taken back."""
+    root = _bank_file(tmp_path, b"\n".join(STREAMED_LINES) + b"\n")
+    grown = b"\n".join(STREAMED_LINES) + b"\n" + b"x" * 64
+    settings = Settings(now=NOW)
+    monkeypatch.setattr(settings, "max_file_bytes", (len(grown) - 10) // 64)
+    cap = settings.max_file_bytes * 64
+    assert len(grown) > cap >= len(b"\n".join(STREAMED_LINES) + b"\n")
+    monkeypatch.setattr(reader, "open_checked", lambda root, path, max_bytes: io.BytesIO(grown))
+    corpus = reader.load(root, settings)
+    assert corpus.memories == []
+    assert [(f.kind, f.targets, f.reason) for f in corpus.findings] == [
+        ("parse_error", ["blog/memories.jsonl"], f"file too large (over {cap} bytes)")]
+    assert corpus.extra["banks"]["blog"]["records"] == 0
+
+
+def test_deferred_read_hashes_are_the_hashes_of_the_records_read(tmp_path):
+    lines = [
+        "\ufeff".encode() + json.dumps({"id": "a", "text": "BOM", "z": 1, "b": [1.5, "é"]}).encode() + b"\r",
+        json.dumps({"id": "b", "text": "old", "revision": 1}).encode(),
+        b"{torn",
+        json.dumps({"id": "b", "text": "new", "revision": 2}, ensure_ascii=False).encode(),
+        json.dumps({"id": "c", "text": "retired", "superseded_by": "a"}).encode(),
+        json.dumps({"id": 7, "text": "unsorted keys, odd spacing"}, separators=(",", ":")).encode() + b"\r",
+    ]
+    root = _bank_file(tmp_path, b"\n".join(lines) + b"\n")
+    corpus, _ = open_store(root, Settings(now=NOW))
+    records = reader.parse_records("blog/memories.jsonl", (root / "blog" / "memories.jsonl").read_bytes(), Corpus(layout="bank", root=str(root)))
+    settle_read_shas(corpus.memories)
+    assert {m.key: m.read_shas for m in corpus.memories} == {
+        f"blog/{rid}": {f"blog/{rid}": reader.record_sha(rec)} for rid, rec in records.items() if rid != "c"}
+
+
+def test_a_bank_rewritten_while_planned_fails_the_plan_appended_to_does_not(tmp_path):
+    root = bench.synthetic_bank(tmp_path, 300)
+    path = root / "bench" / "memories.jsonl"
+    corpus, settings = open_store(root, Settings(now=NOW))
+    expected = build_plan(_eager(root), settings).to_json_dict()
+    with path.open("ab") as fh:  # iii appends: the lines read are where they were
+        fh.write(json.dumps({"id": "late", "text": "written after the read"}).encode() + b"\n")
+    assert build_plan(corpus, settings).to_json_dict() == expected
+
+    corpus, settings = open_store(root, Settings(now=NOW))
+    path.write_bytes(path.read_bytes().replace(b'"confidence": 0.8', b'"confidence": 0.9'))  # same lengths
+    with pytest.raises(RunFailed, match=r"^bench/memories.jsonl: changed since it was read while the plan was made; plan again$"):
+        build_plan(corpus, settings)
+    corpus, settings = open_store(root, Settings(now=NOW))
+    path.unlink()
+    with pytest.raises(RunFailed, match=r"^bench/memories.jsonl: cannot stat"):
+        build_plan(corpus, settings)
+
+
+def test_a_last_line_given_its_newline_after_the_read_does_not_fail_the_plan(tmp_path):
+    """The bank's last line read before its writer wrote the newline (a record, then b"\n", or the
+    next record's leading one): the record is the same bytes, only the line's end came later."""
+    line = lambda i: json.dumps({"id": f"m{i}", "text": "Staging runs Node 20 and Postgres 15", "created_at": f"2026-01-0{i}"})  # noqa: E731
+    root = _bank_file(tmp_path, f"{line(1)}\n{line(2)}".encode())
+    corpus, settings = open_store(root, Settings(now=NOW))
+    expected = build_plan(_eager(root), settings).to_json_dict()
+    assert [a["targets"] for a in expected["actions"] if a["kind"] == "merge_duplicate"] == [["blog/m1", "blog/m2"]]
+    with (root / "blog" / "memories.jsonl").open("ab") as fh:
+        fh.write(b"\n" + json.dumps({"id": "late", "text": "written after the read"}).encode() + b"\n")
+    assert build_plan(corpus, settings).to_json_dict() == expected
+
+
+def _tuple_keyed_groups(memories, key_fn):
+    """The grouping as it was before the per-group dicts: one (group, key) tuple per memory."""
+    first, more = {}, {}
+    for m in memories:
+        key = (m.group, key_fn(m))
+        if key not in first:
+            first[key] = m
+        elif key in more:
+            more[key].append(m)
+        else:
+            more[key] = [first[key], m]
+    return [sorted(more[key], key=duplicates.survivor_key) for key in first if key in more]
+
+
+def _tuple_keyed_reorders(memories):
+    representatives = {}
+    for m in memories:
+        if duplicates.comparable(m):
+            key = (m.group, normalized_body(m))
+            held = representatives.get(key)
+            if held is None or duplicates.survivor_key(m) < duplicates.survivor_key(held):
+                representatives[key] = m
+    return _tuple_keyed_groups(representatives.values(), duplicates._word_set)
+
+
+def _interleaved_groups(tmp_path: Path) -> list[Memory]:
+    """A synthetic bank's memories spread over three groups, interleaved, so order across groups counts."""
+    corpus, _ = open_store(bench.synthetic_bank(tmp_path, 3000), Settings(now=NOW))
+    return [m.model_copy(update={"group": f"g{i % 3}", "key": f"g{i % 3}/{m.id}"}) for i, m in enumerate(corpus.memories)]
+
+
+def test_grouping_by_group_dicts_gives_the_groups_and_order_of_tuple_keys(tmp_path):
+    memories = _interleaved_groups(tmp_path)
+    keys = lambda groups: [[m.key for m in g] for g in groups]  # noqa: E731
+    dups = duplicates.duplicate_groups(memories)
+    assert keys(dups) == keys(_tuple_keyed_groups([m for m in memories if duplicates.comparable(m)], normalized_body))
+    reorders = duplicates.reorder_groups(memories)
+    assert keys(reorders) == keys(_tuple_keyed_reorders(memories))
+    assert len(dups) > 20 and len(reorders) > 20 and len({g[0].group for g in reorders}) == 3
+
+
+def test_a_word_set_hash_shared_by_different_sets_still_groups_exactly(tmp_path, monkeypatch):
+    memories = _interleaved_groups(tmp_path)
+    expected = [[m.key for m in g] for g in _tuple_keyed_reorders(memories)]
+    monkeypatch.setattr(duplicates, "_word_set_hash", lambda m: len(normalized_body(m)) % 3)  # collisions everywhere
+    assert [[m.key for m in g] for g in duplicates.reorder_groups(memories)] == expected
+
+
+def test_the_pool_shares_equal_floats_but_keeps_what_is_not_the_same_json():
+    pool = reader._Pool()
+    a, b = pool.number(float("0.8")), pool.number(float("0.8"))
+    assert a is b and a == 0.8
+    neg = pool.number(-0.0)
+    assert math.copysign(1, neg) == -1 and math.copysign(1, pool.number(0.0)) == 1
+    assert math.isnan(pool.number(float("nan")))
+    assert pool.number(1) == 1 and type(pool.number(1)) is int and pool.number(True) is True
+    assert pool.number(None) is None and pool.number("0.8") == "0.8"
+
+
+def test_a_bank_memory_keeps_a_shared_key_dict_through_the_plan(tmp_path):
+    """The reader's memories keep CPython's compact shared-key `__dict__` through a whole plan (a key
+    added in another order would give each a full dict of its own, several times the size). In a
+    fresh process, as a plan runs: which instances came before decides what CPython shares."""
+    import subprocess
+    import sys
+
+    root = bench.synthetic_bank(tmp_path, 200)
+    script = (
+        "import sys, datetime; from pathlib import Path; from pipeline.config import Settings; "
+        "from pipeline.layouts.registry import open_store; from pipeline.plan import build_plan; "
+        "corpus, settings = open_store(Path(sys.argv[1]), Settings(now=datetime.date(2026, 11, 29))); "
+        "build_plan(corpus, settings); m = corpus.memories[0]; "
+        "print(sys.getsizeof(m.__dict__), sys.getsizeof(dict(m.__dict__)), '_normalized_body' in m.__dict__)"
+    )
+    out = subprocess.run([sys.executable, "-c", script, str(root)], capture_output=True, text=True, check=True).stdout
+    shared, full, memo = out.split()
+    assert memo == "True" and int(shared) < int(full) / 2
+
+
+def test_a_big_store_read_is_frozen_for_the_collector_until_the_rules_are_done(tmp_path):
+    root = bench.synthetic_bank(tmp_path, 50)
+    gc.unfreeze()
+    corpus, settings = open_store(root, Settings(now=NOW))
+    assert gc.get_freeze_count() > len(corpus.memories)  # the memories and what they hold: not walked
+    run_rules(corpus, settings)
+    assert gc.get_freeze_count() == 0  # the collector's again: cyclic garbage frozen with them is still found
+
+
+def _substituted(text: str) -> str:
+    """The normal form as it was computed before: every run between words replaced, then trimmed."""
+    import re
+    import unicodedata
+
+    return re.sub(r"[\W_]+", " ", unicodedata.normalize("NFKC", text).casefold()).strip()
+
+
+_ODD = "aZ09_ -\t\n\r\x00\x7f.,;!?ÄßİıΣσς\u0301\u00a0\u2028\u3000ＦＵ１２ﬁ½²٣\U0001d400\ud800\u200b"
+
+
+@pytest.mark.parametrize("text", BODIES + ["_", "__a__b__", " a ", "ǅ", "ﬀ_x", "\u0130\u0307", "a\u00a0b", ""])
+def test_the_normal_form_found_word_by_word_is_the_substituted_one(text):
+    assert normalized_text(text) == _substituted(text)
+
+
+def test_the_normal_form_matches_on_random_text():
+    import random
+
+    rng = random.Random(14)
+    for _ in range(3000):
+        text = "".join(rng.choice(_ODD) for _ in range(rng.randint(0, 12)))
+        assert normalized_text(text) == _substituted(text), repr(text)

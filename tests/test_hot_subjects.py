@@ -42,7 +42,7 @@ def test_a_pair_hidden_in_a_10k_hot_subject_is_a_candidate(monkeypatch):
     ms = hot_bank(10_000)
     assert HIDDEN in {(p.a, p.b) for p in subject_pairs(ms)}
     # Without the second-level index every word is over the cap and nothing is a candidate.
-    monkeypatch.setattr(subject_pairs_module, "hot_pairs", lambda hot, words: set())
+    monkeypatch.setattr(subject_pairs_module, "paired_by_hot_words", lambda frequency, members, words: set())
     assert subject_pairs(ms) == []
 
 
@@ -69,7 +69,7 @@ def test_no_hot_word_leaves_the_pairs_unchanged(monkeypatch):
     ms = hot_bank(40)  # every word under the cap
     before = subject_pairs(ms)
     assert before and HIDDEN in {(p.a, p.b) for p in before}
-    monkeypatch.setattr(subject_pairs_module, "hot_pairs", lambda hot, words: set())
+    monkeypatch.setattr(subject_pairs_module, "paired_by_hot_words", lambda frequency, members, words: set())
     assert subject_pairs(ms) == before
 
 

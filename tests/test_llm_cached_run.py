@@ -15,7 +15,7 @@ import typing
 
 from openai_server import FakeOpenAI, _forced_tool_name, fake_openai, status_reply, tool_reply  # noqa: F401 - fixture
 
-from helpers import FIXTURES, NOW, REPO, copy_store
+from helpers import FIXTURES, NOW, REPO, copy_store, run_cli
 from pipeline.config import LLMConfig
 from pipeline.llm import make_client
 
@@ -43,27 +43,43 @@ def stub_verdicts(body: dict) -> object:
     return status_reply(400)
 
 
-def plan(store, srv, cache, tmp_path) -> tuple[dict, str]:
+def plan_args(store, srv, cache) -> list[str]:
+    return ["plan", str(store), "--json", "--now", NOW, "--model", srv.model("fake"), "--api-base", srv.api_base,
+            "--cache-dir", str(cache)]
+
+
+def plan_env() -> dict[str, str]:
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     env.pop("OPENAI_API_KEY", None)
-    res = subprocess.run(
-        [sys.executable, "-c", PLAN_AND_REPORT, "plan", str(store), "--json", "--now", NOW, "--model", srv.model("fake"),
-         "--api-base", srv.api_base, "--cache-dir", str(cache)],
-        capture_output=True, text=True, cwd=REPO, env=env, timeout=300,
-    )
+    return env
+
+
+def plan_in_a_fresh_interpreter(store, srv, cache) -> tuple[dict, str]:
+    res = subprocess.run([sys.executable, "-c", PLAN_AND_REPORT, *plan_args(store, srv, cache)],
+                         capture_output=True, text=True, cwd=REPO, env=plan_env(), timeout=300)
     assert res.returncode == 0, res.stderr
     return json.loads(res.stdout), res.stderr
 
 
-def test_a_fully_cached_plan_makes_no_request_and_never_imports_litellm(fake_openai, tmp_path):
+def test_a_fully_cached_plan_makes_no_request_and_never_imports_litellm(fake_openai, tmp_path, monkeypatch):
+    from pipeline.llm import litellm_backend
+
     fake_openai.responder = stub_verdicts
     store = copy_store(FIXTURES / "bank", tmp_path / "bank")
     cache = tmp_path / "cache"
-    first, first_err = plan(store, fake_openai, cache, tmp_path)
+    # The run that fills the cache runs in this process (litellm is imported once for the whole
+    # suite, not once more in a fresh interpreter): a miss goes through litellm.
+    imports: list[object] = []
+    real_import = litellm_backend.import_litellm
+    monkeypatch.setattr(litellm_backend, "import_litellm", lambda: imports.append(1) or real_import())
+    res = run_cli(*plan_args(store, fake_openai, cache), cwd=REPO, env=plan_env())
+    assert res.returncode == 0, res.stderr
+    first = json.loads(res.stdout)
     asked = fake_openai.count
     assert asked > 0 and first["stats"]["llm_calls"] == asked and first["errors"] == []
-    assert "litellm imported: True" in first_err  # a miss imports it
-    again, again_err = plan(store, fake_openai, cache, tmp_path)
+    assert imports  # a miss imports it
+    # The cached run in a fresh interpreter, where nothing has imported litellm before it.
+    again, again_err = plan_in_a_fresh_interpreter(store, fake_openai, cache)
     assert fake_openai.count == asked  # every reply from the cache
     assert again["stats"]["llm_calls"] == 0 and again["stats"]["cache_hits"] == asked
     assert "litellm imported: False" in again_err

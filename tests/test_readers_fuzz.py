@@ -587,6 +587,18 @@ def test_long_whitespace_in_a_zylos_heading_does_not_hang(tmp_path):
     assert entry.title == "Use C#" + " " * WHITESPACE_RUN + "now"
 
 
+def test_long_whitespace_in_a_memory_index_heading_does_not_hang(tmp_path):
+    """MEMORY.md's heading pattern backtracked cubically on a run of blanks before a last character:
+    2,000 spaces took 20 s (found by test_fuzz_claude_store, whose example ran for two minutes)."""
+    def store(n: int) -> Path:
+        root = claude_base(tmp_path / str(n))
+        write(root / ".claude/agent-memory/a/MEMORY.md", "### Index" + " " * n + "#x\n- [Base](base.md) — a base memory\n")
+        return root
+
+    corpus = plans_linearly(store, 400, 1_600)
+    assert [e.target for e in corpus.index_entries] == [".claude/agent-memory/a/base.md"]
+
+
 def test_long_whitespace_after_a_numeric_crux_id_does_not_hang(tmp_path):
     def store(n: int) -> Path:
         root = crux_base(tmp_path / str(n))
@@ -595,6 +607,20 @@ def test_long_whitespace_after_a_numeric_crux_id_does_not_hang(tmp_path):
 
     corpus = plans_linearly(store, WHITESPACE_RUN // 4, WHITESPACE_RUN)
     assert next(m for m in corpus.memories if m.key.endswith("n.memory.md")).id == "0123"
+
+
+# MEMORY.md's heading pattern as it was (pipeline/layouts/claude/memory_md.py).
+OLD_INDEX_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(list("# \t\u00a0\x1cab\r")), max_size=14))
+def test_memory_index_heading_reads_as_before(line):
+    """The linear heading reader gives every line the level and text the old pattern gave it."""
+    from pipeline.layouts.claude.memory_md import heading
+
+    old = OLD_INDEX_HEADING.match(line)
+    assert heading(line) == ((len(old.group(1)), old.group(2)) if old else None)
 
 
 # The heading pattern as it was: lazy title, then optional closing run, then trailing blanks.

@@ -138,6 +138,23 @@ def test_a_folder_nested_in_another_work_tree_is_not_judged_by_its_history(tmp_p
     assert read_history(inner) is None
 
 
+def test_a_folder_outside_every_work_tree_asks_git_nothing(tmp_path, monkeypatch):
+    from pipeline.evidence import git_history
+
+    asked: list[tuple[str, ...]] = []
+    real_git = git_history._git
+    monkeypatch.setattr(git_history, "_git", lambda root, *args: asked.append(args) or real_git(root, *args))
+    store = tmp_path / "store"
+    write(store / "notes.md", "x\n")
+    if any(os.path.lexists(p / ".git") for p in (store.resolve(), *store.resolve().parents)):
+        pytest.skip("the temporary folder is inside a git work tree")
+    assert read_history(store) is None and asked == []  # no `.git` here or above: no git process
+    git(store, "init", "-q", "-b", "main")
+    git(store, "add", "-A")
+    git(store, "commit", "-q", "-m", "first")
+    assert read_history(store) is not None and [a[0] for a in asked] == ["rev-parse", "log"]
+
+
 def test_in_repo_symlinked_folders_resolve(tmp_path):
     root = tmp_path / "proj"
     write(root / "memory-src" / "notes" / "setup.md", "# setup\n")

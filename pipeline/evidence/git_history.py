@@ -38,6 +38,18 @@ def _git(root: Path, *args: str) -> bytes | None:
     return out.stdout if out.returncode == 0 else None
 
 
+def _outside_every_work_tree(root: Path) -> bool:
+    """True when neither `root` nor any folder above it holds a `.git`: git, which looks for its
+    repository from there upwards (the GIT_* variables that could point elsewhere are removed),
+    would find none and give no history, so no process is started to ask it. A store outside git
+    (a temporary copy, most stores in a home folder) costs no subprocess."""
+    try:
+        here = root.resolve()  # git walks up the physical path of its working folder
+    except (OSError, RuntimeError):
+        return False  # let git decide
+    return not any(os.path.lexists(folder / ".git") for folder in (here, *here.parents))
+
+
 def read_history(root: str | Path) -> GitHistory | None:
     """The history of the git work tree whose top level is `root`, or None without one.
 
@@ -45,6 +57,8 @@ def read_history(root: str | Path) -> GitHistory | None:
     is not judged by that outer project's history: its files were never that project's to rename.
     """
     root = Path(root)
+    if _outside_every_work_tree(root):
+        return None
     top = _git(root, "rev-parse", "--show-toplevel")
     if top is None:
         return None

@@ -14,6 +14,7 @@ import os
 import warnings
 from typing import Any
 
+from ..storage.gc_pause import gc_paused
 from .backends import BackendReply, CallRequest
 from .defaults import unknown_model_message
 from .errors import CallFailed
@@ -29,7 +30,9 @@ def import_litellm() -> Any:
     # pydantic warns about litellm's own types as litellm loads them (at import and lazily on the
     # first call): nothing a user can act on.
     warnings.filterwarnings("ignore", message=r".*ReadOnly. qualifier", category=UserWarning)
-    with warnings.catch_warnings():
+    # The import builds some two million long-lived objects: each collection it would trigger walks
+    # them all and frees nothing (see storage/gc_pause.py).
+    with warnings.catch_warnings(), gc_paused():
         warnings.simplefilter("ignore")
         import litellm
 

@@ -35,6 +35,7 @@ from ..actions import AbsolutizeDatesAction, RelativeDateFinding
 from ..model import Memory
 from .outcome import Outcome
 from .relative_dates import DateScan, Mention, Replacement, scan_relative_dates
+from .relative_dates.grammar import might_have_dates
 from ..storage.files import mtime_date
 
 ACTION_KIND = ActionKind.ABSOLUTIZE_DATES
@@ -162,5 +163,8 @@ def absolutize_dates(memories: Iterable[Memory]) -> Outcome:
     """One `absolutize_dates` action per memory with automatic edits, and the findings."""
     out = Outcome()
     for memory in memories:
-        out.extend(memory_outcome(memory))
+        # The scan's own prefilter, asked first: most memories of a big store hold no time phrase,
+        # and for them neither the memory's date nor an outcome needs building.
+        if any(might_have_dates(t) for _, t in field_texts(memory)):
+            out.extend(memory_outcome(memory))
     return out

@@ -10,7 +10,7 @@ for the reorder judge and nothing more.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Iterable
+from typing import Callable, Hashable, Iterable, TypeVar
 
 from ..actions import MergeDuplicateAction
 from ..model import Finding, Memory
@@ -18,6 +18,7 @@ from .outcome import Outcome
 from .text import normalized_body
 
 _FAR_FUTURE = dt.date.max
+_K = TypeVar("_K", bound=Hashable)
 # Set by a reader on a memory no merge may retire (zylos: importance 1-2). Such a duplicate is kept,
 # and survives in place of an unprotected survivor; the plan says so, the writer only executes it.
 MERGE_PROTECTED = "merge_protected"
@@ -36,23 +37,46 @@ def survivor_key(m: Memory) -> tuple:
     return (not m.pinned, -weight, born, m.key)
 
 
-def _groups(memories: Iterable[Memory], key_fn) -> list[list[Memory]]:
+def _of_group(by_group: dict[str, dict[_K, Memory]], group: str) -> dict[_K, Memory]:
+    """The memories of one group by their key, made on first use."""
+    held = by_group.get(group)
+    if held is None:
+        held = by_group[group] = {}
+    return held
+
+
+def _buckets(memories: Iterable[Memory], key_fn: Callable[[Memory], Hashable]) -> dict[int, list[Memory]]:
+    """Memories with an equal key in the same group, in input order, by the id of the first of them;
+    only keys seen twice. A dict of keys per group, so no (group, key) tuple is made per memory, and
+    no list for a key seen once (on a store of 200k memories those were the largest things held)."""
+    first: dict[str, dict[Hashable, Memory]] = {}
+    more: dict[int, list[Memory]] = {}
+    for m in memories:
+        seen = _of_group(first, m.group)
+        key = key_fn(m)
+        held = seen.get(key)
+        if held is None:
+            seen[key] = m
+        elif (members := more.get(id(held))) is not None:
+            members.append(m)
+        else:
+            more[id(held)] = [held, m]
+    return more
+
+
+def _groups(
+    memories: list[Memory], key_fn: Callable[[Memory], Hashable], exact: Callable[[Memory], Hashable] | None = None,
+) -> list[list[Memory]]:
     """Memories with an equal key in the same group, survivor first, groups in order of first sight.
 
-    Most memories share their key with none: a list is made only for a key seen twice (on a store of
-    200k memories, 200k one-element lists were the largest thing the rule held).
+    With `exact`, `key_fn` is only its stand-in (a hash, smaller than the key it is of): the memories
+    it brings together are grouped again by `exact` itself, so the groups are `exact`'s own.
     """
-    first: dict[tuple, Memory] = {}
-    more: dict[tuple, list[Memory]] = {}
-    for m in memories:
-        key = (m.group, key_fn(m))
-        if key not in first:
-            first[key] = m
-        elif key in more:
-            more[key].append(m)
-        else:
-            more[key] = [first[key], m]
-    return [sorted(more[key], key=survivor_key) for key in first if key in more]
+    buckets = _buckets(memories, key_fn)
+    if exact is not None:
+        buckets = {k: g for bucket in buckets.values() for k, g in _buckets(bucket, exact).items()}
+    # A group's first member is its first sight: the groups come in the order their first members do.
+    return [sorted(buckets.pop(id(m)), key=survivor_key) for m in memories if id(m) in buckets]
 
 
 def _word_set(m: Memory) -> str:
@@ -61,9 +85,15 @@ def _word_set(m: Memory) -> str:
     return " ".join(sorted(set(normalized_body(m).split())))
 
 
+def _word_set_hash(m: Memory) -> int:
+    # What reorder_groups buckets by first: an int instead of a string for each of 200k memories, and
+    # no sorting (equal sets hash alike; `_word_set` itself then splits any bucket two sets share).
+    return hash(frozenset(normalized_body(m).split()))
+
+
 def duplicate_groups(memories: list[Memory]) -> list[list[Memory]]:
     """Groups of memories whose normalized text is identical, survivor first."""
-    return _groups((m for m in memories if comparable(m)), normalized_body)
+    return _groups([m for m in memories if comparable(m)], normalized_body)
 
 
 def reorder_groups(memories: list[Memory]) -> list[list[Memory]]:
@@ -72,15 +102,21 @@ def reorder_groups(memories: list[Memory]) -> list[list[Memory]]:
     Each returned group holds one representative per distinct normalized text (the survivor of its
     duplicate group), so exact duplicates are not offered to the judge twice.
     """
-    representatives: dict[tuple[str, str], Memory] = {}
+    representatives: dict[str, dict[str, Memory]] = {}  # group -> normalized text -> its survivor
+    first_seen: list[Memory] = []  # the first memory of each (group, text), in the order they came
     for m in memories:
         if comparable(m):
-            key = (m.group, normalized_body(m))
-            held = representatives.get(key)
+            texts = _of_group(representatives, m.group)
+            norm = normalized_body(m)
+            held = texts.get(norm)
+            if held is None:
+                first_seen.append(m)
             # the first of the survivor order (a tie keeps the earlier one, as a stable sort would)
             if held is None or survivor_key(m) < survivor_key(held):
-                representatives[key] = m
-    return _groups(representatives.values(), _word_set)
+                texts[norm] = m
+    reps = [representatives[m.group][normalized_body(m)] for m in first_seen]
+    del representatives, first_seen
+    return _groups(reps, _word_set_hash, exact=_word_set)
 
 
 def merge_action(members: list[Memory], reason: str, source: str = "deterministic", needs_user: bool = False) -> MergeDuplicateAction:

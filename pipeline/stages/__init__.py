@@ -15,6 +15,7 @@ from typing import Any, Callable
 from ..config import Settings
 from ..model import Corpus, StageError, Stats
 from ..rules.outcome import Outcome
+from ..storage.gc_pause import gc_frozen
 from .base import Stage, StageContext, StageProgress
 from .model_text import flag_injections
 
@@ -43,6 +44,10 @@ def stage_runner(
         return None
 
     def run(corpus: Corpus, settings: Settings, outcome: Outcome) -> tuple[Outcome, list[StageError], Stats]:
+        with gc_frozen():  # the corpus and the outcome live to the end (see storage/gc_pause.py)
+            return _run(corpus, settings, outcome)
+
+    def _run(corpus: Corpus, settings: Settings, outcome: Outcome) -> tuple[Outcome, list[StageError], Stats]:
         from ..llm import BudgetExceeded, StageCallError, make_client
         from ..llm.errors import ServerUnreachable
 

@@ -17,7 +17,7 @@ from ..llm import Handles, register_stub
 from ..actions import ConflictAction
 from ..model import Corpus, Finding, Memory
 from ..rules.outcome import Outcome
-from ..rules.subject_pairs import SubjectPair, subject_pairs
+from ..rules.subject_pairs import SubjectPair, strongest_pairs
 from .base import SHORT_TEXT, StageContext, ask_all, clip, retired_keys
 from .heuristics.conflicts import clash_clauses, judge_conflict
 from .model_text import model_text
@@ -65,20 +65,15 @@ def stub(payload: ConflictInput) -> ConflictOutput:
 
 
 def candidate_pairs(corpus: Corpus, outcome: Outcome, limit: int) -> tuple[list[SubjectPair], int]:
+    """The `limit` strongest same-subject pairs of the live memories (sorted by keys), and how many
+    more there are (left for later runs)."""
     gone = retired_keys(outcome)
     live = [m for m in corpus.memories if m.key not in gone]
-    by_key = {m.key: m for m in live}
     # Volumes of one consolidated topic complement each other by design: never judged as a pair.
-    pairs = [p for p in subject_pairs(live) if not _same_topic(by_key[p.a], by_key[p.b])]
-    if len(pairs) <= limit:
-        return pairs, 0
-    kept = sorted(pairs, key=lambda p: (-p.overlap, p.a, p.b))[:limit]
-    return sorted(kept, key=lambda p: (p.a, p.b)), len(pairs) - limit
-
-
-def _same_topic(a: Memory, b: Memory) -> bool:
-    topic = a.extra.get("consolidation_topic")
-    return bool(topic) and topic == b.extra.get("consolidation_topic")
+    topics = {k: topic for k, topic in {m.key: m.extra.get("consolidation_topic") for m in live}.items() if topic}
+    same_topic = (lambda a, b: a in topics and topics[a] == topics.get(b)) if topics else None
+    pairs, more = strongest_pairs(live, limit, skip=same_topic)
+    return sorted(pairs, key=lambda p: (p.a, p.b)), more
 
 
 def statement(m: Memory) -> str:

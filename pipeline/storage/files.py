@@ -15,7 +15,7 @@ import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, BinaryIO, Iterator
 
 import yaml
 from frontmatter.default_handlers import YAMLHandler
@@ -86,6 +86,19 @@ def decode_text(data: bytes) -> str:
 
 def read_bytes(root: Path, path: Path, max_bytes: int) -> bytes:
     """The bytes of a store file within the size cap, never through a symlink leaving the store."""
+    with open_checked(root, path, max_bytes) as fh:
+        try:
+            data = fh.read(max_bytes + 1)  # bounded even if the file grew since the stat
+        except OSError as exc:
+            raise Unreadable(f"cannot read: {exc.strerror or exc}") from None
+    if len(data) > max_bytes:
+        raise Unreadable(f"file too large (over {max_bytes} bytes)")
+    return data
+
+
+def open_checked(root: Path, path: Path, max_bytes: int) -> BinaryIO:
+    """A store file opened for reading after `read_bytes`' checks (inside the store, a regular file,
+    within the size cap when opened): for a reader that streams it, bounding what it reads itself."""
     if path.is_symlink() and symlink_loop(path):
         raise Unreadable("symlink loop")
     # Every path, not only a symlinked file: a symlinked folder on the way leaves the store as well.
@@ -101,13 +114,9 @@ def read_bytes(root: Path, path: Path, max_bytes: int) -> bytes:
     if size > max_bytes:
         raise Unreadable(f"file too large ({size} bytes > {max_bytes})")
     try:
-        with path.open("rb") as fh:
-            data = fh.read(max_bytes + 1)  # bounded even if the file grew since the stat
+        return path.open("rb")
     except OSError as exc:
         raise Unreadable(f"cannot read: {exc.strerror or exc}") from None
-    if len(data) > max_bytes:
-        raise Unreadable(f"file too large (over {max_bytes} bytes)")
-    return data
 
 
 @dataclass

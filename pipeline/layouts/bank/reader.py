@@ -12,16 +12,16 @@ import io
 import json
 import json.encoder
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from pydantic import ValidationError
 
 from ...config import BankConfig, Settings
-from ...errors import ConfigError
-from ...model import Corpus, Finding, Memory
-from ...storage.files import Unreadable, as_date, mtime_of, parse_error, read_bytes, read_text, rel
+from ...errors import ConfigError, RunFailed, os_reason
+from ...model import Corpus, Finding, Memory, defer_read_shas
+from ...storage.files import Unreadable, as_date, mtime_of, open_checked, parse_error, read_bytes, read_text, rel
 from ...storage.gc_pause import gc_paused
 
 LAYOUT = "bank"
@@ -87,22 +87,25 @@ def read_records(root: Path, bank: Path, settings: Settings, corpus: Corpus) -> 
 def parse_records(key: str, data: bytes, corpus: Corpus) -> dict[str, dict[str, Any]]:
     """`read_records` of bytes already read (a writer builds its revisions on exactly those)."""
     latest: dict[str, tuple[tuple[int, int], dict[str, Any]]] = {}
-    for rid, order, rec in _records(key, data, corpus):
+    for rid, order, rec, _ in _records(key, io.BytesIO(data), corpus):
         if rid not in latest or order >= latest[rid][0]:
             latest[rid] = (order, rec)
     return {rid: rec for rid, (_, rec) in latest.items()}
 
 
-def _records(key: str, data: bytes, corpus: Corpus) -> Iterator[tuple[str, tuple[int, int], dict[str, Any]]]:
-    """Every record with a usable id, in line order: (id, its order, the record).
+def _records(key: str, lines: Iterable[bytes], corpus: Corpus) -> Iterator[tuple[str, tuple[int, int], dict[str, Any], _Line]]:
+    """Every record with a usable id, in line order: (id, its order, the record, its line).
 
-    Line by line: one bad line (a torn write, a stray byte) must not hide the whole bank. One line is
-    decoded at a time, never a second copy of the whole file. The lines that are not UTF-8 are
-    reported first, then the other bad lines, each in line order (the order of the findings as ever).
+    `lines` split at b"\n" only (`io.BytesIO(data)`, `_file_lines`). Line by line: one bad line (a
+    torn write, a stray byte) must not hide the whole bank. One line is decoded at a time, never a
+    second copy of the whole file. The lines that are not UTF-8 are reported first, then the other
+    bad lines, each in line order (the order of the findings as ever).
     """
     bad: list[Finding] = []
+    end = 0
     try:
-        for line_no, raw in enumerate(io.BytesIO(data), start=1):  # split at b"\n" only, as ever
+        for line_no, raw in enumerate(lines, start=1):
+            offset, end = end, end + len(raw)
             try:
                 line = raw.decode("utf-8-sig" if line_no == 1 else "utf-8")
             except UnicodeDecodeError:
@@ -122,30 +125,128 @@ def _records(key: str, data: bytes, corpus: Corpus) -> Iterator[tuple[str, tuple
             if not _valid_unicode(rid):  # JSON can escape a lone surrogate; as a key it would break the output
                 bad.append(parse_error(key, f"line {line_no}: id is not valid Unicode"))
                 continue
-            yield rid, _record_order(rec, line_no), rec
+            yield rid, _record_order(rec, line_no), rec, (offset, raw)
     finally:
         corpus.findings.extend(bad)
+
+
+_Line = tuple[int, bytes]  # a record's line: its byte offset in the file, and its bytes as read
+
+
+class _LineShas:
+    """The read hashes of a bank's memories, computed when a plan asks for them (`ReadShaSource`).
+
+    Of each memory it keeps where its line starts and the sha256 of the line's bytes (`_line_digest`;
+    40 bytes in all, against the canonical JSON's hex digest in a dict of its own), and when asked reads those
+    lines again: bytes with the same digest are the record the plan judged, so their record's
+    canonical hash is the one the reader would have taken. A line that changed since (the bank was
+    rewritten while it was planned) fails the plan: no hash could say what was judged.
+    """
+
+    def __init__(self, root: Path, path: Path, max_bytes: int) -> None:
+        self.root, self.path, self.max_bytes = root, path, max_bytes
+        self.lines: dict[str, bytes] = {}  # memory key -> sha256 of its line + its offset (8 bytes, big-endian)
+
+    def read(self, memory: Memory, line: _Line) -> None:
+        """Where the newest record of a memory was read (the memory's own key: no second copy)."""
+        offset, raw = line
+        self.lines[memory.key] = _line_digest(raw) + offset.to_bytes(8, "big")
+        defer_read_shas(memory, self)
+
+    def forget(self, key: str) -> None:
+        """The newest record of `key` is retired: no memory, no hash."""
+        self.lines.pop(key, None)
+
+    def read_shas(self, memories: list[Memory]) -> dict[str, dict[str, str]]:
+        wanted = sorted((int.from_bytes(loc[32:], "big"), loc[:32], m.key) for m in memories for loc in (self.lines[m.key],))
+        out: dict[str, dict[str, str]] = {}
+        try:
+            with open_checked(self.root, self.path, self.max_bytes) as fh:
+                for offset, digest, key in wanted:
+                    fh.seek(offset)
+                    raw = fh.readline(self.max_bytes + 1)
+                    if _line_digest(raw) != digest:
+                        raise Unreadable("changed since it was read")
+                    out[key] = {key: record_sha(json.loads(raw.decode("utf-8-sig" if offset == 0 else "utf-8")))}
+        except (Unreadable, OSError) as exc:
+            reason = str(exc) if isinstance(exc, Unreadable) else os_reason(exc, self.root)
+            raise RunFailed(f"{rel(self.root, self.path)}: {reason} while the plan was made; plan again") from None
+        return out
+
+
+def _line_digest(raw: bytes) -> bytes:
+    # Without the line's end: a last line read before its writer wrote the b"\n" (or the next
+    # record's leading one) is the same record when it has it, not a bank rewritten meanwhile.
+    return hashlib.sha256(raw.removesuffix(b"\n")).digest()
+
+
+def _file_lines(fh: BinaryIO, max_bytes: int) -> Iterator[bytes]:
+    """A file's lines as `io.BytesIO(read_bytes(...))` gives them, one at a time, within the same cap:
+    past `max_bytes` in all (the file grew since its size was checked), `Unreadable`, as `read_bytes`."""
+    total = 0
+    while True:
+        try:
+            raw = fh.readline(max_bytes - total + 1)  # bounded: a line without an end is not read whole
+        except OSError as exc:
+            raise Unreadable(f"cannot read: {exc.strerror or exc}") from None
+        if not raw:
+            return
+        total += len(raw)
+        if total > max_bytes:
+            raise Unreadable(f"file too large (over {max_bytes} bytes)")
+        yield raw
+
+
+def _read_bank(root: Path, bank: Path, settings: Settings, corpus: Corpus) -> tuple[int, list[Memory]]:
+    """`current_memories` of a bank's file, read a line at a time: the file's bytes, its decoded text
+    and its parsed records are never all held at once, only the memories made of them.
+
+    What it reports is what reading the whole file first reported (`read_bank_bytes`): a file that
+    cannot be read, or passes the cap while it is read, is one parse_error and no memory, and the
+    findings of the lines read before that are taken back.
+    """
+    path = bank / "memories.jsonl"
+    key = rel(root, path)
+    before = len(corpus.findings)
+    try:
+        with open_checked(root, path, settings.max_file_bytes * 64) as fh, gc_paused(freeze=True):
+            # gc_paused: millions of long-lived objects at once, kept for the plan (see storage/gc_pause.py)
+            shas = _LineShas(root, path, settings.max_file_bytes * 64)
+            return current_memories(bank.name, key, _file_lines(fh, settings.max_file_bytes * 64), corpus, shas)
+    except Unreadable as exc:
+        del corpus.findings[before:]
+        corpus.findings.append(parse_error(key, str(exc)))
+        return 0, []
 
 
 def _retired(rec: dict[str, Any]) -> bool:
     return bool(rec.get("superseded_by") or rec.get("invalid_at"))
 
 
-def current_memories(bank: str, key: str, data: bytes, corpus: Corpus) -> tuple[int, list[Memory]]:
+def current_memories(
+    bank: str, key: str, lines: Iterable[bytes], corpus: Corpus, shas: _LineShas | None = None,
+) -> tuple[int, list[Memory]]:
     """The number of ids in a bank and the memories of its live current records (`parse_records`,
     then `_to_memory` of each live one), built as the lines are read.
 
     Each record is made a memory (or found retired) as soon as it is the newest of its id, so the
-    parsed dicts of a big bank are never all held at once: only the one memory per id is.
+    parsed dicts of a big bank are never all held at once: only the one memory per id is. With
+    `_file_lines`, neither are the file's bytes. With `shas`, each memory's read hash is left to it,
+    computed for the plan's targets only (`model.settle_read_shas`).
     """
     # The order is (revision, line number) and lines come in order, so a later line wins whenever its
     # revision is at least the held one's: only the revision is kept beside each memory.
     latest: dict[str, tuple[int, Memory | None]] = {}
     pool = _Pool()
-    for rid, (revision, _), rec in _records(key, data, corpus):
+    for rid, (revision, _), rec, line in _records(key, lines, corpus):
         held = latest.get(rid)
         if held is None or revision >= held[0]:
-            latest[rid] = (revision, None if _retired(rec) else _to_memory(bank, rec, pool))
+            memory = None if _retired(rec) else _to_memory(bank, rec, pool, shas is None)
+            if shas is not None and memory is not None:
+                shas.read(memory, line)
+            elif shas is not None:
+                shas.forget(f"{bank}/{rid}")
+            latest[rid] = (revision, memory)
     return len(latest), [m for _, m in latest.values() if m is not None]
 
 
@@ -158,6 +259,7 @@ class _Pool:
     def __init__(self) -> None:
         self.dates: dict[str, dt.date | None] = {}
         self.strings: dict[str, str] = {}
+        self.floats: dict[float, float] = {}
 
     def date(self, value: Any) -> dt.date | None:
         if value is None:
@@ -170,6 +272,13 @@ class _Pool:
 
     def string(self, value: str) -> str:
         return self.strings.setdefault(value, value)
+
+    def number(self, value: Any) -> Any:
+        """One float object per value (a confidence of 0.8 on every record). Not 0.0, which equals
+        -0.0 but is not the same JSON, nor NaN, which equals nothing; anything else as it is."""
+        if type(value) is float and value and value == value:
+            return self.floats.setdefault(value, value)
+        return value
 
 
 def _valid_unicode(text: str) -> bool:
@@ -205,7 +314,7 @@ def record_sha(rec: dict[str, Any]) -> str:
     return hashlib.sha256(canonical_json(rec).encode("ascii")).hexdigest()
 
 
-def _to_memory(bank: str, rec: dict[str, Any], pool: _Pool | None = None) -> Memory:
+def _to_memory(bank: str, rec: dict[str, Any], pool: _Pool | None = None, hashed: bool = True) -> Memory:
     pool = pool or _Pool()
     get = rec.get
     text, corroboration, source, revision = get("text"), get("corroboration"), get("source"), get("revision")
@@ -218,7 +327,8 @@ def _to_memory(bank: str, rec: dict[str, Any], pool: _Pool | None = None) -> Mem
         id=rid,
         title="",
         body=text if isinstance(text, str) else "",
-        tags=[pool.string(t) for t in _scalars(get("tags"))],
+        # [:]: a copy is made to its size (a list built by appending keeps room for three more)
+        tags=[pool.string(t) for t in _scalars(get("tags"))][:],
         corroboration=corroboration if isinstance(corroboration, int) and not isinstance(corroboration, bool) else 0,
         pinned=get("pinned") is True,
         created=pool.date(get("created_at")),
@@ -228,9 +338,9 @@ def _to_memory(bank: str, rec: dict[str, Any], pool: _Pool | None = None) -> Mem
         extra={
             "entities": _scalars(get("entities")),
             "revision": revision if isinstance(revision, int) else 0,
-            "confidence": get("confidence"),
+            "confidence": pool.number(get("confidence")),
         },
-        read_shas={key: record_sha(rec)},
+        read_shas={key: record_sha(rec)} if hashed else {},
     )
 
 
@@ -260,10 +370,7 @@ def load(root: Path, settings: Settings) -> Corpus:
         name = bank.name
         if allow and name not in allow:
             continue
-        data = read_bank_bytes(root, bank, settings, corpus)
-        with gc_paused():  # millions of long-lived objects at once (see storage/gc_pause.py)
-            records, live = (0, []) if data is None else current_memories(name, rel(root, bank / "memories.jsonl"), data, corpus)
-        del data  # the file's bytes are not held beside the memories made of them
+        records, live = _read_bank(root, bank, settings, corpus)
         corpus.memories.extend(live)
         rule_files = sorted(rel(root, p) for p in (bank / "rules").glob("*.md")) if (bank / "rules").is_dir() else []
         banks[name] = {

@@ -28,7 +28,7 @@ MAX_LINES = 200  # Claude Code loads the first 200 lines of MEMORY.md
 DEFAULT_SEP = "—"
 UNINDEXED = "Unindexed"
 
-_HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+_HEADING_START = re.compile(r"^(#{1,6})\s+")
 _ITEM = re.compile(r"^(?P<indent>\s*)(?P<marker>[-*+]|\d+[.)])\s+")
 _LINK = re.compile(r"\[(?P<title>(?:[^\[\]]|\[[^\]]*\])*)\]\((?P<href>[^()\s]+)(?:\s+\"[^\"]*\")?\)")
 _CODE = re.compile(r"`([^`\s]+\.md)`")
@@ -89,11 +89,26 @@ def parse(text: str) -> list[Line]:
     return lines
 
 
+def heading(s: str) -> tuple[int, str] | None:
+    """(level, text) of an ATX heading line, or None: `#`s (1-6), whitespace, the text, and an
+    optional closing sequence (whitespace, `#`s, whitespace) that is not part of the text.
+
+    What `^(#{1,6})\\s+(.*?)\\s*#*\\s*$` matches, in linear time: that pattern's lazy text and the two
+    whitespace runs around the `#`s backtrack against each other, and one line of 2,000 spaces
+    before a final character took 20 s (a hostile or careless MEMORY.md stopped a run for minutes).
+    """
+    start = _HEADING_START.match(s)
+    if start is None:
+        return None
+    rest = s[start.end() :]
+    # the longest closing sequence: whitespace, then `#`s, then whitespace, from the end
+    text = rest.rstrip().rstrip("#").rstrip()
+    return len(start.group(1)), text
+
+
 def _parse_line(line: Line) -> None:
     s = line.text
-    h = _HEADING.match(s)
-    if h:
-        line.heading = (len(h.group(1)), h.group(2))
+    line.heading = heading(s)
     for m in _LINK.finditer(s):
         name = sibling(m.group("href"))
         if name is not None:

@@ -40,13 +40,27 @@ SEQUENCE = frozenset("before after then first last followed precedes precede fol
 
 
 def _moves(a: list[str], b: list[str]) -> list[tuple[int, int, int]]:
-    """All (start, end, insert_at) such that moving a[start:end] to insert_at gives b."""
+    """All (start, end, insert_at) such that moving a[start:end] to insert_at gives b.
+
+    A move leaves in place the words before min(start, insert_at) and those after the span it
+    shifts, so only a move whose span covers both the first and the last place where a and b differ
+    can give b: the others are not tried (the same moves, found in the same order)."""
     n = len(a)
+    if len(b) != n:
+        return []  # a move keeps the length
+    same_head = next((t for t in range(n) if a[t] != b[t]), n)
+    # (Two equal lists differ nowhere: every move that keeps them equal counts, none is ruled out.)
+    same_tail = next((t for t in range(n - same_head) if a[n - 1 - t] != b[n - 1 - t]), n)
     found = []
     for i in range(n):
         for j in range(i + 1, n + 1):
+            # insert_at k: min(i, k) <= same_head, and the span ends at max(j, k + j - i) >= n - same_tail.
+            lo = 0 if j >= n - same_tail else n - same_tail - (j - i)
+            hi = n - (j - i) if i <= same_head else min(same_head, n - (j - i))
+            if lo > hi:
+                continue
             block, rest = a[i:j], a[:i] + a[j:]
-            for k in range(len(rest) + 1):
+            for k in range(lo, hi + 1):
                 if k == i:
                     continue
                 if rest[:k] + block + rest[k:] == b:
@@ -82,9 +96,12 @@ def _uninvert(words: list[str]) -> list[str]:
     return out
 
 
+_LIST_SPLIT = re.compile(r",|;|\band\b|\bor\b")
+
+
 def _list_items(text: str) -> tuple[str, list[str]] | None:
     """(head, items) of a text that is a list: 'Staging runs Node 20, Postgres 15 and Redis 7'."""
-    parts = [p for p in re.split(r",|;|\band\b|\bor\b", text.casefold()) if p.strip()]
+    parts = [p for p in _LIST_SPLIT.split(text.casefold()) if p.strip()]
     if len(parts) < 2:
         return None
     return " ".join(tokens(parts[0])), [" ".join(tokens(p)) for p in parts[1:]]

@@ -1,0 +1,103 @@
+"""Same-subject pairs (the conflicts stage's candidates): what the index finds, and that the faster
+search of issue 14 (numbers for keys, pairs as ints, only the offered pairs built) finds the same."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from itertools import combinations
+
+from pipeline.rules.hot_subjects import hot_pairs
+from pipeline.rules.subject_pairs import SubjectPair, strongest_pairs, subject_pairs
+from pipeline.rules.text import normalize, significant_words
+
+from helpers import mem
+from test_hot_subjects import hot_bank
+
+
+def mixed(n: int, seed: int):
+    """Two groups, tags, a small vocabulary (hot words above the cap of 50) and ids shared by a few
+    memories each (cold words under it): both ways of finding a pair are used."""
+    rng = random.Random(seed)
+    vocab = [f"w{i:02d}" for i in range(30)]
+    return [
+        mem(f"k{i:04d}", " ".join(["deploy", *rng.sample(vocab, rng.randint(2, 6)), f"id{i % 97}"]), group=rng.choice("gh"),
+            tags=rng.sample(["ops", "ci", "db"], rng.randint(0, 2)))
+        for i in range(n)
+    ]
+
+
+def digest(pairs: list[SubjectPair]) -> str:
+    return hashlib.sha256("\n".join(f"{p.a} {p.b} {p.overlap} {' '.join(p.shared)}" for p in pairs).encode()).hexdigest()[:16]
+
+
+def test_the_pairs_are_those_the_search_found_before_it_was_made_faster():
+    # Digests of the search as it was before issue 14 (dicts of keys, sets of key tuples): the plan's
+    # candidates and its "left for later" count must not move.
+    assert digest(subject_pairs(hot_bank(3000))) == "4cf8f3614d8bf3c8"
+    assert digest(subject_pairs(mixed(2000, 3))) == "3f55cfd491611793"
+    # A key seen twice (no reader makes one, the function allows it): its last memory's words count,
+    # and each of its memories files its own.
+    ms = mixed(300, 2)
+    assert digest(subject_pairs([*ms, mem(ms[10].key, ms[20].body, group=ms[20].group, tags=ms[20].tags)])) == "8b919b12f0fe08db"
+
+
+def _all_pairs(memories, min_overlap=0.4, min_shared=2, per_memory=5):
+    """Every same-group pair compared, for a store too small to need the index."""
+    words = {m.key: significant_words(m.body) | {f"#tag:{t.lower()}" for t in m.tags} for m in memories}
+    scored = []
+    for a, b in combinations(sorted(memories, key=lambda m: m.key), 2):
+        shared = words[a.key] & words[b.key]
+        ratio = len(shared) / min(len(words[a.key]), len(words[b.key])) if shared else 0.0
+        same_tokens = set(normalize(a.body).split()) == set(normalize(b.body).split())
+        if a.group == b.group and len(shared) >= min_shared and ratio >= min_overlap and not same_tokens:
+            scored.append((-round(ratio, 4), a.key, b.key, tuple(sorted(shared))))
+    taken: dict[str, int] = {}
+    kept = []
+    for neg, a, b, shared in sorted(scored):
+        if taken.get(a, 0) < per_memory and taken.get(b, 0) < per_memory:
+            taken[a] = taken.get(a, 0) + 1
+            taken[b] = taken.get(b, 0) + 1
+            kept.append(SubjectPair(a, b, -neg, shared))
+    return sorted(kept, key=lambda p: (p.a, p.b))
+
+
+def test_under_the_frequency_cap_the_index_finds_what_comparing_all_pairs_finds():
+    for seed in range(12):
+        ms = mixed(45, seed)  # at most 45 memories: no word is hot, the index sees every pair
+        assert subject_pairs(ms) == _all_pairs(ms), seed
+        assert subject_pairs(ms, per_memory=2, min_overlap=0.2) == _all_pairs(ms, per_memory=2, min_overlap=0.2), seed
+
+
+def test_the_strongest_pairs_and_the_count_of_the_rest_are_those_of_all_pairs():
+    ms = mixed(1500, 5)
+    every = sorted(subject_pairs(ms), key=lambda p: (-p.overlap, p.a, p.b))
+    assert len(every) > 400
+    assert strongest_pairs(ms, 400) == (every[:400], len(every) - 400)
+    assert strongest_pairs(ms, 0) == ([], len(every))
+    assert strongest_pairs(ms, len(every) + 10) == (every, 0)
+    # Pairs refused by `skip` are neither offered nor counted; the others keep their order.
+    skip = lambda a, b: a.endswith("7")  # noqa: E731
+    rest = [p for p in every if not skip(p.a, p.b)]
+    assert strongest_pairs(ms, 50, skip=skip) == (rest[:50], len(rest) - 50)
+
+
+def test_the_order_of_the_memories_does_not_change_the_pairs():
+    ms = mixed(800, 9)
+    shuffled = list(ms)
+    random.Random(1).shuffle(shuffled)
+    assert subject_pairs(shuffled) == subject_pairs(ms)
+
+
+def test_hot_pairs_take_any_keys_ordered_as_the_memories_keys():
+    ms = hot_bank(2000)
+    hot: dict[str, list[str]] = {}
+    for m in ms:
+        for w in set(m.body.split()):
+            hot.setdefault(w, []).append(m.key)
+    hot = {w: ks for w, ks in hot.items() if len(ks) > 50}
+    words = {m.key: frozenset(m.body.split()) for m in ms}
+    keys = sorted(words)
+    number = {k: i for i, k in enumerate(keys)}
+    by_number = hot_pairs({w: [number[k] for k in ks] for w, ks in hot.items()}, {number[k]: ws for k, ws in words.items()})
+    assert {(keys[a], keys[b]) for a, b in by_number} == hot_pairs(hot, words)
