@@ -158,7 +158,9 @@ class _LineShas:
         self.lines.pop(key, None)
 
     def read_shas(self, memories: list[Memory]) -> dict[str, dict[str, str]]:
-        wanted = sorted((int.from_bytes(loc[32:], "big"), loc[:32], m.key) for m in memories for loc in (self.lines[m.key],))
+        # Each line's place packed as its 32-byte digest then its offset: read in file order.
+        located = ((self.lines[m.key], m.key) for m in memories)
+        wanted = sorted((int.from_bytes(loc[32:], "big"), loc[:32], key) for loc, key in located)
         out: dict[str, dict[str, str]] = {}
         try:
             with open_checked(self.root, self.path, self.max_bytes) as fh:
