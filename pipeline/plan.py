@@ -52,21 +52,34 @@ def reconcile(actions: list[Action]) -> list[Action]:
     return kept
 
 
-def with_target_hashes(corpus: Corpus, actions: list[Action]) -> list[Action]:
-    """Each action of a kind judged on content, carrying the read hashes of every target."""
+def with_target_hashes(corpus: Corpus, actions: list[Action]) -> tuple[list[Action], list[StageError]]:
+    """Each action of a kind judged on content, carrying the read hashes of every target.
+
+    Apply skips an action whose targets changed since the plan only by these hashes, so an action
+    judged on a memory that came without them (a reader that kept none, as a third-party layout
+    might) is dropped, not planned unchecked, and reported in the plan's errors.
+    """
     by_key = corpus.by_key()
     # Only these targets' hashes are needed: a reader may have deferred them (model.settle_read_shas).
     settle_read_shas(by_key[t] for a in actions if judged_on_content(a.kind) for t in a.targets if t in by_key)
     shas: dict[str, dict[str, str]] = {t.key: {t.key: t.read_sha} for t in corpus.trackers if t.read_sha}
     for m in corpus.memories:
         shas[m.key] = m.read_shas
-    out = []
+    out: list[Action] = []
+    errors: list[StageError] = []
     for a in actions:
+        if judged_on_content(a.kind):
+            unhashed = [t for t in a.targets if t in by_key and not by_key[t].read_shas]
+            if unhashed:
+                errors.append(StageError(stage="plan", message=(
+                    f"{a.kind} of {', '.join(a.targets)} dropped: the reader kept no hash of "
+                    f"{', '.join(unhashed)}, so apply could not tell whether it changed since the plan")))
+                continue
         hashes = {k: v for t in a.targets for k, v in shas.get(t, {}).items()}
         if judged_on_content(a.kind) and hashes:
             a = a.model_copy(update={"target_hashes": dict(sorted(hashes.items()))})
         out.append(a)
-    return out
+    return out, errors
 
 
 def run_rules(corpus: Corpus, settings: Settings) -> Outcome:
@@ -104,14 +117,15 @@ def build_plan(corpus: Corpus, settings: Settings, run_stages: StageRunner | Non
     outcome = layout_of(corpus).guard(outcome, settings)
     live = [m.key for m in corpus.memories if m.type != "archived"]
     capped = cap_retirements(reconcile(outcome.actions), live, settings.max_retire_fraction)
+    actions, unhashed = with_target_hashes(corpus, sorted(capped.actions, key=action_sort_key))
     return Plan(
         layout=corpus.layout,
         root=corpus.root,
         now=settings.now,
         model=settings.llm.model,
         memories=len(corpus.memories),
-        actions=with_target_hashes(corpus, sorted(capped.actions, key=action_sort_key)),
+        actions=actions,
         findings=sorted(outcome.findings + capped.findings, key=finding_sort_key),
-        errors=sorted(errors, key=lambda e: (e.stage, e.message)),
+        errors=sorted(errors + unhashed, key=lambda e: (e.stage, e.message)),
         stats=stats,
     )

@@ -30,6 +30,7 @@ def mem(type_: str, slug: str, *, strength: int = 1, created: int = 10, demoted_
         key=f"memories/{type_}/{slug}.memory.md", layout="crux", title=slug, body=f"about {slug}", type=type_,
         strength=strength, created=ago(created), modified=ago(modified) if modified is not None else None,
         meta=meta, group="base", extra={"scope": "base", "agent": None, "twin": None},
+        read_shas={f"memories/{type_}/{slug}.memory.md": f"sha-of-{slug}"},  # what a reader keeps
     )
 
 

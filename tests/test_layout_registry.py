@@ -23,6 +23,8 @@ REPO = Path(__file__).resolve().parent.parent
 NOW = "2026-11-29"
 
 NOTES_LAYOUT = '''
+import hashlib
+
 from pipeline.apply import ChangeSet
 from pipeline.journal import Op
 from pipeline.layouts.base import BaseLayout
@@ -41,7 +43,9 @@ class NotesLayout(BaseLayout):
     def load(self, root, settings):
         corpus = Corpus(layout=self.name, root=str(root))
         for path in sorted(root.glob("*.note")):
-            corpus.memories.append(Memory(key=path.name, layout=self.name, group="notes", body=path.read_text(encoding="utf-8")))
+            data = path.read_bytes()
+            corpus.memories.append(Memory(key=path.name, layout=self.name, group="notes", body=data.decode("utf-8"),
+                                          read_shas={path.name: hashlib.sha256(data).hexdigest()}))
         return corpus
 
     def changes(self, corpus, actions, settings, run_id, resolve, findings):
@@ -190,3 +194,19 @@ def test_no_core_module_branches_on_a_layout_name():
         if branch.search(line)
     ]
     assert offenders == []
+
+
+def test_a_layout_that_keeps_no_read_hashes_gets_its_judged_actions_dropped_and_reported(plugins, notes_store):
+    # A reader without `read_shas` would let apply act on content nobody can show was judged.
+    plugins("notes_layout", NOTES_LAYOUT.replace("read_shas={path.name: hashlib.sha256(data).hexdigest()}", "read_shas={}"),
+            "notes = notes_layout:LAYOUT")
+    _corpus, _settings, plan = plan_store(str(notes_store), Settings(now=NOW, llm={"model": "none"}), say=lambda _m: None)
+
+    assert plan.actions == []
+    assert [(e.stage, e.message) for e in plan.errors] == [("plan", (
+        "merge_duplicate of a.note, b.note dropped: the reader kept no hash of a.note, b.note, "
+        "so apply could not tell whether it changed since the plan"))]
+    before = {p.name: p.read_bytes() for p in notes_store.iterdir() if p.is_file()}
+    applied = cli("apply", str(notes_store), "--yes", "--model", "none", "--now", NOW)
+    assert applied.exit_code == 0, applied.output
+    assert {p.name: p.read_bytes() for p in notes_store.iterdir() if p.is_file()} == before
