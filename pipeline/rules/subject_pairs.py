@@ -18,8 +18,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import chain, compress, count, repeat
-from operator import and_, eq, ge, le, neg, or_, truediv
+from itertools import chain
 
 from ..model import Memory
 from ..storage.gc_pause import gc_paused
@@ -96,9 +95,7 @@ def _tag_word(tag: str) -> str:
 def _significant(m: Memory) -> tuple[frozenset[str], int]:
     """A memory's words here: `significant_of_normalized(normalized_body(m))` and its tags; and how
     many of them are the body's."""
-    body = frozenset(_LONG_WORD.findall(normalized_body(m)))
-    if not STOPWORDS.isdisjoint(body):  # most bodies of a bank have none: no second set made
-        body = body - STOPWORDS
+    body = frozenset(_LONG_WORD.findall(normalized_body(m))) - STOPWORDS
     return (body.union(map(_tag_word, m.tags)) if m.tags else body), len(body)
 
 
@@ -169,29 +166,22 @@ class _Search:
     def ranked(self, min_overlap: float, min_shared: int, per_memory: int) -> Iterator[tuple[int, int, float]]:
         """(a, b, overlap) of the pairs kept: strongest first, then by keys; each memory with at most
         `per_memory` partners, the strongest ones."""
-        words, body_size = self.words, self.body_size
-        # Every pair discovered as two parallel lists, scored column by column: each step is one
-        # C-level map over all pairs, not a Python step per pair (50k pairs on a bank of 50k).
-        firsts = list(chain.from_iterable(map(repeat, self.partners, map(len, self.partners.values()))))
-        seconds = list(chain.from_iterable(self.partners.values()))
-        shared = list(map(len, map(and_, map(words.__getitem__, firsts), map(words.__getitem__, seconds))))
-        enough = list(map(le, repeat(min_shared), shared))
-        firsts, seconds, shared = list(compress(firsts, enough)), list(compress(seconds, enough)), list(compress(shared, enough))
-        sizes = list(map(len, words))
-        ratios = list(map(truediv, shared, map(min, map(sizes.__getitem__, firsts), map(sizes.__getitem__, seconds))))
-        close = list(map(le, repeat(min_overlap), ratios))
-        firsts, seconds, shared, ratios = (list(compress(column, close)) for column in (firsts, seconds, shared, ratios))
-        # Equal token sets have equal body words, all shared: fewer shared words cannot be. Only the
-        # pairs that could be are asked (and any pair with a memory whose key is seen twice).
-        size_a = list(map(body_size.__getitem__, firsts))
-        maybe_same = map(and_, map(ge, shared, size_a), map(eq, size_a, map(body_size.__getitem__, seconds)))
-        if self.odd:
-            odd = self.odd.__contains__
-            maybe_same = map(or_, maybe_same, map(or_, map(odd, firsts), map(odd, seconds)))
-        same = {at for at in compress(count(), maybe_same) if self._same_tokens(firsts[at], seconds[at])}
-        scored = list(zip(map(neg, map(round, ratios, repeat(4))), firsts, seconds))
-        if same:
-            scored = [row for at, row in enumerate(scored) if at not in same]
+        words, body_size, odd = self.words, self.body_size, self.odd
+        sizes = [len(ws) for ws in words]
+        scored: list[tuple[float, int, int]] = []
+        for a, partners in self.partners.items():
+            wa, sa = words[a], sizes[a]
+            for b in partners:
+                shared = len(wa & words[b])
+                if shared < min_shared:
+                    continue
+                ratio = shared / (sa if sa < (sb := sizes[b]) else sb)
+                if ratio < min_overlap:
+                    continue
+                # Equal token sets have equal body words, all shared: fewer shared words cannot be.
+                if (shared >= body_size[a] == body_size[b] or (odd and (a in odd or b in odd))) and self._same_tokens(a, b):
+                    continue
+                scored.append((-round(ratio, 4), a, b))
         scored.sort()
         taken = [0] * len(self.keys)
         for neg_overlap, a, b in scored:
