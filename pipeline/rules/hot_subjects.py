@@ -145,8 +145,8 @@ class _Lane(Generic[K]):
 
 class _LastLevel(Generic[K]):
     """The last level's buckets, of the members of `lanes` (each filed under each next pair of
-    anchors), listed only when shared; a member of a bucket is a number (its lane's offset + its
-    place in the lane * len(_ANCHOR_PAIRS) + the anchor pair's), turned back into what it is only
+    anchors), listed only when shared; a member of a bucket is a number (its place in its lane *
+    `stride` + its lane * len(_ANCHOR_PAIRS) + the anchor pair), turned back into what it is only
     for the shared buckets. On a bank of 50k memories 350k of 380k buckets hold one member."""
 
     def __init__(self, lanes: list[_Lane[K]], base: int) -> None:
