@@ -59,6 +59,7 @@ def _clean(token: str) -> str:
 # Written in capitals for emphasis, not names ("should NOT", "ALWAYS"); abbreviations with dots.
 _EMPHASIS = frozenset("not no never always must only do don't all any none important note warning todo and or".split())
 _ABBREVIATIONS = frozenset("e.g i.e etc vs cf a.k.a".split())
+_EMPHASIS_STEMS = _EMPHASIS | {w.rstrip("s") for w in _EMPHASIS}  # made once, not per token
 
 
 def _is_atom(token: str, sentence_start: bool) -> bool:
@@ -72,7 +73,7 @@ def _is_atom(token: str, sentence_start: bool) -> bool:
         return False
     if _FILE_EXT.search(token) or _DOTTED.match(token):
         return True
-    if _ALLCAPS.match(token) and token.lower().rstrip("s") in _EMPHASIS | {w.rstrip("s") for w in _EMPHASIS}:
+    if _ALLCAPS.match(token) and token.lower().rstrip("s") in _EMPHASIS_STEMS:
         return False
     if "_" in token.strip("_") or _CAMEL.search(token) or _ALLCAPS.match(token):
         return True

@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 
 from ....rules.text import STOPWORDS, normalize
 from .history import _PAST
@@ -57,8 +57,10 @@ class Reading:
     exceptions: frozenset[str] = frozenset()  # what "except for hotfixes" leaves out of the claim
     measures: frozenset[str] = frozenset()  # what a number counts or is per: "per user", "3 replicas"
 
-    @property
+    @cached_property
     def content(self) -> frozenset[str]:
+        # Asked for in every clause comparison (a hundred per pair): made once per reading, which
+        # the `read` cache keeps (a frozen dataclass still has an instance dict to keep it in).
         return frozenset(self.seq)
 
 
