@@ -9,11 +9,13 @@ benchmark itself is run once, small, for its output's shape (no time is asserted
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import gc
 import io
 import math
 import json
+import pickle
 from pathlib import Path
 
 import pytest
@@ -106,9 +108,39 @@ def test_trusted_memories_share_a_fields_set_no_assignment_changes():
     b = reader._to_memory("blog", {"id": "b", "text": "y"})
     before = set(a.model_fields_set)
     a.type = "fact"
-    a.meta["k"] = 1  # each memory still has its own containers
+    a.meta = {"k": 1}  # a field is replaced, never its shared container changed
     assert a.model_fields_set == before == set(Memory.model_fields)
     assert b.type is None and b.meta == {}
+
+
+def test_a_bank_memorys_shared_containers_refuse_every_change():
+    a = reader._to_memory("blog", {"id": "a", "text": "x", "revision": 1, "confidence": 0.8}, pool := reader._Pool(), False)
+    b = reader._to_memory("blog", {"id": "b", "text": "y", "revision": 1, "confidence": 0.8}, pool, False)
+    assert a.meta is b.meta and a.extra is b.extra and a.read_shas is b.read_shas  # what makes them cheap
+    changes = [
+        lambda: a.meta.__setitem__("k", 1), lambda: a.meta.update(k=1), lambda: a.meta.setdefault("k", 1),
+        lambda: a.extra.pop("revision"), lambda: a.extra.clear(), lambda: a.extra.__delitem__("confidence"),
+        lambda: a.extra["entities"].append("svc"), lambda: a.extra["entities"].extend(["svc"]),
+        lambda: a.read_shas.__setitem__("blog/a", "0" * 64), lambda: a.read_shas.popitem(),
+    ]
+    for change in changes:
+        with pytest.raises(TypeError):
+            change()
+    assert b.meta == {} and b.read_shas == {} and b.extra == {"entities": [], "revision": 1, "confidence": 0.8}
+    assert copy.deepcopy(b.extra) == b.extra and pickle.loads(pickle.dumps(b.extra)) == b.extra
+
+
+@pytest.mark.parametrize("first, second", [
+    (1, 1.0), (1, True), (0.0, -0.0), (float("nan"), float("nan")), (0, 0.0), (None, 0),
+])
+def test_extras_are_shared_only_between_the_same_json(first, second):
+    pool = reader._Pool()
+    a = reader._to_memory("blog", {"id": "a", "revision": 2, "confidence": first}, pool, False)
+    b = reader._to_memory("blog", {"id": "b", "revision": 2, "confidence": second}, pool, False)
+    assert a.extra is not b.extra
+    assert json.dumps(a.extra["confidence"]) == json.dumps(first) and json.dumps(b.extra["confidence"]) == json.dumps(second)
+    revised = reader._to_memory("blog", {"id": "c", "revision": True, "confidence": 0.5}, pool, False)
+    assert reader._to_memory("blog", {"id": "d", "revision": 1, "confidence": 0.5}, pool, False).extra is not revised.extra
     with pytest.raises(KeyError):
         Memory.trusted(layout="bank")  # a required field is still required
 
