@@ -27,7 +27,8 @@ from pipeline.layouts.registry import open_store
 from pipeline.errors import RunFailed
 from pipeline.model import Corpus, Memory, settle_read_shas
 from pipeline.plan import build_plan, run_rules
-from pipeline.rules import duplicates
+from pipeline.rules import absolutize_dates, duplicates
+from pipeline.rules.relative_dates import grammar
 from pipeline.rules.text import normalize, normalized_body, normalized_text
 from pipeline.storage.gc_pause import gc_paused
 
@@ -476,3 +477,27 @@ def test_the_normal_form_matches_on_random_text():
     for _ in range(3000):
         text = "".join(rng.choice(_ODD) for _ in range(rng.randint(0, 12)))
         assert normalized_text(text) == _substituted(text), repr(text)
+
+
+@pytest.mark.parametrize("text", [
+    *(f"It rotates {k} again" for k in grammar._STRONG), *(k.upper() for k in grammar._STRONG),
+    "nothing here", "", "knowledge", "in 3 days", "next Monday", "ago", "the other  day",
+])
+def test_the_written_out_prefilter_is_the_keyword_scan(text):
+    low = text.lower()
+    # the prefilter as it was, with the keyword tuple scanned by a generator
+    expected = (any(k in low for k in grammar._STRONG) or ("now" in low and bool(grammar._NOW.search(low)))
+                or bool(grammar._RELATIVE_WORD.search(low)) or (" day" in low and bool(grammar._IN_DAYS.search(low))))
+    assert grammar.might_have_dates(text) is expected
+
+
+@pytest.mark.parametrize("memory", [
+    Memory(key="a", layout="bank", body="Deploys yesterday"), Memory(key="b", layout="bank", body="Deploys nightly"),
+    Memory(key="c", layout="bank", description="due tomorrow", body="x"),
+    Memory(key="d", layout="crux", body="x", extra={"twin_body": "shipped last week"}),
+    Memory(key="e", layout="crux", body="x", extra={"twin_body": 3}),
+    Memory(key="f", layout="zylos", body="today", extra={"entries": [1]}), Memory(key="g", layout="bank"),
+], ids=lambda m: m.key)
+def test_worth_scanning_is_the_prefilter_over_the_field_texts(memory):
+    expected = any(grammar.might_have_dates(t) for _, t in absolutize_dates.field_texts(memory))
+    assert absolutize_dates._worth_scanning(memory) is expected

@@ -122,7 +122,9 @@ def _records(key: str, lines: Iterable[bytes], corpus: Corpus) -> Iterator[tuple
                 bad.append(parse_error(key, f"line {line_no}: record without an id"))
                 continue
             rid = str(rec["id"])
-            if not _valid_unicode(rid):  # JSON can escape a lone surrogate; as a key it would break the output
+            # JSON can escape a lone surrogate; as a key it would break the output. An ASCII id
+            # (`isascii` reads a flag, no scan) holds none: only the others are encoded to see.
+            if not rid.isascii() and not _valid_unicode(rid):
                 bad.append(parse_error(key, f"line {line_no}: id is not valid Unicode"))
                 continue
             yield rid, _record_order(rec, line_no), rec, (offset, raw)
