@@ -501,3 +501,26 @@ def test_the_written_out_prefilter_is_the_keyword_scan(text):
 def test_worth_scanning_is_the_prefilter_over_the_field_texts(memory):
     expected = any(grammar.might_have_dates(t) for _, t in absolutize_dates.field_texts(memory))
     assert absolutize_dates._worth_scanning(memory) is expected
+
+
+@pytest.mark.parametrize("line", [
+    '{"id": "a", "text": "x"}\n', '  {"id": "a"}\n', '{"id": "a"} \t\r\n', '{"id": "a"}', '{"id": "a"} x\n',
+    '{"id": "a"}{"id": "b"}\n', '\ufeff{"id": "a"}\n', '{"id": "a", "n": NaN}\n', '{"id": "a"\n', '[1]\n', '"a"\n',
+    "[" * 100000 + "\n", '{"id": "a", "id": "b"}\n', '\u2028{"id": "a"}\n', '{"id": "a"}\u00a0\n',
+], ids=repr)
+def test_the_direct_scan_reads_each_line_as_json_loads_does(line):
+    """The reader's scan-first parse (`_records`) against json.loads itself, on lines json.loads
+    takes with whitespace around them, refuses (extra data, not JSON, too deep) or reads oddly."""
+    try:
+        expected: object = json.loads(line)
+    except (ValueError, RecursionError):
+        expected = ValueError
+    data = b'{"id": "first"}\n' + line.encode("utf-8")  # the second line: no BOM stripping there
+    corpus = Corpus(layout="bank", root="/")
+    got = [rec for _, _, rec, _ in reader._records("k", io.BytesIO(data), corpus)][1:]
+    if expected is ValueError:
+        assert got == [] and [f.reason for f in corpus.findings] == ["line 2: not valid JSON"]
+    elif isinstance(expected, dict):
+        assert got == [expected] and corpus.findings == []
+    else:
+        assert got == [] and [f.reason for f in corpus.findings] == ["line 2: record without an id"]

@@ -114,7 +114,15 @@ def _records(key: str, lines: Iterable[bytes], corpus: Corpus) -> Iterator[tuple
             if not line or line.isspace():  # `not line.strip()`, without copying every line
                 continue
             try:
-                rec = json.loads(line)
+                # json.loads(line), with json's own scanner called directly: a line holding one JSON
+                # value then only whitespace is parsed by it alone; any other line (leading
+                # whitespace, extra data, not JSON) goes to json.loads itself, for its own answer.
+                try:
+                    rec, parsed = _SCAN(line, 0)
+                except StopIteration:
+                    parsed = -1
+                if parsed != len(line) and (parsed < 0 or line[parsed:].strip(" \t\n\r")):
+                    rec = json.loads(line)
             except (ValueError, RecursionError):  # RecursionError: nesting deeper than the stack
                 bad.append(parse_error(key, f"line {line_no}: not valid JSON"))
                 continue
@@ -131,6 +139,9 @@ def _records(key: str, lines: Iterable[bytes], corpus: Corpus) -> Iterator[tuple
     finally:
         corpus.findings.extend(bad)
 
+
+# What json.loads(text) runs: its default decoder's scanner (the C one where CPython has it).
+_SCAN = json.decoder.JSONDecoder().scan_once
 
 _Line = tuple[int, bytes]  # a record's line: its byte offset in the file, and its bytes as read
 
