@@ -141,7 +141,7 @@ def _records(key: str, lines: Iterable[bytes], corpus: Corpus) -> Iterator[tuple
 
 
 # What json.loads(text) runs: its default decoder's scanner (the C one where CPython has it).
-_SCAN = json.decoder.JSONDecoder().scan_once
+_SCAN = json.decoder.JSONDecoder().scan_once  # type: ignore[attr-defined]  # set in its __init__, untyped
 
 _Line = tuple[int, bytes]  # a record's line: its byte offset in the file, and its bytes as read
 
