@@ -21,6 +21,39 @@ LayoutName = str
 PLAN_SCHEMA = "memconsolidate.plan/1"
 
 
+class ReadOnlyDict(dict[Any, Any]):
+    """A dict that refuses every change (TypeError): one object shared by many memories (a bank's
+    empty `meta` and `read_shas`, its records' equal `extra`), which a write through one of them
+    must never change for the others. Replace the field (an assignment) instead of mutating it.
+    Equal to, dumped and shown as the plain dict it holds; copied and pickled as one."""
+
+    __slots__ = ()
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("a shared read-only dict: assign a new one instead")
+
+    __setitem__ = __delitem__ = __ior__ = _refuse
+    clear = pop = popitem = setdefault = update = _refuse
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (dict(self),))
+
+
+class ReadOnlyList(list[Any]):
+    """`ReadOnlyDict`'s list: a list that refuses every change (TypeError)."""
+
+    __slots__ = ()
+
+    def _refuse(self, *args: Any, **kwargs: Any) -> Any:
+        raise TypeError("a shared read-only list: assign a new one instead")
+
+    __setitem__ = __delitem__ = __iadd__ = __imul__ = _refuse
+    append = extend = insert = pop = remove = clear = sort = reverse = _refuse
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (type(self), (list(self),))
+
+
 class Memory(BaseModel):
     """One memory: a file (crux, claude), an entry or tier file (zylos), or a record (bank)."""
 

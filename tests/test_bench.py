@@ -9,11 +9,13 @@ benchmark itself is run once, small, for its output's shape (no time is asserted
 
 from __future__ import annotations
 
+import copy
 import datetime as dt
 import gc
 import io
 import math
 import json
+import pickle
 from pathlib import Path
 
 import pytest
@@ -25,7 +27,8 @@ from pipeline.layouts.registry import open_store
 from pipeline.errors import RunFailed
 from pipeline.model import Corpus, Memory, settle_read_shas
 from pipeline.plan import build_plan, run_rules
-from pipeline.rules import duplicates
+from pipeline.rules import absolutize_dates, duplicates
+from pipeline.rules.relative_dates import grammar
 from pipeline.rules.text import normalize, normalized_body, normalized_text
 from pipeline.storage.gc_pause import gc_paused
 
@@ -106,9 +109,39 @@ def test_trusted_memories_share_a_fields_set_no_assignment_changes():
     b = reader._to_memory("blog", {"id": "b", "text": "y"})
     before = set(a.model_fields_set)
     a.type = "fact"
-    a.meta["k"] = 1  # each memory still has its own containers
+    a.meta = {"k": 1}  # a field is replaced, never its shared container changed
     assert a.model_fields_set == before == set(Memory.model_fields)
     assert b.type is None and b.meta == {}
+
+
+def test_a_bank_memorys_shared_containers_refuse_every_change():
+    a = reader._to_memory("blog", {"id": "a", "text": "x", "revision": 1, "confidence": 0.8}, pool := reader._Pool(), False)
+    b = reader._to_memory("blog", {"id": "b", "text": "y", "revision": 1, "confidence": 0.8}, pool, False)
+    assert a.meta is b.meta and a.extra is b.extra and a.read_shas is b.read_shas  # what makes them cheap
+    changes = [
+        lambda: a.meta.__setitem__("k", 1), lambda: a.meta.update(k=1), lambda: a.meta.setdefault("k", 1),
+        lambda: a.extra.pop("revision"), lambda: a.extra.clear(), lambda: a.extra.__delitem__("confidence"),
+        lambda: a.extra["entities"].append("svc"), lambda: a.extra["entities"].extend(["svc"]),
+        lambda: a.read_shas.__setitem__("blog/a", "0" * 64), lambda: a.read_shas.popitem(),
+    ]
+    for change in changes:
+        with pytest.raises(TypeError):
+            change()
+    assert b.meta == {} and b.read_shas == {} and b.extra == {"entities": [], "revision": 1, "confidence": 0.8}
+    assert copy.deepcopy(b.extra) == b.extra and pickle.loads(pickle.dumps(b.extra)) == b.extra
+
+
+@pytest.mark.parametrize("first, second", [
+    (1, 1.0), (1, True), (0.0, -0.0), (float("nan"), float("nan")), (0, 0.0), (None, 0),
+])
+def test_extras_are_shared_only_between_the_same_json(first, second):
+    pool = reader._Pool()
+    a = reader._to_memory("blog", {"id": "a", "revision": 2, "confidence": first}, pool, False)
+    b = reader._to_memory("blog", {"id": "b", "revision": 2, "confidence": second}, pool, False)
+    assert a.extra is not b.extra
+    assert json.dumps(a.extra["confidence"]) == json.dumps(first) and json.dumps(b.extra["confidence"]) == json.dumps(second)
+    revised = reader._to_memory("blog", {"id": "c", "revision": True, "confidence": 0.5}, pool, False)
+    assert reader._to_memory("blog", {"id": "d", "revision": 1, "confidence": 0.5}, pool, False).extra is not revised.extra
     with pytest.raises(KeyError):
         Memory.trusted(layout="bank")  # a required field is still required
 
@@ -444,3 +477,50 @@ def test_the_normal_form_matches_on_random_text():
     for _ in range(3000):
         text = "".join(rng.choice(_ODD) for _ in range(rng.randint(0, 12)))
         assert normalized_text(text) == _substituted(text), repr(text)
+
+
+@pytest.mark.parametrize("text", [
+    *(f"It rotates {k} again" for k in grammar._STRONG), *(k.upper() for k in grammar._STRONG),
+    "nothing here", "", "knowledge", "in 3 days", "next Monday", "ago", "the other  day",
+])
+def test_the_written_out_prefilter_is_the_keyword_scan(text):
+    low = text.lower()
+    # the prefilter as it was, with the keyword tuple scanned by a generator
+    expected = (any(k in low for k in grammar._STRONG) or ("now" in low and bool(grammar._NOW.search(low)))
+                or bool(grammar._RELATIVE_WORD.search(low)) or (" day" in low and bool(grammar._IN_DAYS.search(low))))
+    assert grammar.might_have_dates(text) is expected
+
+
+@pytest.mark.parametrize("memory", [
+    Memory(key="a", layout="bank", body="Deploys yesterday"), Memory(key="b", layout="bank", body="Deploys nightly"),
+    Memory(key="c", layout="bank", description="due tomorrow", body="x"),
+    Memory(key="d", layout="crux", body="x", extra={"twin_body": "shipped last week"}),
+    Memory(key="e", layout="crux", body="x", extra={"twin_body": 3}),
+    Memory(key="f", layout="zylos", body="today", extra={"entries": [1]}), Memory(key="g", layout="bank"),
+], ids=lambda m: m.key)
+def test_worth_scanning_is_the_prefilter_over_the_field_texts(memory):
+    expected = any(grammar.might_have_dates(t) for _, t in absolutize_dates.field_texts(memory))
+    assert absolutize_dates._worth_scanning(memory) is expected
+
+
+@pytest.mark.parametrize("line", [
+    '{"id": "a", "text": "x"}\n', '  {"id": "a"}\n', '{"id": "a"} \t\r\n', '{"id": "a"}', '{"id": "a"} x\n',
+    '{"id": "a"}{"id": "b"}\n', '\ufeff{"id": "a"}\n', '{"id": "a", "n": NaN}\n', '{"id": "a"\n', '[1]\n', '"a"\n',
+    "[" * 100000 + "\n", '{"id": "a", "id": "b"}\n', '\u2028{"id": "a"}\n', '{"id": "a"}\u00a0\n',
+], ids=repr)
+def test_the_direct_scan_reads_each_line_as_json_loads_does(line):
+    """The reader's scan-first parse (`_records`) against json.loads itself, on lines json.loads
+    takes with whitespace around them, refuses (extra data, not JSON, too deep) or reads oddly."""
+    try:
+        expected: object = json.loads(line)
+    except (ValueError, RecursionError):
+        expected = ValueError
+    data = b'{"id": "first"}\n' + line.encode("utf-8")  # the second line: no BOM stripping there
+    corpus = Corpus(layout="bank", root="/")
+    got = [rec for _, _, rec, _ in reader._records("k", io.BytesIO(data), corpus)][1:]
+    if expected is ValueError:
+        assert got == [] and [f.reason for f in corpus.findings] == ["line 2: not valid JSON"]
+    elif isinstance(expected, dict):
+        assert got == [expected] and corpus.findings == []
+    else:
+        assert got == [] and [f.reason for f in corpus.findings] == ["line 2: record without an id"]

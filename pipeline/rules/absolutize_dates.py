@@ -165,6 +165,17 @@ def absolutize_dates(memories: Iterable[Memory]) -> Outcome:
     for memory in memories:
         # The scan's own prefilter, asked first: most memories of a big store hold no time phrase,
         # and for them neither the memory's date nor an outcome needs building.
-        if any(might_have_dates(t) for _, t in field_texts(memory)):
+        if _worth_scanning(memory):
             out.extend(memory_outcome(memory))
     return out
+
+
+def _worth_scanning(memory: Memory) -> bool:
+    """`any(might_have_dates(t) for _, t in field_texts(memory))`, without building the pairs of
+    every memory of a big store to find most of them hold no time phrase."""
+    if memory.extra.get("entries"):
+        return False
+    for text in (memory.description, memory.body, memory.extra.get("twin_body")):
+        if isinstance(text, str) and text and might_have_dates(text):
+            return True
+    return False
