@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass
+from collections.abc import Iterator
 from typing import Any, Iterable
 
 from ..kinds import ActionKind, FindingKind
@@ -73,14 +74,21 @@ def own_date(memory: Memory) -> OwnDate:
 def field_texts(memory: Memory) -> list[tuple[str, str]]:
     """(field, text) pairs worth scanning: description and body, and a crux memory's uncompressed
     twin so the two keep saying the same. A zylos reference file is left to its entries."""
+    return list(_scanned_texts(memory))
+
+
+def _scanned_texts(memory: Memory) -> Iterator[tuple[str, str]]:
+    """`field_texts`, one pair at a time: the prefilter (`_worth_scanning`) stops at the first."""
     if memory.extra.get("entries"):
         # a file read as entries (zylos reference files): each entry is scanned with its own date
-        return []
-    out = [("description", memory.description), ("body", memory.body)]
+        return
+    if memory.description:
+        yield "description", memory.description
+    if memory.body:
+        yield "body", memory.body
     twin = memory.extra.get("twin_body")
-    if isinstance(twin, str):
-        out.append(("twin_body", twin))
-    return [(f, t) for f, t in out if isinstance(t, str) and t]
+    if isinstance(twin, str) and twin:
+        yield "twin_body", twin
 
 
 def _edit(field: str, r: Replacement) -> dict[str, Any]:
@@ -171,11 +179,9 @@ def absolutize_dates(memories: Iterable[Memory]) -> Outcome:
 
 
 def _worth_scanning(memory: Memory) -> bool:
-    """`any(might_have_dates(t) for _, t in field_texts(memory))`, without building the pairs of
+    """`any(might_have_dates(t) for _, t in field_texts(memory))`, without building the list of
     every memory of a big store to find most of them hold no time phrase."""
-    if memory.extra.get("entries"):
-        return False
-    for text in (memory.description, memory.body, memory.extra.get("twin_body")):
-        if isinstance(text, str) and text and might_have_dates(text):
+    for _, text in _scanned_texts(memory):
+        if might_have_dates(text):
             return True
     return False

@@ -108,24 +108,16 @@ class _Search:
         # A key seen twice counts with its last memory's words; each memory files its own words.
         self.keys: list[str] = sorted(by_key)
         number = {k: i for i, k in enumerate(self.keys)}
-        ordered = list(map(by_key.__getitem__, self.keys))
-        found = list(map(_significant, ordered))
+        found = [_significant(by_key[k]) for k in self.keys]
         self.words = [ws for ws, _ in found]
         self.body_size = [size for _, size in found]
         groups: dict[str, list[tuple[int, frozenset[str]]]] = defaultdict(list)
-        # Whose words decide whether a pair is a duplicate or a reordering: the last memory of a key.
-        self.token_memory: list[Memory] | dict[int, Memory]
-        self.odd: set[int]
-        if len({m.key for m in memories}) == len(memories):  # each key once, as every reader makes them
-            for i, m in enumerate(ordered):  # a group's members in the order of the keys (any order finds the same)
-                groups[m.group].append((i, self.words[i]))
-            self.token_memory, self.odd = ordered, set()
-        else:
-            for m in live:
-                i = number[m.key]
-                groups[m.group].append((i, self.words[i] if by_key[m.key] is m else _significant(m)[0]))
-            self.token_memory = {number[m.key]: m for m in memories if m.key in number}
-            self.odd = {i for i, m in self.token_memory.items() if m is not by_key[self.keys[i]]}
+        for m in live:
+            i = number[m.key]
+            groups[m.group].append((i, self.words[i] if by_key[m.key] is m else _significant(m)[0]))
+        # Whose words decide whether a pair is a duplicate or a reordering (the last memory of a key).
+        self.token_memory = {number[m.key]: m for m in memories if m.key in number}
+        self.odd = {i for i, m in self.token_memory.items() if m is not by_key[self.keys[i]]}
         self.token_sets: dict[int, frozenset[str]] = {}
         # The pairs discovered: each memory's partners of a higher number.
         self.partners: dict[int, set[int]] = defaultdict(set)
