@@ -9,7 +9,7 @@ from .kinds import CLAIM_KINDS, ActionKind, claim_rank, judged_on_content, retir
 from .model import Action, Corpus, Plan, StageError, Stats, settle_read_shas
 from .rules.absolutize_dates import absolutize_dates
 from .rules.blast_cap import cap_retirements
-from .rules.duplicates import merge_duplicates, report_reorders
+from .rules.duplicates import merge_duplicates, report_reorders, text_groups
 from .rules.index_drift import index_drift
 from .evidence.context import load_context
 from .rules.staleness import staleness
@@ -95,8 +95,9 @@ def _deterministic(corpus: Corpus, settings: Settings) -> Outcome:
     layout = layout_of(corpus)
     out = Outcome()
     out.findings.extend(corpus.findings)
-    out.extend(merge_duplicates(corpus.memories))
-    out.extend(report_reorders(corpus.memories))
+    groups = text_groups(corpus.memories)  # one pass over the texts for both rules
+    out.extend(merge_duplicates(corpus.memories, groups))
+    out.extend(report_reorders(corpus.memories, groups))
     out.extend(layout.rules(corpus, settings))
     if layout.staleness_without_repo or settings.repo:
         # The only reads of the pass besides the store's: repositories, git history, consult logs.

@@ -114,9 +114,14 @@ def test_trusted_memories_share_a_fields_set_no_assignment_changes():
     assert b.type is None and b.meta == {}
 
 
+def _deferring_pool() -> reader._Pool:
+    """A pool whose memories defer their read hashes (as a bank read from its file does)."""
+    return reader._Pool("blog", reader._LineShas(Path("/nonexistent"), Path("/nonexistent/blog/memories.jsonl"), 1))
+
+
 def test_a_bank_memorys_shared_containers_refuse_every_change():
-    a = reader._to_memory("blog", {"id": "a", "text": "x", "revision": 1, "confidence": 0.8}, pool := reader._Pool(), False)
-    b = reader._to_memory("blog", {"id": "b", "text": "y", "revision": 1, "confidence": 0.8}, pool, False)
+    a = reader._to_memory("blog", {"id": "a", "text": "x", "revision": 1, "confidence": 0.8}, pool := _deferring_pool())
+    b = reader._to_memory("blog", {"id": "b", "text": "y", "revision": 1, "confidence": 0.8}, pool)
     assert a.meta is b.meta and a.extra is b.extra and a.read_shas is b.read_shas  # what makes them cheap
     changes = [
         lambda: a.meta.__setitem__("k", 1), lambda: a.meta.update(k=1), lambda: a.meta.setdefault("k", 1),
@@ -135,13 +140,13 @@ def test_a_bank_memorys_shared_containers_refuse_every_change():
     (1, 1.0), (1, True), (0.0, -0.0), (float("nan"), float("nan")), (0, 0.0), (None, 0),
 ])
 def test_extras_are_shared_only_between_the_same_json(first, second):
-    pool = reader._Pool()
-    a = reader._to_memory("blog", {"id": "a", "revision": 2, "confidence": first}, pool, False)
-    b = reader._to_memory("blog", {"id": "b", "revision": 2, "confidence": second}, pool, False)
+    pool = _deferring_pool()
+    a = reader._to_memory("blog", {"id": "a", "revision": 2, "confidence": first}, pool)
+    b = reader._to_memory("blog", {"id": "b", "revision": 2, "confidence": second}, pool)
     assert a.extra is not b.extra
     assert json.dumps(a.extra["confidence"]) == json.dumps(first) and json.dumps(b.extra["confidence"]) == json.dumps(second)
-    revised = reader._to_memory("blog", {"id": "c", "revision": True, "confidence": 0.5}, pool, False)
-    assert reader._to_memory("blog", {"id": "d", "revision": 1, "confidence": 0.5}, pool, False).extra is not revised.extra
+    revised = reader._to_memory("blog", {"id": "c", "revision": True, "confidence": 0.5}, pool)
+    assert reader._to_memory("blog", {"id": "d", "revision": 1, "confidence": 0.5}, pool).extra is not revised.extra
     with pytest.raises(KeyError):
         Memory.trusted(layout="bank")  # a required field is still required
 
@@ -479,6 +484,19 @@ def test_the_normal_form_matches_on_random_text():
         assert normalized_text(text) == _substituted(text), repr(text)
 
 
+def test_the_ascii_normal_form_matches_on_every_ascii_character():
+    # the ASCII path translates bytes: each of the 128 characters alone, between words, and at random
+    import random
+
+    for c in map(chr, range(128)):
+        for text in (c, f"Ab{c}Cd", f"{c}x{c}{c}Y9{c}"):
+            assert normalized_text(text) == _substituted(text), repr(text)
+    rng = random.Random(15)
+    for _ in range(3000):
+        text = "".join(chr(rng.randrange(128)) for _ in range(rng.randint(0, 20)))
+        assert normalized_text(text) == _substituted(text), repr(text)
+
+
 @pytest.mark.parametrize("text", [
     *(f"It rotates {k} again" for k in grammar._STRONG), *(k.upper() for k in grammar._STRONG),
     "nothing here", "", "knowledge", "in 3 days", "next Monday", "ago", "the other  day",
@@ -517,7 +535,7 @@ def test_the_direct_scan_reads_each_line_as_json_loads_does(line):
         expected = ValueError
     data = b'{"id": "first"}\n' + line.encode("utf-8")  # the second line: no BOM stripping there
     corpus = Corpus(layout="bank", root="/")
-    got = [rec for _, _, rec, _ in reader._records("k", io.BytesIO(data), corpus)][1:]
+    got = [rec for _, _, rec, _, _ in reader._records("k", io.BytesIO(data), corpus)][1:]
     if expected is ValueError:
         assert got == [] and [f.reason for f in corpus.findings] == ["line 2: not valid JSON"]
     elif isinstance(expected, dict):

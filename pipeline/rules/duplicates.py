@@ -10,6 +10,7 @@ for the reorder judge and nothing more.
 from __future__ import annotations
 
 import datetime as dt
+from dataclasses import dataclass
 from typing import Callable, Hashable, Iterable, TypeVar
 
 from ..actions import MergeDuplicateAction
@@ -91,31 +92,65 @@ def _word_set_hash(m: Memory) -> int:
     return hash(frozenset(normalized_body(m).split()))
 
 
+@dataclass(frozen=True)
+class TextGroups:
+    """What both text rules start from, made in one pass over the memories (`text_groups`).
+
+    `duplicates`: the memories of equal normalized text in one group, survivor first, groups in
+    the order of their first members. `representatives`: one memory per distinct (group, normalized
+    text), its survivor, in the order each text was first seen.
+    """
+
+    duplicates: list[list[Memory]]
+    representatives: list[Memory]
+
+
+def text_groups(memories: list[Memory]) -> TextGroups:
+    """The duplicate groups and the representatives, each comparable memory's text looked up once."""
+    first: dict[str, dict[str, Memory]] = {}  # group -> normalized text -> the first memory with it
+    more: dict[int, list[Memory]] = {}  # id of a text's first memory -> all its memories, when several
+    firsts: list[Memory] = []
+    for m in memories:
+        if not m.extra.get("compare", True):
+            continue
+        norm = normalized_body(m)
+        if not norm:
+            continue
+        seen = _of_group(first, m.group)
+        held = seen.get(norm)
+        if held is None:
+            seen[norm] = m
+            firsts.append(m)
+        elif (members := more.get(id(held))) is not None:
+            members.append(m)
+        else:
+            more[id(held)] = [held, m]
+    del first
+    duplicates: list[list[Memory]] = []
+    representatives: list[Memory] = []
+    for m in firsts:
+        members = more.get(id(m))
+        if members is None:
+            representatives.append(m)
+        else:
+            group = sorted(members, key=survivor_key)
+            duplicates.append(group)
+            representatives.append(group[0])  # a stable sort: the first of its memories in the survivor order
+    return TextGroups(duplicates, representatives)
+
+
 def duplicate_groups(memories: list[Memory]) -> list[list[Memory]]:
     """Groups of memories whose normalized text is identical, survivor first."""
-    return _groups([m for m in memories if comparable(m)], normalized_body)
+    return text_groups(memories).duplicates
 
 
-def reorder_groups(memories: list[Memory]) -> list[list[Memory]]:
+def reorder_groups(memories: list[Memory], groups: TextGroups | None = None) -> list[list[Memory]]:
     """Groups of memories with equal token sets but more than one normalized text.
 
     Each returned group holds one representative per distinct normalized text (the survivor of its
     duplicate group), so exact duplicates are not offered to the judge twice.
     """
-    representatives: dict[str, dict[str, Memory]] = {}  # group -> normalized text -> its survivor
-    first_seen: list[Memory] = []  # the first memory of each (group, text), in the order they came
-    for m in memories:
-        if comparable(m):
-            texts = _of_group(representatives, m.group)
-            norm = normalized_body(m)
-            held = texts.get(norm)
-            if held is None:
-                first_seen.append(m)
-            # the first of the survivor order (a tie keeps the earlier one, as a stable sort would)
-            if held is None or survivor_key(m) < survivor_key(held):
-                texts[norm] = m
-    reps = [representatives[m.group][normalized_body(m)] for m in first_seen]
-    del representatives, first_seen
+    reps = (groups or text_groups(memories)).representatives
     return _groups(reps, _word_set_hash, exact=_word_set)
 
 
@@ -133,9 +168,9 @@ def merge_action(members: list[Memory], reason: str, source: str = "deterministi
     )
 
 
-def merge_duplicates(memories: list[Memory]) -> Outcome:
+def merge_duplicates(memories: list[Memory], groups: TextGroups | None = None) -> Outcome:
     out = Outcome()
-    for group in duplicate_groups(memories):
+    for group in (groups or text_groups(memories)).duplicates:
         survivor = group[0]
         retired = [m for m in group[1:] if not m.pinned]
         for kept in (m for m in group[1:] if m.pinned):
@@ -151,9 +186,9 @@ def merge_duplicates(memories: list[Memory]) -> Outcome:
     return out
 
 
-def report_reorders(memories: list[Memory]) -> Outcome:
+def report_reorders(memories: list[Memory], groups: TextGroups | None = None) -> Outcome:
     out = Outcome()
-    for group in reorder_groups(memories):
+    for group in reorder_groups(memories, groups):
         out.findings.append(
             Finding(
                 kind="reorder_candidate",

@@ -20,7 +20,7 @@ from pydantic import ValidationError
 
 from ...config import BankConfig, Settings
 from ...errors import ConfigError, RunFailed, os_reason
-from ...model import Corpus, Finding, Memory, ReadOnlyDict, ReadOnlyList, defer_read_shas
+from ...model import Corpus, Finding, Memory, ReadOnlyDict, ReadOnlyList
 from ...storage.files import Unreadable, as_date, mtime_of, open_checked, parse_error, read_bytes, read_text, rel
 from ...storage.gc_pause import gc_paused
 
@@ -64,9 +64,10 @@ def configure(root: Path, settings: Settings) -> Settings:
     return settings.model_copy(update={"bank": merged})
 
 
-def _record_order(rec: dict[str, Any], line_no: int) -> tuple[int, int]:
+def _revision(rec: dict[str, Any]) -> int:
+    """What orders a record's revisions (then its line): its `revision`, -1 when it has none."""
     rev = rec.get("revision")
-    return (rev if isinstance(rev, int) and not isinstance(rev, bool) else -1, line_no)
+    return rev if type(rev) is int else -1  # an int, not a bool (a subclass)
 
 
 def read_bank_bytes(root: Path, bank: Path, settings: Settings, corpus: Corpus) -> bytes | None:
@@ -86,15 +87,17 @@ def read_records(root: Path, bank: Path, settings: Settings, corpus: Corpus) -> 
 
 def parse_records(key: str, data: bytes, corpus: Corpus) -> dict[str, dict[str, Any]]:
     """`read_records` of bytes already read (a writer builds its revisions on exactly those)."""
-    latest: dict[str, tuple[tuple[int, int], dict[str, Any]]] = {}
-    for rid, order, rec, _ in _records(key, io.BytesIO(data), corpus):
-        if rid not in latest or order >= latest[rid][0]:
-            latest[rid] = (order, rec)
+    latest: dict[str, tuple[int, dict[str, Any]]] = {}
+    for rid, revision, rec, _, _ in _records(key, io.BytesIO(data), corpus):
+        # lines come in order, so a later line wins whenever its revision is at least the held one's
+        if rid not in latest or revision >= latest[rid][0]:
+            latest[rid] = (revision, rec)
     return {rid: rec for rid, (_, rec) in latest.items()}
 
 
-def _records(key: str, lines: Iterable[bytes], corpus: Corpus) -> Iterator[tuple[str, tuple[int, int], dict[str, Any], _Line]]:
-    """Every record with a usable id, in line order: (id, its order, the record, its line).
+def _records(key: str, lines: Iterable[bytes], corpus: Corpus) -> Iterator[tuple[str, int, dict[str, Any], int, bytes]]:
+    """Every record with a usable id, in line order: (id, its revision, the record, its line's byte
+    offset in the file, the line's bytes as read).
 
     `lines` split at b"\n" only (`io.BytesIO(data)`, `_file_lines`). Line by line: one bad line (a
     torn write, a stray byte) must not hide the whole bank. One line is decoded at a time, never a
@@ -135,16 +138,13 @@ def _records(key: str, lines: Iterable[bytes], corpus: Corpus) -> Iterator[tuple
             if not rid.isascii() and not _valid_unicode(rid):
                 bad.append(parse_error(key, f"line {line_no}: id is not valid Unicode"))
                 continue
-            yield rid, _record_order(rec, line_no), rec, (offset, raw)
+            yield rid, _revision(rec), rec, offset, raw
     finally:
         corpus.findings.extend(bad)
 
 
 # What json.loads(text) runs: its default decoder's scanner (the C one where CPython has it).
 _SCAN = json.decoder.JSONDecoder().scan_once  # type: ignore[attr-defined]  # set in its __init__, untyped
-
-_Line = tuple[int, bytes]  # a record's line: its byte offset in the file, and its bytes as read
-
 
 class _LineShas:
     """The read hashes of a bank's memories, computed when a plan asks for them (`ReadShaSource`).
@@ -160,11 +160,10 @@ class _LineShas:
         self.root, self.path, self.max_bytes = root, path, max_bytes
         self.lines: dict[str, bytes] = {}  # memory key -> sha256 of its line + its offset (8 bytes, big-endian)
 
-    def read(self, memory: Memory, line: _Line) -> None:
-        """Where the newest record of a memory was read (the memory's own key: no second copy)."""
-        offset, raw = line
-        self.lines[memory.key] = _line_digest(raw) + offset.to_bytes(8, "big")
-        defer_read_shas(memory, self)
+    def read(self, key: str, offset: int, raw: bytes) -> None:
+        """Where the newest record of a memory was read (the memory's own key: no second copy). The
+        memory defers its hashes to this source (made of `Memory.template(read_shas_from=...)`)."""
+        self.lines[key] = _line_digest(raw) + offset.to_bytes(8, "big")
 
     def forget(self, key: str) -> None:
         """The newest record of `key` is retired: no memory, no hash."""
@@ -252,19 +251,21 @@ def current_memories(
     # The order is (revision, line number) and lines come in order, so a later line wins whenever its
     # revision is at least the held one's: only the revision is kept beside each memory.
     latest: dict[str, tuple[int, Memory | None]] = {}
-    pool = _Pool()
-    for rid, (revision, _), rec, line in _records(key, lines, corpus):
+    pool = _Pool(bank, shas)
+    make = pool.memory
+    for rid, revision, rec, offset, raw in _records(key, lines, corpus):
         held = latest.get(rid)
         if held is None or revision >= held[0]:
-            memory = None if _retired(rec) else _to_memory(bank, rec, pool, shas is None)
-            if shas is not None and memory is not None:
-                shas.read(memory, line)
-            elif shas is not None:
-                shas.forget(f"{bank}/{rid}")
+            if _retired(rec):  # no memory, no hash
+                latest[rid] = (revision, None)
+                if shas is not None:
+                    shas.forget(f"{bank}/{rid}")
+                continue
+            memory = make(rec, rid)
+            if shas is not None:
+                shas.read(memory.key, offset, raw)
             latest[rid] = (revision, memory)
     return len(latest), [m for _, m in latest.values() if m is not None]
-
-
 
 
 # A bank memory's containers are read-only and shared (model.ReadOnlyDict): nothing changes a bank
@@ -276,14 +277,53 @@ _NO_ENTITIES: list[str] = ReadOnlyList()
 
 
 class _Pool:
-    """One object for each distinct date string and tag or source among a bank's records: a big bank
-    repeats a few hundred of them, and an equal string or date is interchangeable with its copy."""
+    """Makes a bank's memories, with one object for each distinct date string and tag or source among
+    its records (a big bank repeats a few hundred of them, and an equal string or date is
+    interchangeable with its copy), and each memory a copy of one template (`Memory.template`)."""
 
-    def __init__(self) -> None:
+    def __init__(self, bank: str = "", shas: _LineShas | None = None) -> None:
         self.dates: dict[str, dt.date | None] = {}
         self.strings: dict[str, str] = {}
         self.floats: dict[float, float] = {}
         self.extras: dict[tuple[Any, ...], dict[str, Any]] = {}
+        self.hashed = shas is None  # no source to defer to: each memory hashes its record when made
+        self.bank = bank
+        self.template = Memory.template(shas, key="", layout="bank", group=bank, meta=_NO_META, read_shas=_NO_SHAS,
+                                        tags=_NO_ENTITIES, extra=_NO_META)
+
+    def memory(self, rec: dict[str, Any], rid: str) -> Memory:
+        """The memory of a live record whose id is `rid` (`str(rec["id"])`)."""
+        get = rec.get
+        fields = self.template.copy()  # every field but those of the template set below
+        fields["key"] = key = f"{self.bank}/{rid}"
+        fields["id"] = rid
+        text = get("text")
+        if type(text) is str:  # no str subclass comes out of json
+            fields["body"] = text
+        fields["tags"] = self.tags(get("tags"))
+        corroboration = get("corroboration")
+        if type(corroboration) is int:  # an int, not a bool
+            fields["corroboration"] = corroboration
+        fields["pinned"] = get("pinned") is True
+        fields["created"] = self.date(get("created_at"))
+        fields["modified"] = self.date(get("updated_at"))
+        source = get("source")
+        if type(source) is str:
+            fields["source"] = self.strings.setdefault(source, source)
+        revision = get("revision")
+        fields["extra"] = self.extra(_scalars(get("entities")), revision if isinstance(revision, int) else 0,
+                                     self.number(get("confidence")))
+        if self.hashed:
+            fields["read_shas"] = {key: record_sha(rec)}
+        return Memory.adopt(fields)
+
+    def tags(self, value: Any) -> list[str]:
+        """A record's tags (`_scalars`), each string the pool's; a list of its exact size (one built
+        by appending keeps room for three more)."""
+        if type(value) is list and len(value) == 1 and type(tag := value[0]) is str:  # most records
+            return [self.strings.setdefault(tag, tag)]
+        strings = self.strings
+        return [strings.setdefault(t, t) for t in _scalars(value)][:]
 
     def extra(self, entities: list[str], revision: int, confidence: Any) -> dict[str, Any]:
         """A memory's read-only `extra`: one object for every record without entities that has
@@ -301,14 +341,12 @@ class _Pool:
     def date(self, value: Any) -> dt.date | None:
         if value is None:
             return None
-        if not isinstance(value, str):
+        if type(value) is not str:
             return as_date(value)
-        if value not in self.dates:
-            self.dates[value] = as_date(value)
-        return self.dates[value]
-
-    def string(self, value: str) -> str:
-        return self.strings.setdefault(value, value)
+        held = self.dates.get(value, _UNSEEN)
+        if held is _UNSEEN:
+            held = self.dates[value] = as_date(value)
+        return held  # type: ignore[return-value]  # _UNSEEN replaced just above
 
     def number(self, value: Any) -> Any:
         """One float object per value (a confidence of 0.8 on every record). Not 0.0, which equals
@@ -316,6 +354,9 @@ class _Pool:
         if type(value) is float and value and value == value:
             return self.floats.setdefault(value, value)
         return value
+
+
+_UNSEEN = object()
 
 
 def _poolable(value: Any) -> bool:
@@ -356,31 +397,9 @@ def record_sha(rec: dict[str, Any]) -> str:
     return hashlib.sha256(canonical_json(rec).encode("ascii")).hexdigest()
 
 
-def _to_memory(bank: str, rec: dict[str, Any], pool: _Pool | None = None, hashed: bool = True) -> Memory:
-    pool = pool or _Pool()
-    get = rec.get
-    text, corroboration, source, revision = get("text"), get("corroboration"), get("source"), get("revision")
-    rid = str(rec["id"])
-    key = f"{bank}/{rid}"
-    # Memory.trusted: every value below is already of its field's type.
-    return Memory.trusted(
-        key=key,
-        layout="bank",
-        id=rid,
-        title="",
-        body=text if isinstance(text, str) else "",
-        # [:]: a copy is made to its size (a list built by appending keeps room for three more)
-        tags=[pool.string(t) for t in _scalars(get("tags"))][:],
-        corroboration=corroboration if isinstance(corroboration, int) and not isinstance(corroboration, bool) else 0,
-        pinned=get("pinned") is True,
-        created=pool.date(get("created_at")),
-        modified=pool.date(get("updated_at")),
-        source=pool.string(source) if isinstance(source, str) else None,
-        group=bank,
-        meta=_NO_META,
-        extra=pool.extra(_scalars(get("entities")), revision if isinstance(revision, int) else 0, pool.number(get("confidence"))),
-        read_shas={key: record_sha(rec)} if hashed else _NO_SHAS,
-    )
+def _to_memory(bank: str, rec: dict[str, Any], pool: _Pool | None = None) -> Memory:
+    """The memory of one live record (its read hash taken now), of a pool made for its bank."""
+    return (pool or _Pool(bank)).memory(rec, str(rec["id"]))
 
 
 def read_learned(root: Path, bank: Path, settings: Settings, corpus: Corpus) -> dict[str, list[str]]:
