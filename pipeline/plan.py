@@ -63,8 +63,8 @@ def with_target_hashes(corpus: Corpus, actions: list[Action]) -> tuple[list[Acti
     # Only these targets' hashes are needed: a reader may have deferred them (model.settle_read_shas).
     settle_read_shas(by_key[t] for a in actions if judged_on_content(a.kind) for t in a.targets if t in by_key)
     shas: dict[str, dict[str, str]] = {t.key: {t.key: t.read_sha} for t in corpus.trackers if t.read_sha}
-    for m in corpus.memories:
-        shas[m.key] = m.read_shas
+    for key in {t for a in actions for t in a.targets}.intersection(by_key):  # a memory's, not a tracker's
+        shas[key] = by_key[key].read_shas
     out: list[Action] = []
     errors: list[StageError] = []
     for a in actions:

@@ -509,16 +509,36 @@ def test_the_written_out_prefilter_is_the_keyword_scan(text):
     assert grammar.might_have_dates(text) is expected
 
 
-@pytest.mark.parametrize("memory", [
+_PREFILTERED = [
     Memory(key="a", layout="bank", body="Deploys yesterday"), Memory(key="b", layout="bank", body="Deploys nightly"),
     Memory(key="c", layout="bank", description="due tomorrow", body="x"),
     Memory(key="d", layout="crux", body="x", extra={"twin_body": "shipped last week"}),
     Memory(key="e", layout="crux", body="x", extra={"twin_body": 3}),
     Memory(key="f", layout="zylos", body="today", extra={"entries": [1]}), Memory(key="g", layout="bank"),
-], ids=lambda m: m.key)
-def test_worth_scanning_is_the_prefilter_over_the_field_texts(memory):
-    expected = any(grammar.might_have_dates(t) for _, t in absolutize_dates.field_texts(memory))
-    assert absolutize_dates._worth_scanning(memory) is expected
+    Memory(key="h", layout="bank", description="İstanbul now", body="ǅ ΣΑΣ in 3 days"),
+]
+
+
+@pytest.mark.parametrize("memories", [_PREFILTERED, _PREFILTERED[::-1], _PREFILTERED[1:2], []], ids=["all", "reversed", "one", "none"])
+def test_worth_scanning_is_the_prefilter_over_the_field_texts(memories):
+    expected = [i for i, m in enumerate(memories) if any(grammar.might_have_dates(t) for _, t in absolutize_dates.field_texts(m))]
+    assert absolutize_dates._worth_scanning(memories) == expected
+
+
+_DATE_BITS = ["now", "know", "this week", "this", "last", "next monday", "in 3 days", " day", "days", "ago", " ago",
+              "Today", "TOMORROW", "other day", "earlier", "soon", "İ", "ß", "Σ", "\x00", "\n", " ", "x", "ǅ", "ﬁ"]
+
+
+def test_the_prefilter_over_many_texts_answers_as_it_does_text_by_text(monkeypatch):
+    import random
+
+    monkeypatch.setattr(grammar, "_JOINED", 5)  # several joined slices in most cases
+
+    rng = random.Random(16)
+    for _ in range(400):
+        texts = ["".join(rng.choice(_DATE_BITS) for _ in range(rng.randint(0, 5))) for _ in range(rng.randint(0, 12))]
+        expected = [i for i, t in enumerate(texts) if grammar.might_have_dates(t)]
+        assert grammar.texts_might_have_dates(texts) == expected, texts
 
 
 @pytest.mark.parametrize("line", [

@@ -36,7 +36,7 @@ from ..actions import AbsolutizeDatesAction, RelativeDateFinding
 from ..model import Memory
 from .outcome import Outcome
 from .relative_dates import DateScan, Mention, Replacement, scan_relative_dates
-from .relative_dates.grammar import might_have_dates
+from .relative_dates.grammar import texts_might_have_dates
 from ..storage.files import mtime_date
 
 ACTION_KIND = ActionKind.ABSOLUTIZE_DATES
@@ -74,21 +74,22 @@ def own_date(memory: Memory) -> OwnDate:
 def field_texts(memory: Memory) -> list[tuple[str, str]]:
     """(field, text) pairs worth scanning: description and body, and a crux memory's uncompressed
     twin so the two keep saying the same. A zylos reference file is left to its entries."""
-    return list(_scanned_texts(memory))
+    return [(field, text) for _, field, text in _scanned_texts([memory])]
 
 
-def _scanned_texts(memory: Memory) -> Iterator[tuple[str, str]]:
-    """`field_texts`, one pair at a time: the prefilter (`_worth_scanning`) stops at the first."""
-    if memory.extra.get("entries"):
-        # a file read as entries (zylos reference files): each entry is scanned with its own date
-        return
-    if memory.description:
-        yield "description", memory.description
-    if memory.body:
-        yield "body", memory.body
-    twin = memory.extra.get("twin_body")
-    if isinstance(twin, str) and twin:
-        yield "twin_body", twin
+def _scanned_texts(memories: list[Memory]) -> Iterator[tuple[int, str, str]]:
+    """`field_texts` of each memory, as (its place, field, text): one generator for a whole store."""
+    for place, memory in enumerate(memories):
+        if memory.extra.get("entries"):
+            # a file read as entries (zylos reference files): each entry is scanned with its own date
+            continue
+        if memory.description:
+            yield place, "description", memory.description
+        if memory.body:
+            yield place, "body", memory.body
+        twin = memory.extra.get("twin_body")
+        if isinstance(twin, str) and twin:
+            yield place, "twin_body", twin
 
 
 def _edit(field: str, r: Replacement) -> dict[str, Any]:
@@ -169,19 +170,20 @@ def memory_outcome(memory: Memory) -> Outcome:
 
 def absolutize_dates(memories: Iterable[Memory]) -> Outcome:
     """One `absolutize_dates` action per memory with automatic edits, and the findings."""
+    memories = list(memories)
     out = Outcome()
-    for memory in memories:
-        # The scan's own prefilter, asked first: most memories of a big store hold no time phrase,
-        # and for them neither the memory's date nor an outcome needs building.
-        if _worth_scanning(memory):
-            out.extend(memory_outcome(memory))
+    for place in _worth_scanning(memories):
+        out.extend(memory_outcome(memories[place]))
     return out
 
 
-def _worth_scanning(memory: Memory) -> bool:
-    """`any(might_have_dates(t) for _, t in field_texts(memory))`, without building the list of
-    every memory of a big store to find most of them hold no time phrase."""
-    for _, text in _scanned_texts(memory):
-        if might_have_dates(text):
-            return True
-    return False
+def _worth_scanning(memories: list[Memory]) -> list[int]:
+    """The places of the memories a field text of which passes the scan's own prefilter, in order:
+    most memories of a big store hold no time phrase, and for them neither the memory's date nor an
+    outcome needs building. The prefilter runs over all their texts at once."""
+    owners: list[int] = []
+    texts: list[str] = []
+    for place, _, text in _scanned_texts(memories):
+        owners.append(place)
+        texts.append(text)
+    return sorted({owners[i] for i in texts_might_have_dates(texts)})
