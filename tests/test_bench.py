@@ -181,7 +181,7 @@ def test_reading_as_the_lines_come_gives_what_parse_records_gives(tmp_path):
     old, new = Corpus(layout="bank", root=str(root)), Corpus(layout="bank", root=str(root))
     records = reader.parse_records("blog/memories.jsonl", data, old)
     live = [reader._to_memory("blog", r) for r in records.values() if not r.get("superseded_by") and not r.get("invalid_at")]
-    count, memories = reader.current_memories("blog", "blog/memories.jsonl", io.BytesIO(data), new)
+    count, memories = reader.current_memories("blog", "blog/memories.jsonl", data.split(b"\n"), new)
     assert count == len(records) == 6
     assert memories == live and [m.body for m in memories] == [m.body for m in live]
     assert [m.body for m in memories if m.id in ("a", "e")] == [
@@ -280,7 +280,7 @@ def test_a_bank_read_a_line_at_a_time_gives_what_its_bytes_gave(tmp_path, tail):
     streamed, _ = open_store(root, Settings(now=NOW))
     settle_read_shas(streamed.memories)
     whole = Corpus(layout="bank", root=str(root))
-    count, memories = reader.current_memories("blog", "blog/memories.jsonl", io.BytesIO(data), whole)
+    count, memories = reader.current_memories("blog", "blog/memories.jsonl", data.split(b"\n"), whole)
     assert streamed.memories == sorted(memories, key=lambda m: m.key)
     assert [m.body for m in streamed.memories] == ["BOM on the first line", "CRLF line", "line 6", "no final newline"]
     assert streamed.findings == whole.findings
@@ -290,7 +290,7 @@ def test_a_bank_read_a_line_at_a_time_gives_what_its_bytes_gave(tmp_path, tail):
 
 
 def test_lines_are_bounded_by_the_cap_as_the_whole_read_was():
-    assert list(reader._file_lines(io.BytesIO(b"ab\ncd\n"), 6)) == [b"ab\n", b"cd\n"]
+    assert list(reader._file_lines(io.BytesIO(b"ab\ncd\n"), 6)) == [b"ab", b"cd", b""]
     with pytest.raises(reader.Unreadable, match=r"^file too large \(over 5 bytes\)$"):
         list(reader._file_lines(io.BytesIO(b"ab\ncd\n"), 5))
 
@@ -304,6 +304,22 @@ def test_lines_are_bounded_by_the_cap_as_the_whole_read_was():
 
     with pytest.raises(reader.Unreadable, match="over 1000 bytes"):
         next(reader._file_lines(io.BufferedReader(Endless()), 1000))
+
+
+def test_lines_read_a_chunk_at_a_time_are_the_split_bytes(monkeypatch):
+    """Lines that go on across chunks (and chunks of one line's middle) are put together whole, and
+    the digest taken while reading is of exactly the bytes read."""
+    import hashlib
+    import random
+
+    rng = random.Random(17)
+    for chunk in (1, 2, 3, 7):
+        monkeypatch.setattr(reader, "_CHUNK", chunk)
+        for _ in range(200):
+            data = bytes(rng.choice(b"ab\n\r") for _ in range(rng.randint(0, 30)))
+            shas = reader._LineShas(Path("/nonexistent"), Path("/nonexistent/x"), len(data))
+            assert list(reader._file_lines(io.BytesIO(data), len(data), shas)) == data.split(b"\n"), (chunk, data)
+            assert (shas.size, shas.digest.digest()) == (len(data), hashlib.sha256(data).digest())
 
 
 def test_a_bank_passing_the_cap_while_read_is_one_error_and_no_memory(tmp_path, monkeypatch):
@@ -352,6 +368,12 @@ def test_a_bank_rewritten_while_planned_fails_the_plan_appended_to_does_not(tmp_
     path.write_bytes(path.read_bytes().replace(b'"confidence": 0.8', b'"confidence": 0.9'))  # same lengths
     with pytest.raises(RunFailed, match=r"^bench/memories.jsonl: changed since it was read while the plan was made; plan again$"):
         build_plan(corpus, settings)
+    corpus, settings = open_store(root, Settings(now=NOW))
+    lines = path.read_bytes().split(b"\n")
+    lines[-3] = lines[-3].replace(b'"bench"', b'"bank!"')  # one line no action targets, same length
+    path.write_bytes(b"\n".join(lines))
+    with pytest.raises(RunFailed, match=r"changed since it was read while the plan was made; plan again$"):
+        build_plan(corpus, settings)  # the bytes the plan was made of are no longer there
     corpus, settings = open_store(root, Settings(now=NOW))
     path.unlink()
     with pytest.raises(RunFailed, match=r"^bench/memories.jsonl: cannot stat"):
@@ -555,7 +577,7 @@ def test_the_direct_scan_reads_each_line_as_json_loads_does(line):
         expected = ValueError
     data = b'{"id": "first"}\n' + line.encode("utf-8")  # the second line: no BOM stripping there
     corpus = Corpus(layout="bank", root="/")
-    got = [rec for _, _, rec, _, _ in reader._records("k", io.BytesIO(data), corpus)][1:]
+    got = [rec for _, _, rec, _ in reader._records("k", data.split(b"\n"), corpus)][1:]
     if expected is ValueError:
         assert got == [] and [f.reason for f in corpus.findings] == ["line 2: not valid JSON"]
     elif isinstance(expected, dict):

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
-import io
 import json
 import json.encoder
 import re
@@ -88,27 +87,27 @@ def read_records(root: Path, bank: Path, settings: Settings, corpus: Corpus) -> 
 def parse_records(key: str, data: bytes, corpus: Corpus) -> dict[str, dict[str, Any]]:
     """`read_records` of bytes already read (a writer builds its revisions on exactly those)."""
     latest: dict[str, tuple[int, dict[str, Any]]] = {}
-    for rid, revision, rec, _, _ in _records(key, io.BytesIO(data), corpus):
+    for rid, revision, rec, _ in _records(key, data.split(b"\n"), corpus):
         # lines come in order, so a later line wins whenever its revision is at least the held one's
         if rid not in latest or revision >= latest[rid][0]:
             latest[rid] = (revision, rec)
     return {rid: rec for rid, (_, rec) in latest.items()}
 
 
-def _records(key: str, lines: Iterable[bytes], corpus: Corpus) -> Iterator[tuple[str, int, dict[str, Any], int, bytes]]:
+def _records(key: str, lines: Iterable[bytes], corpus: Corpus) -> Iterator[tuple[str, int, dict[str, Any], int]]:
     """Every record with a usable id, in line order: (id, its revision, the record, its line's byte
-    offset in the file, the line's bytes as read).
+    offset in the file).
 
-    `lines` split at b"\n" only (`io.BytesIO(data)`, `_file_lines`). Line by line: one bad line (a
-    torn write, a stray byte) must not hide the whole bank. One line is decoded at a time, never a
-    second copy of the whole file. The lines that are not UTF-8 are reported first, then the other
+    `lines` split at b"\n" only, without it (`data.split(b"\n")`, `_file_lines`). Line by line: one bad
+    line (a torn write, a stray byte) must not hide the whole bank. One line is decoded at a time, never
+    a second copy of the whole file. The lines that are not UTF-8 are reported first, then the other
     bad lines, each in line order (the order of the findings as ever).
     """
     bad: list[Finding] = []
     end = 0
     try:
         for line_no, raw in enumerate(lines, start=1):
-            offset, end = end, end + len(raw)
+            offset, end = end, end + len(raw) + 1  # the b"\n" it was split at
             try:
                 line = raw.decode("utf-8-sig" if line_no == 1 else "utf-8")
             except UnicodeDecodeError:
@@ -138,7 +137,7 @@ def _records(key: str, lines: Iterable[bytes], corpus: Corpus) -> Iterator[tuple
             if not rid.isascii() and not _valid_unicode(rid):
                 bad.append(parse_error(key, f"line {line_no}: id is not valid Unicode"))
                 continue
-            yield rid, _revision(rec), rec, offset, raw
+            yield rid, _revision(rec), rec, offset
     finally:
         corpus.findings.extend(bad)
 
@@ -149,38 +148,42 @@ _SCAN = json.decoder.JSONDecoder().scan_once  # type: ignore[attr-defined]  # se
 class _LineShas:
     """The read hashes of a bank's memories, computed when a plan asks for them (`ReadShaSource`).
 
-    Of each memory it keeps where its line starts and the sha256 of the line's bytes (`_line_digest`;
-    40 bytes in all, against the canonical JSON's hex digest in a dict of its own), and when asked reads those
-    lines again: bytes with the same digest are the record the plan judged, so their record's
-    canonical hash is the one the reader would have taken. A line that changed since (the bank was
-    rewritten while it was planned) fails the plan: no hash could say what was judged.
+    Of the file it keeps how many bytes were read and their sha256 (`_file_lines` takes it as it
+    reads), of each memory where its line starts (an int); when asked it hashes those bytes again and
+    reads the memories' lines: the same bytes hold the records the plan judged, so their canonical
+    hashes are the ones the reader would have taken. Bytes that changed since (the bank was rewritten
+    while it was planned) fail the plan: no hash could say what was judged. Bytes appended after
+    them (iii appends) change nothing read.
     """
 
     def __init__(self, root: Path, path: Path, max_bytes: int) -> None:
         self.root, self.path, self.max_bytes = root, path, max_bytes
-        self.lines: dict[str, bytes] = {}  # memory key -> sha256 of its line + its offset (8 bytes, big-endian)
+        self.digest = hashlib.sha256()  # of the bytes read, updated as they are (`_file_lines`)
+        self.size = 0
+        self.lines: dict[str, int] = {}  # memory key -> its line's byte offset
 
-    def read(self, key: str, offset: int, raw: bytes) -> None:
+    def read(self, key: str, offset: int) -> None:
         """Where the newest record of a memory was read (the memory's own key: no second copy). The
         memory defers its hashes to this source (made of `Memory.template(read_shas_from=...)`)."""
-        self.lines[key] = _line_digest(raw) + offset.to_bytes(8, "big")
+        self.lines[key] = offset
 
     def forget(self, key: str) -> None:
         """The newest record of `key` is retired: no memory, no hash."""
         self.lines.pop(key, None)
 
     def read_shas(self, memories: list[Memory]) -> dict[str, dict[str, str]]:
-        # Each line's place packed as its 32-byte digest then its offset: read in file order.
-        located = ((self.lines[m.key], m.key) for m in memories)
-        wanted = sorted((int.from_bytes(loc[32:], "big"), loc[:32], key) for loc, key in located)
+        wanted = sorted((self.lines[m.key], m.key) for m in memories)  # read in file order
         out: dict[str, dict[str, str]] = {}
         try:
             with open_checked(self.root, self.path, self.max_bytes) as fh:
-                for offset, digest, key in wanted:
+                again = hashlib.sha256()
+                for chunk in _chunks(fh, self.size):
+                    again.update(chunk)
+                if again.digest() != self.digest.digest():
+                    raise Unreadable("changed since it was read")
+                for offset, key in wanted:
                     fh.seek(offset)
                     raw = fh.readline(self.max_bytes + 1)
-                    if _line_digest(raw) != digest:
-                        raise Unreadable("changed since it was read")
                     out[key] = {key: record_sha(json.loads(raw.decode("utf-8-sig" if offset == 0 else "utf-8")))}
         except (Unreadable, OSError) as exc:
             reason = str(exc) if isinstance(exc, Unreadable) else os_reason(exc, self.root)
@@ -188,27 +191,45 @@ class _LineShas:
         return out
 
 
-def _line_digest(raw: bytes) -> bytes:
-    # Without the line's end: a last line read before its writer wrote the b"\n" (or the next
-    # record's leading one) is the same record when it has it, not a bank rewritten meanwhile.
-    return hashlib.sha256(raw.removesuffix(b"\n")).digest()
+# What one read of a bank's file takes: big enough that the calls cost nothing beside the parsing,
+# small beside the memories made of it.
+_CHUNK = 1 << 20
 
 
-def _file_lines(fh: BinaryIO, max_bytes: int) -> Iterator[bytes]:
-    """A file's lines as `io.BytesIO(read_bytes(...))` gives them, one at a time, within the same cap:
-    past `max_bytes` in all (the file grew since its size was checked), `Unreadable`, as `read_bytes`."""
+def _chunks(fh: BinaryIO, limit: int) -> Iterator[bytes]:
+    """A file's bytes from where it is, `_CHUNK` at a time, `limit` of them at the most."""
     total = 0
-    while True:
+    while total < limit:
         try:
-            raw = fh.readline(max_bytes - total + 1)  # bounded: a line without an end is not read whole
+            chunk = fh.read(min(_CHUNK, limit - total))
         except OSError as exc:
             raise Unreadable(f"cannot read: {exc.strerror or exc}") from None
-        if not raw:
+        if not chunk:
             return
-        total += len(raw)
-        if total > max_bytes:
+        total += len(chunk)
+        yield chunk
+
+
+def _file_lines(fh: BinaryIO, max_bytes: int, shas: _LineShas | None = None) -> Iterator[bytes]:
+    """A file's lines as `read_bytes(...).split(b"\n")` gives them, within the same cap, read a chunk at
+    a time: past `max_bytes` in all (the file grew since its size was checked), `Unreadable`, as
+    `read_bytes`. With `shas`, the bytes read are hashed into it as they come."""
+    size = 0
+    pending: list[bytes] = []  # the start of a line that goes on in the next chunk
+    for chunk in _chunks(fh, max_bytes + 1):  # one byte more tells a file past the cap
+        size += len(chunk)
+        if size > max_bytes:
             raise Unreadable(f"file too large (over {max_bytes} bytes)")
-        yield raw
+        if shas is not None:
+            shas.digest.update(chunk)
+            shas.size = size
+        lines = chunk.split(b"\n")
+        if pending:
+            pending.append(lines[0])
+            lines[0] = b"".join(pending)
+        pending = [lines.pop()]
+        yield from lines
+    yield b"".join(pending)
 
 
 def _read_bank(root: Path, bank: Path, settings: Settings, corpus: Corpus) -> tuple[int, list[Memory]]:
@@ -226,7 +247,7 @@ def _read_bank(root: Path, bank: Path, settings: Settings, corpus: Corpus) -> tu
         with open_checked(root, path, settings.max_file_bytes * 64) as fh, gc_paused(freeze=True):
             # gc_paused: millions of long-lived objects at once, kept for the plan (see storage/gc_pause.py)
             shas = _LineShas(root, path, settings.max_file_bytes * 64)
-            return current_memories(bank.name, key, _file_lines(fh, settings.max_file_bytes * 64), corpus, shas)
+            return current_memories(bank.name, key, _file_lines(fh, settings.max_file_bytes * 64, shas), corpus, shas)
     except Unreadable as exc:
         del corpus.findings[before:]
         corpus.findings.append(parse_error(key, str(exc)))
@@ -253,7 +274,7 @@ def current_memories(
     latest: dict[str, tuple[int, Memory | None]] = {}
     pool = _Pool(bank, shas)
     make = pool.memory
-    for rid, revision, rec, offset, raw in _records(key, lines, corpus):
+    for rid, revision, rec, offset in _records(key, lines, corpus):
         held = latest.get(rid)
         if held is None or revision >= held[0]:
             if _retired(rec):  # no memory, no hash
@@ -263,7 +284,7 @@ def current_memories(
                 continue
             memory = make(rec, rid)
             if shas is not None:
-                shas.read(memory.key, offset, raw)
+                shas.read(memory.key, offset)
             latest[rid] = (revision, memory)
     return len(latest), [m for _, m in latest.values() if m is not None]
 
