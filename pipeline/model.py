@@ -140,9 +140,10 @@ class Memory(BaseModel):
         replaced (no key added or removed), each already of its field's type."""
         m = cls.__new__(cls)
         object.__setattr__(m, "__dict__", fields)
-        object.__setattr__(m, "__pydantic_fields_set__", _MEMORY_FIELDS)
-        object.__setattr__(m, "__pydantic_extra__", None)
-        object.__setattr__(m, "__pydantic_private__", None)
+        # BaseModel's own slots, set through their descriptors (a third of `object.__setattr__`'s cost)
+        _SET_FIELDS_SET(m, _MEMORY_FIELDS)
+        _SET_EXTRA(m, None)
+        _SET_PRIVATE(m, None)
         return m
 
     @property
@@ -205,6 +206,9 @@ def _default_of(f: FieldInfo) -> Callable[[], Any] | None:
 
 _MEMORY_DEFAULTS = tuple((name, _default_of(f)) for name, f in Memory.model_fields.items())
 _MEMORY_FIELDS = set(Memory.model_fields)
+_SET_FIELDS_SET = BaseModel.__dict__["__pydantic_fields_set__"].__set__
+_SET_EXTRA = BaseModel.__dict__["__pydantic_extra__"].__set__
+_SET_PRIVATE = BaseModel.__dict__["__pydantic_private__"].__set__
 
 
 class Tracker(BaseModel):

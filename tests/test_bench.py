@@ -28,7 +28,7 @@ from pipeline.errors import RunFailed
 from pipeline.model import Corpus, Memory, settle_read_shas
 from pipeline.plan import build_plan, run_rules
 from pipeline.rules import absolutize_dates, duplicates
-from pipeline.rules.relative_dates import grammar
+from pipeline.rules.relative_dates import prefilter
 from pipeline.rules.text import normalize, normalized_body, normalized_text
 from pipeline.storage.gc_pause import gc_paused
 
@@ -520,15 +520,15 @@ def test_the_ascii_normal_form_matches_on_every_ascii_character():
 
 
 @pytest.mark.parametrize("text", [
-    *(f"It rotates {k} again" for k in grammar._STRONG), *(k.upper() for k in grammar._STRONG),
+    *(f"It rotates {k} again" for k in prefilter._STRONG), *(k.upper() for k in prefilter._STRONG),
     "nothing here", "", "knowledge", "in 3 days", "next Monday", "ago", "the other  day",
 ])
 def test_the_written_out_prefilter_is_the_keyword_scan(text):
     low = text.lower()
     # the prefilter as it was, with the keyword tuple scanned by a generator
-    expected = (any(k in low for k in grammar._STRONG) or ("now" in low and bool(grammar._NOW.search(low)))
-                or bool(grammar._RELATIVE_WORD.search(low)) or (" day" in low and bool(grammar._IN_DAYS.search(low))))
-    assert grammar.might_have_dates(text) is expected
+    expected = (any(k in low for k in prefilter._STRONG) or ("now" in low and bool(prefilter._NOW.search(low)))
+                or bool(prefilter._RELATIVE_WORD.search(low)) or (" day" in low and bool(prefilter._IN_DAYS.search(low))))
+    assert prefilter.might_have_dates(text) is expected
 
 
 _PREFILTERED = [
@@ -543,7 +543,7 @@ _PREFILTERED = [
 
 @pytest.mark.parametrize("memories", [_PREFILTERED, _PREFILTERED[::-1], _PREFILTERED[1:2], []], ids=["all", "reversed", "one", "none"])
 def test_worth_scanning_is_the_prefilter_over_the_field_texts(memories):
-    expected = [i for i, m in enumerate(memories) if any(grammar.might_have_dates(t) for _, t in absolutize_dates.field_texts(m))]
+    expected = [i for i, m in enumerate(memories) if any(prefilter.might_have_dates(t) for _, t in absolutize_dates.field_texts(m))]
     assert absolutize_dates._worth_scanning(memories) == expected
 
 
@@ -554,13 +554,13 @@ _DATE_BITS = ["now", "know", "this week", "this", "last", "next monday", "in 3 d
 def test_the_prefilter_over_many_texts_answers_as_it_does_text_by_text(monkeypatch):
     import random
 
-    monkeypatch.setattr(grammar, "_JOINED", 5)  # several joined slices in most cases
+    monkeypatch.setattr(prefilter, "_JOINED", 5)  # several joined slices in most cases
 
     rng = random.Random(16)
     for _ in range(400):
         texts = ["".join(rng.choice(_DATE_BITS) for _ in range(rng.randint(0, 5))) for _ in range(rng.randint(0, 12))]
-        expected = [i for i, t in enumerate(texts) if grammar.might_have_dates(t)]
-        assert grammar.texts_might_have_dates(texts) == expected, texts
+        expected = [i for i, t in enumerate(texts) if prefilter.might_have_dates(t)]
+        assert prefilter.texts_might_have_dates(texts) == expected, texts
 
 
 @pytest.mark.parametrize("line", [

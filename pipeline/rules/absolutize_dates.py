@@ -29,14 +29,16 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass
 from collections.abc import Iterator
-from typing import Any, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from ..kinds import ActionKind, FindingKind
 from ..actions import AbsolutizeDatesAction, RelativeDateFinding
 from ..model import Memory
 from .outcome import Outcome
-from .relative_dates import DateScan, Mention, Replacement, scan_relative_dates
-from .relative_dates.grammar import texts_might_have_dates
+from .relative_dates.prefilter import texts_might_have_dates
+
+if TYPE_CHECKING:
+    from .relative_dates import DateScan, Mention, Replacement
 from ..storage.files import mtime_date
 
 ACTION_KIND = ActionKind.ABSOLUTIZE_DATES
@@ -120,6 +122,8 @@ def memory_outcome(memory: Memory) -> Outcome:
     fields = field_texts(memory)
     if not fields:
         return out
+    from .relative_dates import scan_relative_dates  # its patterns compiled only once a text needs them
+
     date = own_date(memory)
     scans: list[tuple[str, DateScan]] = [(f, scan_relative_dates(t, date.when)) for f, t in fields]
     edits = [_edit(f, r) for f, s in scans for r in s.replacements]

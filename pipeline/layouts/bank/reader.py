@@ -325,15 +325,19 @@ class _Pool:
         corroboration = get("corroboration")
         if type(corroboration) is int:  # an int, not a bool
             fields["corroboration"] = corroboration
-        fields["pinned"] = get("pinned") is True
-        fields["created"] = self.date(get("created_at"))
-        fields["modified"] = self.date(get("updated_at"))
+        if get("pinned") is True:
+            fields["pinned"] = True
+        created, modified = get("created_at"), get("updated_at")
+        if created is not None:
+            fields["created"] = self.date(created)
+        if modified is not None:
+            fields["modified"] = self.date(modified)
         source = get("source")
         if type(source) is str:
             fields["source"] = self.strings.setdefault(source, source)
-        revision = get("revision")
-        fields["extra"] = self.extra(_scalars(get("entities")), revision if isinstance(revision, int) else 0,
-                                     self.number(get("confidence")))
+        revision, entities = get("revision"), get("entities")
+        fields["extra"] = self.extra(_scalars(entities) if entities else _NO_ENTITIES,
+                                     revision if isinstance(revision, int) else 0, self.number(get("confidence")))
         if self.hashed:
             fields["read_shas"] = {key: record_sha(rec)}
         return Memory.adopt(fields)
@@ -360,8 +364,6 @@ class _Pool:
         return held
 
     def date(self, value: Any) -> dt.date | None:
-        if value is None:
-            return None
         if type(value) is not str:
             return as_date(value)
         held = self.dates.get(value, _UNSEEN)

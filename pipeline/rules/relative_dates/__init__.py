@@ -17,7 +17,8 @@ Precision over recall: when a phrase's reading is in doubt (a rule, a template, 
 example, a name, "today" meaning "currently", an approximate or ranged count) it is left alone.
 
 The package, one module per concern, lowest first (each imports only the ones before it):
-- grammar: the phrase patterns, the prefilter and the result records;
+- prefilter: whether a text might hold a phrase at all (cheap, and without the patterns);
+- grammar: the phrase patterns and the result records;
 - masks: code, quotations, URLs, paths, headings - where nothing is rewritten;
 - sentences: sentence and clause bounds, sentence starts;
 - resolve: a match read into a day, week, month or year, and written out;
@@ -28,7 +29,24 @@ The package, one module per concern, lowest first (each imports only the ones be
 
 from __future__ import annotations
 
-from .grammar import DateScan, Mention, Replacement
-from .scan import apply_replacements, scan_relative_dates
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .grammar import DateScan, Mention, Replacement
+    from .scan import apply_replacements, scan_relative_dates
 
 __all__ = ["DateScan", "Mention", "Replacement", "apply_replacements", "scan_relative_dates"]
+
+
+def __getattr__(name: str) -> Any:
+    # Imported on first use: the patterns take a tenth of a plan's start-up to compile, and a plan
+    # whose texts all fail the prefilter (`prefilter.py`, imported without them) never needs them.
+    if name in ("DateScan", "Mention", "Replacement"):
+        from . import grammar
+
+        return getattr(grammar, name)
+    if name in ("apply_replacements", "scan_relative_dates"):
+        from . import scan
+
+        return getattr(scan, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

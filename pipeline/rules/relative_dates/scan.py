@@ -38,8 +38,8 @@ from .grammar import (
     DateScan,
     Mention,
     Replacement,
-    might_have_dates,
 )
+from .prefilter import might_have_dates
 from .masks import _inside, _masked_spans
 from .resolve import _DROP_ON, _read, _replacement
 from .sentences import _CLAUSE_BREAK, _at_sentence_start, _clause, _looks_like_a_name, _opens_clause, _sentence
