@@ -63,12 +63,6 @@ def configure(root: Path, settings: Settings) -> Settings:
     return settings.model_copy(update={"bank": merged})
 
 
-def _revision(rec: dict[str, Any]) -> int:
-    """What orders a record's revisions (then its line): its `revision`, -1 when it has none."""
-    rev = rec.get("revision")
-    return rev if type(rev) is int else -1  # an int, not a bool (a subclass)
-
-
 def read_bank_bytes(root: Path, bank: Path, settings: Settings, corpus: Corpus) -> bytes | None:
     """The bytes of a bank's `memories.jsonl` within the size cap, or None (reported)."""
     try:
@@ -128,16 +122,20 @@ def _records(key: str, lines: Iterable[bytes], corpus: Corpus) -> Iterator[tuple
             except (ValueError, RecursionError):  # RecursionError: nesting deeper than the stack
                 bad.append(parse_error(key, f"line {line_no}: not valid JSON"))
                 continue
-            if not isinstance(rec, dict) or not isinstance(rec.get("id"), (str, int)) or isinstance(rec.get("id"), bool):
+            # An id is a string or an int (not a bool); json makes no subclass of either.
+            rid = rec.get("id") if type(rec) is dict else None
+            if type(rid) is int:
+                rid = str(rid)
+            elif type(rid) is not str:
                 bad.append(parse_error(key, f"line {line_no}: record without an id"))
                 continue
-            rid = str(rec["id"])
             # JSON can escape a lone surrogate; as a key it would break the output. An ASCII id
             # (`isascii` reads a flag, no scan) holds none: only the others are encoded to see.
             if not rid.isascii() and not _valid_unicode(rid):
                 bad.append(parse_error(key, f"line {line_no}: id is not valid Unicode"))
                 continue
-            yield rid, _revision(rec), rec, offset
+            revision = rec.get("revision")  # what orders an id's records (then the line): -1 when none
+            yield rid, revision if type(revision) is int else -1, rec, offset
     finally:
         corpus.findings.extend(bad)
 

@@ -14,11 +14,13 @@ from ...rules.rule_candidates import rule_candidates
 
 
 def bank_rule_candidates(corpus: Corpus, threshold: int) -> Outcome:
-    banks = corpus.extra.get("banks", {})
+    # The ids each bank's learned.md already holds a rule from, as a set: asked of every memory.
+    promoted = {name: set(bank.get("learned", {}).get("sources", [])) for name, bank in corpus.extra.get("banks", {}).items()}
 
     def corroborations(m: Memory) -> int | None:
-        promoted = banks.get(m.group, {}).get("learned", {}).get("sources", [])
-        return None if m.id in promoted else m.corroboration
+        n = m.corroboration
+        # below the threshold it is no candidate either way: only a memory above it is looked up
+        return None if n >= threshold and m.id in promoted.get(m.group, ()) else n
 
     return rule_candidates(
         corpus.memories,
