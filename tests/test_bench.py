@@ -393,6 +393,18 @@ def test_a_last_line_given_its_newline_after_the_read_does_not_fail_the_plan(tmp
     assert build_plan(corpus, settings).to_json_dict() == expected
 
 
+def test_bytes_written_after_the_read_on_its_last_line_do_not_change_what_was_judged(tmp_path):
+    """The last line read had no end yet, and a writer put more on it (not a well-formed append): the
+    bytes the plan judged are still there, so the plan stands on them; apply checks the record again."""
+    line = lambda i: json.dumps({"id": f"m{i}", "text": "Staging runs Node 20 and Postgres 15"})  # noqa: E731
+    root = _bank_file(tmp_path, f"{line(1)}\n{line(2)}".encode())
+    corpus, settings = open_store(root, Settings(now=NOW))
+    expected = build_plan(_eager(root), settings).to_json_dict()
+    with (root / "blog" / "memories.jsonl").open("ab") as fh:
+        fh.write(b' garbage, "on": the same line}\n')
+    assert build_plan(corpus, settings).to_json_dict() == expected
+
+
 def _tuple_keyed_groups(memories, key_fn):
     """The grouping as it was before the per-group dicts: one (group, key) tuple per memory."""
     first, more = {}, {}

@@ -181,7 +181,8 @@ class _LineShas:
                     raise Unreadable("changed since it was read")
                 for offset, key in wanted:
                     fh.seek(offset)
-                    raw = fh.readline(self.max_bytes + 1)
+                    raw = fh.readline(self.size - offset)  # within the bytes just checked: a last line
+                    # read before its end was written is read as it was then, whatever came after it
                     out[key] = {key: record_sha(json.loads(raw.decode("utf-8-sig" if offset == 0 else "utf-8")))}
         except (Unreadable, OSError) as exc:
             reason = str(exc) if isinstance(exc, Unreadable) else os_reason(exc, self.root)
