@@ -232,7 +232,7 @@ def _file_lines(fh: BinaryIO, max_bytes: int, shas: _LineShas | None = None) -> 
 
 
 def _read_bank(root: Path, bank: Path, settings: Settings, corpus: Corpus) -> tuple[int, list[Memory]]:
-    """`current_memories` of a bank's file, read a line at a time: the file's bytes, its decoded text
+    """`current_memories` of a bank's file, read a chunk at a time: the file's bytes, its decoded text
     and its parsed records are never all held at once, only the memories made of them.
 
     What it reports is what reading the whole file first reported (`read_bank_bytes`): a file that
