@@ -18,17 +18,22 @@ def _every_move(a: list[str], b: list[str]) -> list[tuple[int, int, int]]:
     return found
 
 
-def test_the_moves_are_those_of_trying_every_move_in_the_same_order():
-    for n in range(8):
-        words = [f"w{i % max(1, n - 1)}" for i in range(n)]  # a repeated word: several moves give b
+def _word_orders(longest_permuted: int, seed: int):
+    """(a, b) pairs of the same words: every order of up to `longest_permuted` words, one of them
+    repeated (so several moves or swaps give b), then 500 random shuffles with repeats."""
+    for n in range(longest_permuted + 1):
+        words = [f"w{i % max(1, n - 1)}" for i in range(n)]
         for order in permutations(range(n)):
-            b = [words[i] for i in order]
-            assert _moves(words, b) == _every_move(words, b), b
-    rng = random.Random(0)
+            yield words, [words[i] for i in order]
+    rng = random.Random(seed)
     for _ in range(500):
         n = rng.randint(1, 14)
         a = [rng.choice("abcdefg"[: rng.randint(1, 7)]) for _ in range(n)]
-        b = rng.sample(a, n)
+        yield a, rng.sample(a, n)
+
+
+def test_the_moves_are_those_of_trying_every_move_in_the_same_order():
+    for a, b in _word_orders(7, seed=0):
         assert _moves(a, b) == _every_move(a, b), (a, b)
 
 
@@ -49,14 +54,5 @@ def _every_swap(a: list[str], b: list[str]) -> tuple[list[str], list[str], list[
 
 
 def test_the_swap_is_that_of_trying_every_exchange_in_the_same_order():
-    for n in range(7):
-        words = [f"w{i % max(1, n - 1)}" for i in range(n)]
-        for order in permutations(range(n)):
-            b = [words[i] for i in order]
-            assert _swap(words, b) == _every_swap(words, b), b
-    rng = random.Random(1)
-    for _ in range(500):
-        n = rng.randint(1, 14)
-        a = [rng.choice("abcdefg"[: rng.randint(1, 7)]) for _ in range(n)]
-        b = rng.sample(a, n)
+    for a, b in _word_orders(6, seed=1):
         assert _swap(a, b) == _every_swap(a, b), (a, b)
