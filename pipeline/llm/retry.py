@@ -17,12 +17,14 @@ import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from pydantic import ValidationError
-from tenacity import AsyncRetrying, RetryCallState, retry_if_exception, stop_after_attempt
 
 from ..errors import MemconsolidateError
+
+if TYPE_CHECKING:
+    from tenacity import RetryCallState
 
 T = TypeVar("T")
 
@@ -212,6 +214,9 @@ class RetriesExhausted(MemconsolidateError):
 
 async def call_with_retries(fn: Callable[[], Awaitable[T]], policy: RetryPolicy) -> T:
     """Await `fn()`, retrying transient failures per `policy`; RetriesExhausted when it gives up."""
+    # Imported here: only a real model's calls retry, and the stub's runs never pay for tenacity.
+    from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
+
     attempts = 0
 
     def wait(state: RetryCallState) -> float:

@@ -59,10 +59,13 @@ def _moves(a: list[str], b: list[str]) -> list[tuple[int, int, int]]:
             hi = n - (j - i) if i <= same_head else min(same_head, n - (j - i))
             if lo > hi:
                 continue
+            # The block lands at k, so b[k] must be its first word: a cheap test that rules out
+            # almost every k before the lists are built (most pairs are shuffles, not moves).
+            starts = [k for k in range(lo, hi + 1) if k != i and b[k] == a[i]]
+            if not starts:
+                continue
             block, rest = a[i:j], a[:i] + a[j:]
-            for k in range(lo, hi + 1):
-                if k == i:
-                    continue
+            for k in starts:
                 if rest[:k] + block + rest[k:] == b:
                     found.append((i, j, k))
     return found
@@ -80,7 +83,11 @@ def _swap(a: list[str], b: list[str]) -> tuple[list[str], list[str], list[str]] 
     core_a, core_b = a[pre : n - post], b[pre : n - post]
     m = len(core_a)
     for i in range(1, m):
+        if core_a[i - 1] != core_b[-1]:  # x = core_a[:i] must end core_b
+            continue
         for j in range(i, m):
+            if core_a[j] != core_b[0]:  # y = core_a[j:] must start it
+                continue
             x, mid, y = core_a[:i], core_a[i:j], core_a[j:]
             if y + mid + x == core_b:
                 return x, mid, y
