@@ -81,18 +81,27 @@ def read_records(root: Path, bank: Path, settings: Settings, corpus: Corpus) -> 
 def parse_records(key: str, data: bytes, corpus: Corpus) -> dict[str, dict[str, Any]]:
     """`read_records` of bytes already read (a writer builds its revisions on exactly those)."""
     latest: dict[str, tuple[int, dict[str, Any]]] = {}
-    for rid, revision, rec, _ in _records(key, data.split(b"\n"), corpus):
+    for rid, revision, rec, _ in _records(key, _split_lines(data), corpus):
         # lines come in order, so a later line wins whenever its revision is at least the held one's
         if rid not in latest or revision >= latest[rid][0]:
             latest[rid] = (revision, rec)
     return {rid: rec for rid, (_, rec) in latest.items()}
 
 
+def _split_lines(data: bytes) -> Iterator[bytes]:
+    """`data.split(b"\n")`, one line at a time: never a second copy of the whole file."""
+    start = 0
+    while (end := data.find(b"\n", start)) >= 0:
+        yield data[start:end]
+        start = end + 1
+    yield data[start:]
+
+
 def _records(key: str, lines: Iterable[bytes], corpus: Corpus) -> Iterator[tuple[str, int, dict[str, Any], int]]:
     """Every record with a usable id, in line order: (id, its revision, the record, its line's byte
     offset in the file).
 
-    `lines` split at b"\n" only, without it (`data.split(b"\n")`, `_file_lines`). Line by line: one bad
+    `lines` split at b"\n" only, without it (`_split_lines`, `_file_lines`). Line by line: one bad
     line (a torn write, a stray byte) must not hide the whole bank. One line is decoded at a time, never
     a second copy of the whole file. The lines that are not UTF-8 are reported first, then the other
     bad lines, each in line order (the order of the findings as ever).
@@ -223,12 +232,18 @@ def _file_lines(fh: BinaryIO, max_bytes: int, shas: _LineShas | None = None) -> 
             shas.digest.update(chunk)
             shas.size = size
         lines = chunk.split(b"\n")
+        if len(lines) == 1:  # a line longer than the chunk goes on: its pieces joined once, at its end
+            pending.append(chunk)
+            continue
         if pending:
             pending.append(lines[0])
-            lines[0] = b"".join(pending)
+            lines[0] = _join(pending)
         pending = [lines.pop()]
         yield from lines
-    yield b"".join(pending)
+    yield _join(pending)
+
+
+_join = b"".join  # a line's pieces put together (named, so a test can count the bytes joined)
 
 
 def _read_bank(root: Path, bank: Path, settings: Settings, corpus: Corpus) -> tuple[int, list[Memory]]:
@@ -261,7 +276,7 @@ def current_memories(
     bank: str, key: str, lines: Iterable[bytes], corpus: Corpus, shas: _LineShas | None = None,
 ) -> tuple[int, list[Memory]]:
     """The number of ids in a bank and the memories of its live current records (`parse_records`,
-    then `_to_memory` of each live one), built as the lines are read.
+    then `_Pool.memory` of each live one), built as the lines are read.
 
     Each record is made a memory (or found retired) as soon as it is the newest of its id, so the
     parsed dicts of a big bank are never all held at once: only the one memory per id is. With
@@ -301,7 +316,7 @@ class _Pool:
     its records (a big bank repeats a few hundred of them, and an equal string or date is
     interchangeable with its copy), and each memory a copy of one template (`Memory.template`)."""
 
-    def __init__(self, bank: str = "", shas: _LineShas | None = None) -> None:
+    def __init__(self, bank: str, shas: _LineShas | None = None) -> None:
         self.dates: dict[str, dt.date | None] = {}
         self.strings: dict[str, str] = {}
         self.floats: dict[float, float] = {}
@@ -419,9 +434,9 @@ def record_sha(rec: dict[str, Any]) -> str:
     return hashlib.sha256(canonical_json(rec).encode("ascii")).hexdigest()
 
 
-def _to_memory(bank: str, rec: dict[str, Any], pool: _Pool | None = None) -> Memory:
-    """The memory of one live record (its read hash taken now), of a pool made for its bank."""
-    return (pool or _Pool(bank)).memory(rec, str(rec["id"]))
+def _to_memory(bank: str, rec: dict[str, Any]) -> Memory:
+    """The memory of one live record of `bank`, its read hash taken now (no source to defer to)."""
+    return _Pool(bank).memory(rec, str(rec["id"]))
 
 
 def read_learned(root: Path, bank: Path, settings: Settings, corpus: Corpus) -> dict[str, list[str]]:

@@ -19,7 +19,7 @@ def bank_rule_candidates(corpus: Corpus, threshold: int) -> Outcome:
 
     def corroborations(m: Memory) -> int | None:
         n = m.corroboration
-        # below the threshold it is no candidate either way: only a memory above it is looked up
+        # below the threshold it is no candidate either way: only one at or above it is looked up
         return None if n >= threshold and m.id in promoted.get(m.group, ()) else n
 
     return rule_candidates(
