@@ -29,6 +29,7 @@ sys.path.insert(0, str(ROOT))
 
 from pipeline.evaluate.dates import eval_dates  # noqa: E402
 from pipeline.rules import relative_dates as rd  # noqa: E402
+from pipeline.rules.relative_dates import masks, resolve, sentences  # noqa: E402  # the helpers the dateparser path reuses
 
 REAL = ROOT.parent / "shared" / "real-stores"
 RELATIVE = re.compile(r"\b(?:yesterday|today|tonight|tomorrow|ago|last|next|this|in\s+\S+\s+days?)\b", re.I)
@@ -55,11 +56,11 @@ def per_1k(fn, texts: list[str], repeat: int = 1) -> float:
 def dateparser_scan(text: str, written: dt.date, search_dates) -> list[rd.Replacement]:
     base = dt.datetime.combine(written, dt.time(12))
     found = search_dates(text, languages=["en"], settings={"RELATIVE_BASE": base, "PREFER_DATES_FROM": "past"}) or []
-    masks = rd._masked_spans(text)
+    masks = masks._masked_spans(text)
     out, pos = [], 0
     for phrase, when in found:
         start = text.find(phrase, pos)
-        if start < 0 or not RELATIVE.search(phrase) or rd._inside(masks, start, start + len(phrase)):
+        if start < 0 or not RELATIVE.search(phrase) or masks._inside(masks, start, start + len(phrase)):
             continue
         pos = start + len(phrase)
         low = phrase.lower()
@@ -72,9 +73,9 @@ def dateparser_scan(text: str, written: dt.date, search_dates) -> list[rd.Replac
             value = f"in {d:%Y}"
         else:
             value = f"on {d.isoformat()}"
-        if rd._DROP_ON.search(text[max(0, start - 12):start]) and value.startswith(("on ", "in ")):
+        if resolve._DROP_ON.search(text[max(0, start - 12):start]) and value.startswith(("on ", "in ")):
             value = value[3:]
-        if phrase[:1].isupper() or rd._at_sentence_start(text, start):
+        if phrase[:1].isupper() or sentences._at_sentence_start(text, start):
             value = value[:1].upper() + value[1:]
         out.append(rd.Replacement(start, start + len(phrase), phrase, value))
     return out
