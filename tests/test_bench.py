@@ -639,3 +639,17 @@ def test_the_direct_scan_reads_each_line_as_json_loads_does(line):
         assert got == [expected] and corpus.findings == []
     else:
         assert got == [] and [f.reason for f in corpus.findings] == ["line 2: record without an id"]
+
+
+def test_significant_words_of_an_ascii_normal_form_are_the_plain_filter():
+    # the ASCII path subtracts one set (stopwords, every word of one or two letters or digits)
+    import random
+
+    from pipeline.rules.text import STOPWORDS, significant_of_normalized
+
+    rng = random.Random(19)
+    words = [*STOPWORDS, "a", "z9", "9", "abc", "ab", "deploy", "x1y", "12", "123", "naïve", "ü", "üb", "über"]
+    for _ in range(2000):
+        text = " ".join(rng.choice(words) for _ in range(rng.randint(0, 8)))
+        expected = frozenset(w for w in text.split() if w not in STOPWORDS and len(w) > 2)
+        assert significant_of_normalized(text) == expected, text

@@ -12,7 +12,6 @@ higher number. Only the pairs a stage is offered are built as `SubjectPair`s; th
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_left
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterator
@@ -24,7 +23,7 @@ from ..model import Memory
 from ..storage.gc_pause import gc_paused
 from .duplicates import comparable
 from .hot_subjects import paired_by_hot_words
-from .text import STOPWORDS, normalized_body
+from .text import normalized_body, significant_of_normalized
 
 
 @dataclass(frozen=True)
@@ -82,11 +81,6 @@ def strongest_pairs(
     return out, more
 
 
-# A normalized text is words of letters and digits, one space apart: these are its words of three
-# characters or more (the length `significant_of_normalized` asks for), found in C.
-_LONG_WORD = re.compile(r"[^ ]{3,}")
-
-
 @lru_cache(maxsize=4096)
 def _tag_word(tag: str) -> str:
     return f"#tag:{tag.lower()}"
@@ -95,7 +89,7 @@ def _tag_word(tag: str) -> str:
 def _significant(m: Memory) -> tuple[frozenset[str], int]:
     """A memory's words here: `significant_of_normalized(normalized_body(m))` and its tags; and how
     many of them are the body's."""
-    body = frozenset(_LONG_WORD.findall(normalized_body(m))) - STOPWORDS
+    body = significant_of_normalized(normalized_body(m))
     return (body.union(map(_tag_word, m.tags)) if m.tags else body), len(body)
 
 
