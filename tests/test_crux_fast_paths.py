@@ -1,0 +1,128 @@
+"""The shortcuts the stub's crux work takes agree with the plain path they skip: the same atoms,
+stems, readings and statements, on the fixtures' texts and on tokens made to sit on each edge."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pipeline.stages.heuristics import text_facts
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
+
+# Tokens on the edges of each shape test: lowercase words beside names, ids, paths and the like.
+EDGE_TOKENS = """the a x é ß ǆ ǅ Ǆ ﬁ etc vs cf e.g i.e api API Apis APIs NOT Not not dont don't
+    snake_case _private __dunder__ CamelCase camelCase iPhone Carol carol's Carol's v1.2 5s INC-2291
+    src/db/migrate.py / // conftest.py payments.fallback_provider @decorator --flag $VAR call()
+    a::b k=v naïve café Ωmega ωmega straße ﬀ ١٢ ²  œuvre Œuvre""".split()
+
+
+def _fixture_tokens() -> set[str]:
+    out: set[str] = set()
+    for path in sorted(FIXTURES.rglob("*.md"))[:400]:
+        for raw in text_facts._TOKEN.findall(path.read_text(encoding="utf-8", errors="replace")):
+            out.add(text_facts._clean(raw))
+    return {t for t in out if t}
+
+
+@pytest.mark.parametrize("start", [False, True])
+def test_atom_fast_path_agrees_with_the_shape_tests(start: bool) -> None:
+    tokens = _fixture_tokens() | set(EDGE_TOKENS)
+    assert len(tokens) > 200
+    for token in tokens:
+        assert text_facts._is_atom(token, start) == text_facts._atom_shape(token, start), token
+
+
+def test_stem_shortcut_agrees_with_the_suffix_loop() -> None:
+    def plain(word: str) -> str:
+        for suffix in ("ing", "ies", "es", "ed", "s"):
+            if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+                return word[: -len(suffix)]
+        return word
+
+    for word in _fixture_tokens() | set(EDGE_TOKENS) | {"is", "ties", "tries", "bed", "caching", "ss"}:
+        assert text_facts.stem(word) == plain(word), word
+
+
+# --- the conflict judge: readings and statements ---------------------------------------------------
+
+ROOT = FIXTURES.parent
+
+# Phrases on each pattern the readings skip when the clause lacks what it needs, in several cases,
+# and with letters that case-insensitive matching folds but lower() does not ("ſ", "K").
+EDGE_CLAUSES = """non-root NON-idempotent | 2026-01-02 | 117-feedback_plans | part 2 of the plan, R4, round 3 |
+    raised from 10 MB to 50 MB | the job timed out | it TIMES OUT | a minute | Two Hours | twelve weeks |
+    deploy on Tuesdays | we used to pin Node 16 | WE TRIED Jenkins | until 2019 | the legacy API |
+    back then | In The Past | except for hotfixes | UNLESS asked | apart from CI | other than prod |
+    use the staging bucket, not the production bucket | 3 replicas | Per user | 5 retries per job |
+    every 5 minutes | EACH night | twice a day | NIGHTLY | on Sundays | 60 seconds | 2.5h | 10 ms |
+    ſeconds a ſecond | a Kelvin day | non-ſtop | we uſed to | EXCEPT fOR CI | ﬀ 3 ſtaff""".split("|")
+
+
+def _texts() -> list[str]:
+    import json
+
+    out: list[str] = []
+
+    def strings(value: object) -> None:
+        if isinstance(value, str):
+            out.append(value)
+        elif isinstance(value, dict):
+            for v in value.values():
+                strings(v)
+        elif isinstance(value, list):
+            for v in value:
+                strings(v)
+
+    for path in sorted([*ROOT.glob("evals/*/*.jsonl"), ROOT / "tests" / "data" / "conflict_precision.jsonl"]):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                strings(json.loads(line))
+    out += [p.read_text(encoding="utf-8", errors="replace") for p in sorted(FIXTURES.rglob("*.md"))[:400]]
+    return out + [c.strip() for c in EDGE_CLAUSES]
+
+
+def test_readings_agree_with_every_pattern_tried(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pipeline.stages.heuristics.conflict_statements import statements
+    from pipeline.stages.heuristics.conflicts import quantities, readings
+
+    found = {c for t in _texts() for c in readings.clauses(statements(t))} | {c for t in _texts() for c in readings.clauses(t)}
+    assert len(found) > 1000
+    fast = {c: readings.read.__wrapped__(c) for c in found}
+    for module in (readings, quantities):
+        monkeypatch.setattr(module, "may_have", lambda text, needles: True)
+        monkeypatch.setattr(module, "has_digit", lambda text: True)
+    for clause, reading in fast.items():
+        assert readings.read.__wrapped__(clause) == reading, clause
+
+
+def _line_statement_plain(line: str) -> str:
+    """`_line_statement` with every pattern applied to every line, as it was before its shortcuts."""
+    from pipeline.stages.heuristics import conflict_statements as cs
+
+    if cs._ONLY_LINKS.match(line):
+        return ""
+    line = cs._BULLET.sub("", line)
+    line = cs._WIKILINK.sub(" ", line)
+    line = cs._PLACEHOLDER.sub(" ", line)
+    line = cs._LINK.sub(lambda m: m.group(1), line)
+    line = cs._URL.sub(" ", line)
+    line = cs._EMPHASIS.sub(lambda m: m.group(2), line)
+    line = cs._INLINE_CODE.sub(" ", line)
+    line = " ".join(line.split())
+    if cs._KEY_VALUE.match(line) or len(cs._WORD.findall(line)) < 2:
+        return ""
+    return line
+
+
+def test_statement_lines_agree_with_every_pattern_tried() -> None:
+    from pipeline.stages.heuristics import conflict_statements as cs
+
+    lines = {line for t in _texts() for line in t.split("\n")} | {
+        "- [a](a.md) — [b](b.md)", "see [[Other note]] and {{name}}", "<PLACEHOLDER> stays [TODO] out",
+        "**bold** and _snake_case_ with `code` at https://example.com/x", "1. step one ${VAR}", "a ]( b",
+    }
+    assert len(lines) > 1000
+    for line in lines:
+        assert cs._line_statement(line) == _line_statement_plain(line), line
