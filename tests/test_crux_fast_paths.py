@@ -126,3 +126,18 @@ def test_statement_lines_agree_with_every_pattern_tried() -> None:
     assert len(lines) > 1000
     for line in lines:
         assert cs._line_statement(line) == _line_statement_plain(line), line
+
+
+def test_a_plan_without_a_cache_imports_no_diskcache() -> None:
+    """diskcache (and with it sqlite3 and pickle) loads with the first reply cache, not with the client."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\nfrom pipeline.cli import main\n"
+        f"sys.argv = ['memconsolidate', 'plan', {str(FIXTURES / 'crux')!r}, '--model', 'stub', '--json', '--now', '2026-11-29', '--no-cache']\n"
+        "try:\n    main()\nexcept SystemExit:\n    pass\n"
+        "print(sorted(m for m in ('diskcache', 'sqlite3', 'pickle') if m in sys.modules), file=sys.stderr)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert done.stderr.strip().splitlines()[-1] == "[]", done.stderr[-500:]
