@@ -13,7 +13,9 @@ failure comes back as a StageCallError with a one-line reason and no secrets in 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import dataclasses
+import gc
 import os
 import sys
 import threading
@@ -454,6 +456,19 @@ def sampling_params(llm: Any) -> dict[str, Any]:
     return params
 
 
+_FROZEN_AT_EXIT: list[object] = []
+
+
+def _freeze_at_exit() -> None:
+    """At exit, everything alive frozen (`gc.freeze`) before the interpreter tears down. A run that
+    made a client keeps what its stages built to the end (the judge's readings, the stages' pydantic
+    models, asyncio), and the collector's last walk over all of it frees nothing that refcounting
+    would not (~80 ms of a stub plan of a 1,000-memory crux store, 2 cores). A real model's run
+    freezes too, once litellm is imported (see litellm_backend): nothing of ours needs a finalizer."""
+    if not _FROZEN_AT_EXIT:
+        _FROZEN_AT_EXIT.append(atexit.register(gc.freeze))
+
+
 def make_client(
     config: Any,
     *,
@@ -538,6 +553,7 @@ def make_client(
         except OSError as exc:
             raise UsageError(f"cannot use cache folder {folder}: {exc.strerror or exc}") from None
 
+    _freeze_at_exit()
     return LLMClient(
         backend,
         model=model,
