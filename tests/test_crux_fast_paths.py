@@ -57,7 +57,10 @@ EDGE_CLAUSES = """non-root NON-idempotent | 2026-01-02 | 117-feedback_plans | pa
     back then | In The Past | except for hotfixes | UNLESS asked | apart from CI | other than prod |
     use the staging bucket, not the production bucket | 3 replicas | Per user | 5 retries per job |
     every 5 minutes | EACH night | twice a day | NIGHTLY | on Sundays | 60 seconds | 2.5h | 10 ms |
-    ſeconds a ſecond | a Kelvin day | non-ſtop | we uſed to | EXCEPT fOR CI | ﬀ 3 ſtaff""".split("|")
+    ſeconds a ſecond | a Kelvin day | non-ſtop | we uſed to | EXCEPT fOR CI | ﬀ 3 ſtaff |
+    use SQLite instead of Postgres | GraphQL WAS REJECTED | kept in our own table, NOT LaunchDarkly |
+    we Moved the nightly jobs over from Jenkins | Stopped Using Travis | no longer uses Redis |
+    Kafka has been deprecated | rather than k8s | migrated off Heroku | never used Mongo""".split("|")
 
 
 def _texts() -> list[str]:
@@ -95,6 +98,17 @@ def test_readings_agree_with_every_pattern_tried(monkeypatch: pytest.MonkeyPatch
         monkeypatch.setattr(module, "has_digit", lambda text: True)
     for clause, reading in fast.items():
         assert readings.read.__wrapped__(clause) == reading, clause
+
+
+def test_rejected_words_agree_with_every_pattern_tried(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pipeline.stages.heuristics.conflicts import rejected
+
+    texts = set(_texts())
+    fast = {t: rejected._rejected_words.__wrapped__(t) for t in texts}
+    assert sum(bool(words) for words in fast.values()) > 20
+    monkeypatch.setattr(rejected, "may_have", lambda text, needles: True)
+    for text, words in fast.items():
+        assert rejected._rejected_words.__wrapped__(text) == words, text
 
 
 def _line_statement_plain(line: str) -> str:
