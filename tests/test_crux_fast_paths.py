@@ -155,3 +155,14 @@ def test_a_plan_without_a_cache_imports_no_diskcache() -> None:
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.stderr.strip().splitlines()[-1] == "[]", done.stderr[-500:]
+
+
+def test_file_name_is_the_paths_name() -> None:
+    from pathlib import PurePosixPath
+
+    from pipeline.stages.consolidate.stage import _file_name
+
+    keys = ["a.md", "memories/learning/x.memory.md", "a/./b.md", "a//b.md", "a/b/", "a/b/.", "a/..", ".", "", "/", "x/.hidden",
+            "memories/idea/über-idee.memory.crux.md", "a/b/c"]
+    for key in keys:
+        assert _file_name(key) == PurePosixPath(key).name, key

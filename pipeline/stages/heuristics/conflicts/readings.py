@@ -79,9 +79,15 @@ def _clauses(text: str) -> tuple[str, ...]:
 def claim_clauses(text: str) -> list[str]:
     """The clauses that can make a claim: a title that is one token ("package-manager",
     "feedback_testing") names the memory, it says nothing, so the body's first sentence leads."""
+    return list(_claim_clauses(text))
+
+
+@lru_cache(maxsize=2048)
+def _claim_clauses(text: str) -> tuple[str, ...]:
+    # Asked for a memory several times per pair it is in: sorted out once, beside `_clauses`.
     found = _clauses(text)
-    said = [c for c in found if len(c.split()) > 1]
-    return said or list(found)
+    said = tuple(c for c in found if len(c.split()) > 1)
+    return said or found
 
 
 # The regexes `read` applies to every clause, compiled once (they were most of a stub plan's CPU).
@@ -151,8 +157,7 @@ def read(clause: str) -> Reading:
     numbers = tuple(sorted(NUMBER_WORDS.get(w, w) for w in normalize(plain).split() if w.isdigit() or w in NUMBER_WORDS))
     seq: list[str] = []
     for w in words:
-        if (w in STOPWORDS or w in PRONOUNS or w in UNITS or w in NEGATIONS or w in NEGATIVE_VERBS or w in NEGATIVE_STATES or w in MODALS or w in TIME_WORDS
-                or w.isdigit() or w in NUMBER_WORDS or len(w) < 2):
+        if w in _NOT_CONTENT or w.isdigit() or len(w) < 2:
             continue
         st = _token(w)
         if not seq or seq[-1] != st:
@@ -174,6 +179,10 @@ def read(clause: str) -> Reading:
         measures=measures,
     )
 
+
+# The words that are never content, each class above in one set: a clause's every word is tried.
+_NOT_CONTENT = (STOPWORDS | PRONOUNS | UNITS | NEGATIONS | NEGATIVE_VERBS | NEGATIVE_STATES | MODALS | TIME_WORDS
+                | frozenset(NUMBER_WORDS))
 
 # Words before a clause's first phrase that only carry polarity, modality or hedging.
 _LEAD = NEGATIONS | MODALS | TIME_WORDS | PRONOUNS | frozenset("the a an maybe perhaps also just".split())
