@@ -142,8 +142,9 @@ def test_statement_lines_agree_with_every_pattern_tried() -> None:
         assert cs._line_statement(line) == _line_statement_plain(line), line
 
 
-def test_a_plan_without_a_cache_imports_no_diskcache() -> None:
-    """diskcache (and with it sqlite3 and pickle) loads with the first reply cache, not with the client."""
+def test_a_stub_plan_without_a_cache_imports_no_diskcache_nor_asyncio() -> None:
+    """diskcache (and with it sqlite3 and pickle) loads with the first reply cache, not with the
+    client; asyncio with the first call that needs the event loop, which a stub's never do."""
     import subprocess
     import sys
 
@@ -151,7 +152,7 @@ def test_a_plan_without_a_cache_imports_no_diskcache() -> None:
         "import sys\nfrom pipeline.cli import main\n"
         f"sys.argv = ['memconsolidate', 'plan', {str(FIXTURES / 'crux')!r}, '--model', 'stub', '--json', '--now', '2026-11-29', '--no-cache']\n"
         "try:\n    main()\nexcept SystemExit:\n    pass\n"
-        "print(sorted(m for m in ('diskcache', 'sqlite3', 'pickle') if m in sys.modules), file=sys.stderr)\n"
+        "print(sorted(m for m in ('diskcache', 'sqlite3', 'pickle', 'asyncio', 'logging') if m in sys.modules), file=sys.stderr)\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert done.stderr.strip().splitlines()[-1] == "[]", done.stderr[-500:]
@@ -166,3 +167,56 @@ def test_file_name_is_the_paths_name() -> None:
             "memories/idea/über-idee.memory.crux.md", "a/b/c"]
     for key in keys:
         assert _file_name(key) == PurePosixPath(key).name, key
+
+
+@pytest.mark.parametrize("fixture", ["crux", "bank", "claude", "zylos"])
+def test_stub_plans_are_the_same_without_the_event_loop(fixture: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stub's calls answered on the caller's thread give the plan the event loop gives."""
+    from helpers import plan_json
+
+    from pipeline.llm.client import LLMClient
+
+    here = plan_json(FIXTURES / fixture, "--model", "stub", "--no-cache")
+    monkeypatch.setattr(LLMClient, "_in_process", lambda self: False)
+    assert plan_json(FIXTURES / fixture, "--model", "stub", "--no-cache") == here
+
+
+def test_in_process_calls_keep_order_budget_and_progress(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Results in order, the budget stopping the same calls, `on_result` after each: as on the loop."""
+    from pydantic import BaseModel
+
+    from pipeline.config import LLMConfig
+    from pipeline.llm import make_client, register_stub
+    from pipeline.llm.client import LLMClient
+    from pipeline.llm.stub import STUBS
+
+    class Ask(BaseModel):
+        n: int
+
+    class Said(BaseModel):
+        n: int
+
+    @register_stub("t_in_process")
+    def _stub(payload: Ask) -> Said:
+        if payload.n == 2:
+            raise ValueError("two")
+        return Said(n=payload.n * 10)
+
+    prompt = LLMClient.prompt
+    monkeypatch.setattr(LLMClient, "prompt", lambda self, stage: prompt(self, "conflicts"))  # any stage's prompt
+
+    def run() -> tuple[list[object], list[int], int]:
+        heard: list[int] = []
+        with make_client(LLMConfig(model="stub", max_calls=4)) as client:  # type: ignore[union-attr]
+            got = client.structured_many("t_in_process", [Ask(n=i) for i in range(6)], Said, heard.append)
+            shown = [r.n if isinstance(r, Said) else f"{type(r).__name__}: {r.reason}" for r in got]
+            return shown, heard, client.stats.llm_calls
+
+    try:
+        here = run()
+        monkeypatch.setattr(LLMClient, "_in_process", lambda self: False)
+        assert run() == here
+    finally:
+        STUBS.pop("t_in_process", None)
+    assert here[1] == [1, 2, 3, 4, 5, 6] and here[2] == 4
+    assert here[0][:2] == [0, 10] and "BudgetExceeded" in str(here[0][4])
