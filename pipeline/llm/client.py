@@ -212,7 +212,8 @@ class LLMClient:
         Runs up to `concurrency` calls at once (across every call of this client in flight, from
         any thread). Once a budget is reached, the calls not yet started come back as
         BudgetExceeded (cache hits are still served: they cost nothing). `on_result(n)` hears, on
-        the client's own thread, that n results are in (a progress bar without waves).
+        the client's own thread (the caller's, for the stub), that n results are in (a progress bar
+        without waves).
         """
         _check_schema(schema)
         payloads = list(payloads)
