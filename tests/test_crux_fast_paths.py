@@ -220,3 +220,40 @@ def test_in_process_calls_keep_order_budget_and_progress(monkeypatch: pytest.Mon
         STUBS.pop("t_in_process", None)
     assert here[1] == [1, 2, 3, 4, 5, 6] and here[2] == 4
     assert here[0][:2] == [0, 10] and "BudgetExceeded" in str(here[0][4])
+
+
+def _atom_list_plain(text: str, context: str | None = None) -> list[tuple[str, bool]]:
+    """`text_facts.atom_list` as it was before its lines were kept: every line tokenized in place."""
+    tf = text_facts
+    lowercase = tf._lowercase_words(context if context is not None else text)
+    found: dict[str, bool] = {}
+    for span in tf.CODE_SPAN.findall(text):
+        s = tf.squash(span)
+        if s:
+            found.setdefault(s, False)
+    for line in tf.CODE_SPAN.sub(" . ", text).splitlines():
+        line = tf._HEADING.sub("", tf.LIST_MARKER.sub("", line))
+        raws = tf._TOKEN.findall(line)
+        tokens = [tf._clean(r) for r in raws]
+        title_case = tf._title_case_runs(tokens)
+        start = True
+        for i, (raw, token) in enumerate(zip(raws, tokens)):
+            label = raw.startswith(("**", "__")) or raw.endswith(("**:", "__:"))
+            if token and tf._is_atom(token, start or label or i in title_case):
+                found.setdefault(tf.squash(token), False)
+            elif token and start and not label and i not in title_case and tf._probably_name(token, lowercase):
+                found.setdefault(tf.squash(token), True)
+            start = bool(tf._SENTENCE_END.search(raw)) or raw in ("-", "—", "–", "|")
+    return list(found.items())
+
+
+def test_atom_list_with_kept_lines_agrees_with_the_plain_tokenizing() -> None:
+    texts = _texts() + [
+        "Carol owns the list.\nCarol's team: Postgres and `src/db.py`\n# What Gets Installed\n- **Note**: use v1.2\r\nInc-2291 Fixed",
+        "Implementation details. Implementation is slow\u2028`a\rb` Redis\x0cRedis here",
+    ]
+    assert sum(any(soft for _, soft in _atom_list_plain(t)) for t in texts) > 5  # names among them
+    for i, text in enumerate(texts):
+        context = texts[i - 1] + "\n" + text  # a context other than the text, as a merge check gives
+        assert text_facts.atom_list(text) == _atom_list_plain(text), text
+        assert text_facts.atom_list(text, context) == _atom_list_plain(text, context), text

@@ -160,19 +160,33 @@ def atom_list(text: str, context: str | None = None) -> list[tuple[str, bool]]:
             found.setdefault(s, False)
     plain = CODE_SPAN.sub(" . ", text)
     for line in plain.splitlines():
-        line = _HEADING.sub("", LIST_MARKER.sub("", line))
-        raws = _TOKEN.findall(line)
-        tokens = [_clean(r) for r in raws]
-        title_case = _title_case_runs(tokens)
-        start = True
-        for i, (raw, token) in enumerate(zip(raws, tokens)):
-            label = raw.startswith(("**", "__")) or raw.endswith(("**:", "__:"))
-            if token and _is_atom(token, start or label or i in title_case):
-                found.setdefault(squash(token), False)
-            elif token and start and not label and i not in title_case and _probably_name(token, lowercase):
-                found.setdefault(squash(token), True)
-            start = bool(_SENTENCE_END.search(raw)) or raw in ("-", "—", "–", "|")
+        for atom, opener in _line_atoms(line):
+            if opener is None:
+                found.setdefault(atom, False)
+            elif _probably_name(opener, lowercase):
+                found.setdefault(atom, True)
     return list(found.items())
+
+
+@lru_cache(maxsize=4096)
+def _line_atoms(line: str) -> tuple[tuple[str, str | None], ...]:
+    """A line's atoms in order, squashed, each with None, and among them its capitalised sentence
+    openers that may be names, each with the token `_probably_name` is to judge against the text's
+    context. Kept per line: a merged body repeats its members' lines, and a merge check reads both."""
+    line = _HEADING.sub("", LIST_MARKER.sub("", line))
+    raws = _TOKEN.findall(line)
+    tokens = [_clean(r) for r in raws]
+    title_case = _title_case_runs(tokens)
+    out: list[tuple[str, str | None]] = []
+    start = True
+    for i, (raw, token) in enumerate(zip(raws, tokens)):
+        label = raw.startswith(("**", "__")) or raw.endswith(("**:", "__:"))
+        if token and _is_atom(token, start or label or i in title_case):
+            out.append((squash(token), None))
+        elif token and start and not label and i not in title_case and _NAME.match(token):
+            out.append((squash(token), token))  # a name only if `_probably_name` says so (it needs _NAME too)
+        start = bool(_SENTENCE_END.search(raw)) or raw in ("-", "—", "–", "|")
+    return tuple(out)
 
 
 _DIGITS = frozenset("0123456789")
