@@ -130,8 +130,27 @@ def _line_statement_plain(line: str) -> str:
     return line
 
 
+def _statement_lines_plain(text: str) -> list[str]:
+    from pipeline.stages.heuristics import conflict_statements as cs
+
+    text = cs._FRONT_MATTER.sub("", text.replace("\r\n", "\n"))
+    text = cs.FENCED_BLOCK.sub("\n", text)
+    text = cs._HTML_COMMENT.sub(" ", text)
+    text = cs._TABLE_ROW.sub("", text)
+    text = cs._HEADING.sub("", text)
+    return [s for s in (_line_statement_plain(line) for line in text.split("\n")) if s]
+
+
 def test_statement_lines_agree_with_every_pattern_tried() -> None:
     from pipeline.stages.heuristics import conflict_statements as cs
+
+    texts = _texts() + [
+        "---\ntitle: x\n---\nBody line one here.\n```py\ncode here\n```\n<!-- a comment -->\n| a | b |\n|---|---|\n"
+        "# Heading\nSetext heading\n===\nAnother one\n---\n~~~\nfenced\n~~~\nThe end of it.",
+        "no front matter ---\nstill text\n-- not a rule\n=== nor this",
+    ]
+    for text in texts:
+        assert cs.statement_lines(text) == _statement_lines_plain(text), text
 
     lines = {line for t in _texts() for line in t.split("\n")} | {
         "- [a](a.md) — [b](b.md)", "see [[Other note]] and {{name}}", "<PLACEHOLDER> stays [TODO] out",
@@ -257,3 +276,21 @@ def test_atom_list_with_kept_lines_agrees_with_the_plain_tokenizing() -> None:
         context = texts[i - 1] + "\n" + text  # a context other than the text, as a merge check gives
         assert text_facts.atom_list(text) == _atom_list_plain(text), text
         assert text_facts.atom_list(text, context) == _atom_list_plain(text, context), text
+
+
+def test_clause_breaks_spelled_out_split_as_the_short_form() -> None:
+    import re
+
+    from pipeline.stages.heuristics.conflict_statements import statements
+    from pipeline.stages.heuristics.conflicts import readings
+
+    short = re.compile(
+        r";|—| because | since | which | so that | so |,? like |,? such as |,? for example |,? e\.g\. |[.!?:]\s+|\n",
+        re.IGNORECASE,
+    )
+    texts = _texts() + [statements(t) for t in _texts()] + [
+        "A, LIKE b; c — d BECAUSE e, Such As f, for EXAMPLE g, E.G. h e.g. i. J! K? L: m\nn so that o SO p",
+        "ſo ſince ,like , like x ,  such as y.\tz:\u2028w",
+    ]
+    for text in texts:
+        assert readings._CLAUSE_BREAK.split(" " + text + " ") == short.split(" " + text + " "), text

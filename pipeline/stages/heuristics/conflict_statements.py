@@ -56,11 +56,18 @@ def _line_statement(line: str) -> str:
 
 def statement_lines(text: str) -> list[str]:
     """The prose lines of a memory that can make a claim, markup removed, in order."""
-    text = _FRONT_MATTER.sub("", text.replace("\r\n", "\n"))
-    text = FENCED_BLOCK.sub("\n", text)
-    text = _HTML_COMMENT.sub(" ", text)
-    text = _TABLE_ROW.sub("", text)
-    text = _HEADING.sub("", text)
+    # Each pattern only where a match could start: what every match of it holds is in the text.
+    text = text.replace("\r\n", "\n")
+    if text.startswith("---"):
+        text = _FRONT_MATTER.sub("", text)
+    if "```" in text or "~~~" in text:
+        text = FENCED_BLOCK.sub("\n", text)
+    if "<!--" in text:
+        text = _HTML_COMMENT.sub(" ", text)
+    if "|" in text:
+        text = _TABLE_ROW.sub("", text)
+    if "#" in text or "\n=" in text or "\n-" in text:
+        text = _HEADING.sub("", text)
     out = []
     for line in text.split("\n"):
         stmt = _line_statement(line)
