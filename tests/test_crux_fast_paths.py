@@ -294,3 +294,15 @@ def test_clause_breaks_spelled_out_split_as_the_short_form() -> None:
     ]
     for text in texts:
         assert readings._CLAUSE_BREAK.split(" " + text + " ") == short.split(" " + text + " "), text
+
+
+def test_steps_agree_with_the_sequence_pattern_tried_on_every_sentence(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pipeline.stages.heuristics.conflicts import order
+
+    texts = _texts() + ["Drain, then upgrade. Upgrade FIRST, and then drain", "tag BEFORE merge; deploy only ONCE green",
+                        "merge After review", "ſtart firſt, then go"]
+    fast = {t: order._steps.__wrapped__(t) for t in texts}
+    assert sum(bool(s) for s in fast.values()) > 20
+    monkeypatch.setattr(order, "may_have", lambda text, needles: True)
+    for text, found in fast.items():
+        assert order._steps.__wrapped__(text) == found, text
