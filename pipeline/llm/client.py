@@ -516,9 +516,9 @@ _FROZEN_AT_EXIT: list[object] = []
 def _freeze_at_exit() -> None:
     """At exit, everything alive frozen (`gc.freeze`) before the interpreter tears down. A run that
     made a client keeps what its stages built to the end (the judge's readings, the stages' pydantic
-    models, asyncio), and the collector's last walk over all of it frees nothing that refcounting
-    would not (~80 ms of a stub plan of a 1,000-memory crux store, 2 cores). A real model's run
-    freezes too, once litellm is imported (see litellm_backend): nothing of ours needs a finalizer."""
+    models), and the collector's last walk over all of it frees nothing that refcounting would not
+    (~70 ms of a stub plan of a 1,000-memory crux store, 2 cores). A real model's run freezes too,
+    once litellm is imported (see litellm_backend): nothing of ours needs a finalizer."""
     if not _FROZEN_AT_EXIT:
         _FROZEN_AT_EXIT.append(atexit.register(gc.freeze))
 
