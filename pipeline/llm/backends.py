@@ -51,6 +51,7 @@ class Backend(Protocol):
 class StubBackend:
     name = "stub"
     cacheable = False
+    in_process = True  # answers from the payload alone, never waits: no event loop needed (see client)
 
     async def complete(self, request: CallRequest) -> BackendReply:
         return BackendReply(run_stub(request.stage, request.payload, request.schema))

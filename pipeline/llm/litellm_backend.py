@@ -6,10 +6,8 @@ told otherwise, fetches a price map from the internet.
 
 from __future__ import annotations
 
-import asyncio
 import atexit
 import gc
-import logging
 import os
 import warnings
 from typing import Any
@@ -44,6 +42,8 @@ def import_litellm() -> Any:
         _FREEZE_AT_EXIT.append(atexit.register(gc.freeze))
     # Failures are reported once, as the stage's short redacted reason; the libraries' own log lines
     # (which can quote requests and raw errors) stay out of the user's terminal and logs.
+    import logging  # litellm has loaded it by now; a stub's plan never does
+
     for name in _QUIET_LOGGERS:
         logging.getLogger(name).setLevel(logging.CRITICAL)
     return litellm
@@ -190,6 +190,8 @@ class LiteLLMBackend:
             return 0.0
 
     async def complete(self, request: CallRequest) -> BackendReply:
+        import asyncio  # here, not with the module: a stub's plan never loads it (see client.py)
+
         client = self._instructor()
         kwargs = self._kwargs(request)
         # Hard bound per attempt in case a transport ignores its timeout: every re-ask may take timeout_s.

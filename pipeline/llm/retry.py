@@ -11,7 +11,6 @@ which wraps the openai SDK's, which wraps httpx's), so classification walks the 
 
 from __future__ import annotations
 
-import asyncio
 import email.utils
 import re
 import time
@@ -99,7 +98,7 @@ def classify(exc: BaseException) -> Failure | None:
     # No response came back at all: said anywhere in the chain, this is the truth (litellm reports a
     # refused connection as an InternalServerError 500 wrapping the SDK's APIConnectionError).
     for e in links:
-        if isinstance(e, (asyncio.TimeoutError, TimeoutError)):
+        if isinstance(e, TimeoutError):  # asyncio's too: the same class since Python 3.11
             return Failure("timeout", retryable=True)
         if openai is not None and isinstance(e, openai.APITimeoutError):
             return Failure("timeout", retryable=True)
@@ -215,6 +214,8 @@ class RetriesExhausted(MemconsolidateError):
 async def call_with_retries(fn: Callable[[], Awaitable[T]], policy: RetryPolicy) -> T:
     """Await `fn()`, retrying transient failures per `policy`; RetriesExhausted when it gives up."""
     # Imported here: only a real model's calls retry, and the stub's runs never pay for tenacity.
+    import asyncio
+
     from tenacity import AsyncRetrying, retry_if_exception, stop_after_attempt
 
     attempts = 0

@@ -123,8 +123,10 @@ def crux_eligible(m: Memory, busy: set[str], unreadable: set[str]) -> bool:
     )
 
 
-def _tag_partner(a: Memory, b: Memory) -> tuple[bool, float, int]:
-    ta, tb = _tags(a), _tags(b)
+def _tag_partner(a: Memory, b: Memory, ta: frozenset[str] | None = None, tb: frozenset[str] | None = None) -> tuple[bool, float, int]:
+    """`ta`, `tb`: the two memories' `_tags` when already made (the pair search tries thousands of pairs)."""
+    ta = _tags(a) if ta is None else ta
+    tb = _tags(b) if tb is None else tb
     shared = len(ta & tb)
     if shared < MIN_SHARED_TAGS:
         return False, 0.0, shared
@@ -255,7 +257,7 @@ def crux_groups(corpus: Corpus, outcome: Outcome) -> list[Group]:
     edges, partners = [], set()
     for a, b in sorted(_index_pairs(pool, features, MAX_TAG_DF)):
         ma, mb = by_key[a], by_key[b]
-        ok, ratio, n_shared = _tag_partner(ma, mb)
+        ok, ratio, n_shared = _tag_partner(ma, mb, features[a], features[b])
         if not ok or _titles_conflict(ma, mb):
             continue
         partners.add((a, b))

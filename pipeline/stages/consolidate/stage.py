@@ -198,7 +198,7 @@ class Namer:
 
     def __init__(self, corpus: Corpus) -> None:
         files = corpus.extra.get("crux", {}).get("memory_files") or [m.key for m in corpus.memories]
-        self.taken: set[str] = {_slug_of(PurePosixPath(k).name) for k in files}
+        self.taken: set[str] = {_slug_of(_file_name(k)) for k in files}
         self.taken |= {t.slug for t in corpus.trackers}
         self.taken |= {topic for m in corpus.memories if (topic := m.extra.get("consolidation_topic"))}
         self.claude_taken: set[str] = {k.rsplit(".", 1)[0] for k in (m.key for m in corpus.memories)}
@@ -221,6 +221,13 @@ class Namer:
             slug, n = f"{base}_{n}", n + 1
         self.claude_taken.add(f"{prefix}{slug}")
         return f"{prefix}{slug}.md"
+
+
+def _file_name(key: str) -> str:
+    """`PurePosixPath(key).name`, without making a path of every file of the store: the last part,
+    unless that is empty or "." (a path to a folder), which the path's own parsing sets aside."""
+    name = key.rsplit("/", 1)[-1]
+    return name if name not in ("", ".") else PurePosixPath(key).name
 
 
 def _slug_of(name: str) -> str:

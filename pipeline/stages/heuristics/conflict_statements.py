@@ -31,15 +31,23 @@ _WORD = re.compile(r"[A-Za-z]{2,}")
 
 
 def _line_statement(line: str) -> str:
-    if _ONLY_LINKS.match(line):
+    # Most lines are plain prose: a pattern runs only when the line holds the character every
+    # match of it starts with or contains ("](" of a link, "`" of code, ...).
+    if "](" in line and _ONLY_LINKS.match(line):
         return ""
     line = _BULLET.sub("", line)
-    line = _WIKILINK.sub(" ", line)
-    line = _PLACEHOLDER.sub(" ", line)
-    line = _LINK.sub(lambda m: m.group(1), line)
-    line = _URL.sub(" ", line)
-    line = _EMPHASIS.sub(lambda m: m.group(2), line)
-    line = _INLINE_CODE.sub(" ", line)
+    if "[[" in line:
+        line = _WIKILINK.sub(" ", line)
+    if "{" in line or "<" in line or "[" in line:
+        line = _PLACEHOLDER.sub(" ", line)
+    if "](" in line:
+        line = _LINK.sub(lambda m: m.group(1), line)
+    if "://" in line:
+        line = _URL.sub(" ", line)
+    if "*" in line or "_" in line:
+        line = _EMPHASIS.sub(lambda m: m.group(2), line)
+    if "`" in line:
+        line = _INLINE_CODE.sub(" ", line)
     line = " ".join(line.split())
     if _KEY_VALUE.match(line) or len(_WORD.findall(line)) < 2:
         return ""
@@ -48,11 +56,18 @@ def _line_statement(line: str) -> str:
 
 def statement_lines(text: str) -> list[str]:
     """The prose lines of a memory that can make a claim, markup removed, in order."""
-    text = _FRONT_MATTER.sub("", text.replace("\r\n", "\n"))
-    text = FENCED_BLOCK.sub("\n", text)
-    text = _HTML_COMMENT.sub(" ", text)
-    text = _TABLE_ROW.sub("", text)
-    text = _HEADING.sub("", text)
+    # Each pattern only where a match could start: what every match of it holds is in the text.
+    text = text.replace("\r\n", "\n")
+    if text.startswith("---"):
+        text = _FRONT_MATTER.sub("", text)
+    if "```" in text or "~~~" in text:
+        text = FENCED_BLOCK.sub("\n", text)
+    if "<!--" in text:
+        text = _HTML_COMMENT.sub(" ", text)
+    if "|" in text:
+        text = _TABLE_ROW.sub("", text)
+    if "#" in text or "\n=" in text or "\n-" in text:
+        text = _HEADING.sub("", text)
     out = []
     for line in text.split("\n"):
         stmt = _line_statement(line)

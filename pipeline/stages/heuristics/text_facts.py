@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from ...rules.text import STOPWORDS
 from ...text.lines import LIST_MARKER
@@ -63,6 +64,14 @@ _EMPHASIS_STEMS = _EMPHASIS | {w.rstrip("s") for w in _EMPHASIS}  # made once, n
 
 
 def _is_atom(token: str, sentence_start: bool) -> bool:
+    # Most tokens are plain lowercase words ("the", "service"): letters only, none of them upper
+    # case, so no digit, path, dot, identifier or name test of `_atom_shape` can hold.
+    if token.islower() and token.isalpha():
+        return False
+    return _atom_shape(token, sentence_start)
+
+
+def _atom_shape(token: str, sentence_start: bool) -> bool:
     if len(token) < 2 and not token.isdigit():
         return False
     if _HAS_DIGIT.search(token):
@@ -108,7 +117,9 @@ def _title_case_runs(tokens: list[str]) -> set[int]:
     return out
 
 
+@lru_cache(maxsize=64)
 def _lowercase_words(text: str) -> frozenset[str]:
+    # Kept for the last few texts: a merge check reads every member against the same context.
     return frozenset(w for w in _WORD.findall(text) if w.islower())
 
 
@@ -149,19 +160,33 @@ def atom_list(text: str, context: str | None = None) -> list[tuple[str, bool]]:
             found.setdefault(s, False)
     plain = CODE_SPAN.sub(" . ", text)
     for line in plain.splitlines():
-        line = _HEADING.sub("", LIST_MARKER.sub("", line))
-        raws = _TOKEN.findall(line)
-        tokens = [_clean(r) for r in raws]
-        title_case = _title_case_runs(tokens)
-        start = True
-        for i, (raw, token) in enumerate(zip(raws, tokens)):
-            label = raw.startswith(("**", "__")) or raw.endswith(("**:", "__:"))
-            if token and _is_atom(token, start or label or i in title_case):
-                found.setdefault(squash(token), False)
-            elif token and start and not label and i not in title_case and _probably_name(token, lowercase):
-                found.setdefault(squash(token), True)
-            start = bool(_SENTENCE_END.search(raw)) or raw in ("-", "—", "–", "|")
+        for atom, opener in _line_atoms(line):
+            if opener is None:
+                found.setdefault(atom, False)
+            elif _probably_name(opener, lowercase):
+                found.setdefault(atom, True)
     return list(found.items())
+
+
+@lru_cache(maxsize=4096)
+def _line_atoms(line: str) -> tuple[tuple[str, str | None], ...]:
+    """A line's atoms in order, squashed, each with None, and among them its capitalised sentence
+    openers that may be names, each with the token `_probably_name` is to judge against the text's
+    context. Kept per line: a merged body repeats its members' lines, and a merge check reads both."""
+    line = _HEADING.sub("", LIST_MARKER.sub("", line))
+    raws = _TOKEN.findall(line)
+    tokens = [_clean(r) for r in raws]
+    title_case = _title_case_runs(tokens)
+    out: list[tuple[str, str | None]] = []
+    start = True
+    for i, (raw, token) in enumerate(zip(raws, tokens)):
+        label = raw.startswith(("**", "__")) or raw.endswith(("**:", "__:"))
+        if token and _is_atom(token, start or label or i in title_case):
+            out.append((squash(token), None))
+        elif token and start and not label and i not in title_case and _NAME.match(token):
+            out.append((squash(token), token))  # a name only if `_probably_name` says so (it needs _NAME too)
+        start = bool(_SENTENCE_END.search(raw)) or raw in ("-", "—", "–", "|")
+    return tuple(out)
 
 
 _DIGITS = frozenset("0123456789")
@@ -195,11 +220,17 @@ def has_atom(haystack_squashed: str, atom: str, haystack_nospace: str | None = N
     return atom.replace(" ", "") in nospace
 
 
+@lru_cache(maxsize=16)
+def _target_forms(target: str) -> tuple[str, str, frozenset[str]]:
+    """A rewrite as atoms are looked up in it: squashed, squashed without spaces, its words of four
+    letters or more. Kept for the last few: a merge check looks up every member in the same body."""
+    hay = squash(target)
+    return hay, hay.replace(" ", ""), frozenset(w.casefold() for w in _WORD.findall(target) if len(w) >= 4)
+
+
 def missing_atoms(source: str, target: str, context: str | None = None, *, openers: bool = True) -> list[str]:
     """Atoms of `source` that `target` does not keep (`openers`: also the soft ones)."""
-    hay = squash(target)
-    nospace = hay.replace(" ", "")
-    words = {w.casefold() for w in _WORD.findall(target) if len(w) >= 4}
+    hay, nospace, words = _target_forms(target)
     lost = []
     for atom, soft in atom_list(source, context):
         if soft and not openers:
@@ -215,8 +246,13 @@ def missing_atoms(source: str, target: str, context: str | None = None, *, opene
 # --- sentences and words -------------------------------------------------------------------------
 
 
+_SUFFIXES = ("ing", "ies", "es", "ed", "s")
+
+
 def stem(word: str) -> str:
-    for suffix in ("ing", "ies", "es", "ed", "s"):
+    if not word.endswith(_SUFFIXES):  # one test for the many words with no suffix to take off
+        return word
+    for suffix in _SUFFIXES:
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             return word[: -len(suffix)]
     return word
@@ -226,8 +262,10 @@ def words(text: str) -> list[str]:
     return [w.casefold() for w in _WORD.findall(CODE_SPAN.sub(" ", text))]
 
 
+@lru_cache(maxsize=256)
 def key_words(text: str) -> frozenset[str]:
-    """Significant words (dream's stopwords out, longer than two letters), stemmed."""
+    """Significant words (dream's stopwords out, longer than two letters), stemmed. Kept for the
+    last few texts: a merge check asks for the merged body's once per member."""
     return frozenset(stem(w) for w in words(text) if w not in STOPWORDS and len(w) > 2 and not w.isdigit())
 
 

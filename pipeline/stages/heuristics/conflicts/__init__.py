@@ -9,6 +9,7 @@ mock the clock" / "in production, never mock the clock"). The stub prefers missi
 to raising a false alarm.
 
 One module per concern, each importing only those above it in this list (no cycle):
+needles.py (what a text must hold for a pattern to match: the cheap tests that skip it),
 words.py (vocabulary, stemming), history.py (past vs present, superseded), quantities.py (durations,
 frequencies, weekdays, measures), readings.py (clauses and what each says), order.py (steps in
 opposite order), clash.py (when two clauses clash), rejected.py (one text rejects the other's

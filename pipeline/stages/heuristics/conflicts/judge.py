@@ -62,11 +62,14 @@ def judge_conflict_quoted(text_a: str, text_b: str) -> tuple[bool, str, str, str
     # A later clause is weighed against the other text's head (its title or first sentence) only, and
     # only near the top: a long document has dozens of clauses, and every pair of them is a chance
     # for a false alarm.
+    # Each clause read once with its pronoun resolved, not once per clause it is weighed against.
+    later_a = [read(_resolve_pronoun(x, ca)) for x in ca[:LATER_CLAUSES]]
+    later_b = [read(_resolve_pronoun(y, cb)) for y in cb[:LATER_CLAUSES]]
     for i, x in enumerate(ca[:LATER_CLAUSES]):
         for j, y in enumerate(cb[:LATER_CLAUSES]):
             if (i, j) == (0, 0) or min(i, j) > 1:
                 continue
-            verdict = _judge_clauses(read(_resolve_pronoun(x, ca)), read(_resolve_pronoun(y, cb)))
+            verdict = _judge_clauses(later_a[i], later_b[j])
             if verdict[0] and verdict[1] == "opposing_advice":
                 return (*_dated(verdict, text_a, text_b), x.strip(), y.strip())
     return (*first, "", "")

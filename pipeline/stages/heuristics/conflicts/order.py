@@ -11,6 +11,7 @@ import re
 from functools import lru_cache
 
 from ....rules.text import STOPWORDS, normalize
+from .needles import may_have
 from .readings import Reading, clauses
 from .words import ANTONYM_OF, MODALS, PRONOUNS, _stem
 
@@ -35,6 +36,9 @@ _SEQUENCE = re.compile(
 )
 
 
+# Every match of `_SEQUENCE` holds one of these (see `needles`): most sentences order nothing.
+_SEQUENCE_WORDS = ("then", "first", "before", "after", "once")
+
 _SENTENCE_BREAK = re.compile(r"[.;!?]\s+|\n")
 
 
@@ -47,6 +51,8 @@ def steps(text: str) -> list[tuple[frozenset[str], frozenset[str]]]:
 def _steps(text: str) -> tuple[tuple[frozenset[str], frozenset[str]], ...]:
     out = []
     for sentence in _SENTENCE_BREAK.split(text):
+        if not may_have(sentence, _SEQUENCE_WORDS):
+            continue
         m = _SEQUENCE.match(sentence.strip())
         if not m:
             continue

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from ....rules.text import STOPWORDS
+from .needles import has_digit, may_have
 from .words import UNITS, _stem
 
 
@@ -20,6 +21,8 @@ _MEASURE = re.compile(r"\bper\s+(?:the\s+|a\s+|an\s+)?([A-Za-z]\w+)|\b\d+(?:\.\d
 def _measures(clause: str) -> frozenset[str]:
     """What the numbers of a clause are of: the thing a number counts ("4 replicas") and what a rate
     is per ("per user"). Units of time and size say how much, not of what."""
+    if not has_digit(clause) and not may_have(clause, ("per",)):
+        return frozenset()  # every match of `_MEASURE` has a number or a "per"
     out = set()
     for per, counted in _MEASURE.findall(clause):
         w = (per or counted).lower()
@@ -46,12 +49,16 @@ _EVERY = re.compile(
     r"annually|quarterly)\b|\bon\s+" + _WEEKDAY + r"s\b",
     re.IGNORECASE,
 )
+# Every match of `_EVERY` holds one of these: "every"/"each", "once"/"twice", an adverb in -ly, a weekday.
+_EVERY_NEEDLES = ("every", "each", "once", "twice", "ly", "day")
 _HOURS = {"minute": 1 / 60, "hour": 1.0, "day": 24.0, "night": 24.0, "week": 168.0, "month": 720.0}
 
 
 def frequencies(text: str) -> tuple[set[float], str]:
     """How often something happens, as a period in hours, and the text without those phrases."""
     found: set[float] = set()
+    if not may_have(text, _EVERY_NEEDLES):
+        return found, text
 
     def take(m: re.Match) -> str:
         n, unit, single, times, per, word = m.group(1), m.group(2), m.group(3), m.group(4), m.group(5), m.group(6)
@@ -71,7 +78,9 @@ def frequencies(text: str) -> tuple[set[float], str]:
 
 
 def durations(text: str) -> set[float]:
-    out = set()
+    out: set[float] = set()
+    if not has_digit(text):
+        return out  # every duration starts with a number
     for value, unit in _DURATION.findall(text):
         u = unit.lower().rstrip("s") if unit.lower() not in ("s", "ms") else unit.lower()
         out.add(float(value) * _SECONDS.get(u, 1))

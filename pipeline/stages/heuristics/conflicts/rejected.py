@@ -11,18 +11,22 @@ import re
 from functools import lru_cache
 
 from ....rules.text import STOPWORDS, normalize
+from .needles import may_have
 from .readings import claim_clauses, read
 from .words import MODALS, _stem
 
 
-# (pattern, whether what it turns down must be named: see `_names_a_choice`)
-_REJECTS: list[tuple[re.Pattern[str], bool]] = [
+# (pattern, whether what it turns down must be named: see `_names_a_choice`, a word every match holds:
+# the pattern runs only on a text with one, see `needles`)
+_REJECTS: list[tuple[re.Pattern[str], bool, tuple[str, ...]]] = [
     (re.compile(r"\b(?:instead of|rather than|no longer|moved away from|switched away from|migrated off|replaced|"
                r"(?:moved|migrated|switched|changed) (?:\w+ ){0,4}from|never used|stopped using|no longer uses?)"
-               r"\s+(?:the |a |an |our )?([\w.+#-]+)", re.I), False),
+               r"\s+(?:the |a |an |our )?([\w.+#-]+)", re.I), False,
+     ("instead", "rather", "longer", "moved", "switched", "migrated", "replaced", "changed", "used", "using")),
     # "managed in our own table, not LaunchDarkly": the contrast turns a choice down.
-    (re.compile(r",\s*(?:and\s+|but\s+)?not\s+(?!only\b|just\b|even\b)(?:the |a |an |our )?([\w.+#-]+)", re.I), True),
-    (re.compile(r"\b([\w.+#-]+)\s+(?:was|is|were|are|has been|have been)\s+(?:rejected|removed|dropped|retired|replaced|deprecated|abandoned)\b", re.I), True),
+    (re.compile(r",\s*(?:and\s+|but\s+)?not\s+(?!only\b|just\b|even\b)(?:the |a |an |our )?([\w.+#-]+)", re.I), True, ("not",)),
+    (re.compile(r"\b([\w.+#-]+)\s+(?:was|is|were|are|has been|have been)\s+(?:rejected|removed|dropped|retired|replaced|deprecated|abandoned)\b", re.I), True,
+     ("rejected", "removed", "dropped", "retired", "replaced", "deprecated", "abandoned")),
 ]
 
 
@@ -49,7 +53,9 @@ def _rejected_words(text: str) -> tuple[str, ...]:
     """The words a text explicitly rejects, in the order the patterns find them (once per text, not
     once per pair it is in)."""
     out = []
-    for pattern, named in _REJECTS:
+    for pattern, named, needles in _REJECTS:
+        if not may_have(text, needles):
+            continue
         for m in pattern.finditer(text):
             if named and not _names_a_choice(m.group(1)):
                 continue
