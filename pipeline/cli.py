@@ -26,6 +26,7 @@ from .errors import RunFailed, UsageError
 from .fleet.cli import app as _fleet_app
 from .printable import printable
 from .render.text import terminal_width
+from .storage.gc_pause import freeze_at_exit
 
 EPILOG = """\
 Exit codes: 0 success (also `run --if-due` when not due or when another run holds the store);
@@ -414,6 +415,7 @@ app.add_typer(_fleet_app, name="fleet", help="Plan, apply or run many stores at 
 
 
 def main() -> None:
+    freeze_at_exit()  # the command's store and plan stay alive to its end: no last walk over them
     # Keys keep the bytes of non-UTF-8 file names as lone surrogates: print them as \udcXX escapes
     # (valid JSON that loads back to the same key), never crash or emit invalid UTF-8.
     for stream in (sys.stdout, sys.stderr):

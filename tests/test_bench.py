@@ -653,3 +653,16 @@ def test_significant_words_of_an_ascii_normal_form_are_the_plain_filter():
         text = " ".join(rng.choice(words) for _ in range(rng.randint(0, 8)))
         expected = frozenset(w for w in text.split() if w not in STOPWORDS and len(w) > 2)
         assert significant_of_normalized(text) == expected, text
+
+
+def test_the_exit_freeze_is_registered_once_however_often_asked(monkeypatch):
+    import atexit
+
+    from pipeline.storage import gc_pause
+
+    registered: list[object] = []
+    monkeypatch.setattr(gc_pause, "_frozen_at_exit", False)
+    monkeypatch.setattr(atexit, "register", registered.append)
+    for _ in range(3):
+        gc_pause.freeze_at_exit()
+    assert registered == [gc.freeze]

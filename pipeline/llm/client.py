@@ -12,9 +12,7 @@ failure comes back as a StageCallError with a one-line reason and no secrets in 
 
 from __future__ import annotations
 
-import atexit
 import dataclasses
-import gc
 import os
 import sys
 import threading
@@ -27,6 +25,7 @@ from pydantic import BaseModel, ValidationError
 
 from ..errors import UsageError
 from ..model import Stats
+from ..storage.gc_pause import freeze_at_exit
 from .backends import Backend, CallRequest, StubBackend
 from .cache import ReplyCache, default_cache_dir
 from .canonical import canonical_json, schema_hash, sha256_hex, to_data
@@ -510,19 +509,6 @@ def sampling_params(llm: Any) -> dict[str, Any]:
     return params
 
 
-_FROZEN_AT_EXIT: list[object] = []
-
-
-def _freeze_at_exit() -> None:
-    """At exit, everything alive frozen (`gc.freeze`) before the interpreter tears down. A run that
-    made a client keeps what its stages built to the end (the judge's readings, the stages' pydantic
-    models), and the collector's last walk over all of it frees nothing that refcounting would not
-    (~70 ms of a stub plan of a 1,000-memory crux store, 2 cores). A real model's run freezes too,
-    once litellm is imported (see litellm_backend): nothing of ours needs a finalizer."""
-    if not _FROZEN_AT_EXIT:
-        _FROZEN_AT_EXIT.append(atexit.register(gc.freeze))
-
-
 def make_client(
     config: Any,
     *,
@@ -607,7 +593,7 @@ def make_client(
         except OSError as exc:
             raise UsageError(f"cannot use cache folder {folder}: {exc.strerror or exc}") from None
 
-    _freeze_at_exit()
+    freeze_at_exit()  # what the stages build stays alive to the end (the CLI asks it for every command)
     return LLMClient(
         backend,
         model=model,

@@ -10,6 +10,7 @@ window always closes (a context manager, restoring the collector's previous stat
 
 from __future__ import annotations
 
+import atexit
 import gc
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -74,3 +75,17 @@ def gc_frozen() -> Iterator[None]:
         yield
     finally:
         gc.unfreeze()
+
+
+_frozen_at_exit = False
+
+
+def freeze_at_exit() -> None:
+    """At exit, everything alive frozen (`gc.freeze`) before the interpreter tears down (registered
+    once). A command keeps what it built to its end (a store's memories, the rules' indexes, the
+    stages' readings), and the collector's last walk over all of it frees nothing reference counting
+    would not: 40-90 ms of a plan of a 1,000-memory crux store. Nothing of ours needs a finalizer."""
+    global _frozen_at_exit
+    if not _frozen_at_exit:
+        atexit.register(gc.freeze)
+        _frozen_at_exit = True
