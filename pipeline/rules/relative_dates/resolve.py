@@ -13,6 +13,7 @@ import datetime as dt
 import re
 from dataclasses import dataclass
 
+from ...text.matched import matched_key
 from .grammar import WEEKDAYS, _NUMBERS, Mention, Replacement
 from .sentences import _at_sentence_start
 
@@ -31,7 +32,7 @@ def _month(d: dt.date, delta: int) -> str:
 
 
 def _number(token: str) -> int:
-    token = re.sub(r"\s+", " ", token.lower())
+    token = re.sub(r"\s+", " ", matched_key(token))
     if token in ("a", "an"):
         return 1
     return int(token) if token.isdigit() else _NUMBERS[token]
@@ -49,7 +50,8 @@ class _Reading:
 
 def _read(m: re.Match, d: dt.date) -> _Reading | str:
     """The reading of one match on day `d`, or why it has none."""
-    g = m.groupdict()
+    # Each group as the key its tables know it by ("fıve" matched "five": see text/matched.py).
+    g = {name: matched_key(text) if text else text for name, text in m.groupdict().items()}
     day = dt.timedelta(days=1)
     if g["dby"]:
         return _Reading("day", "on", (d - 2 * day).isoformat())

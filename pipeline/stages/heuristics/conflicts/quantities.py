@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 
 from ....rules.text import STOPWORDS
+from ....text.matched import matched_key
 from .needles import has_digit, may_have
 from .words import UNITS, _stem
 
@@ -62,14 +63,15 @@ def frequencies(text: str) -> tuple[set[float], str]:
 
     def take(m: re.Match) -> str:
         n, unit, single, times, per, word = m.group(1), m.group(2), m.group(3), m.group(4), m.group(5), m.group(6)
+        # each word as the tables know it ("mınutes" matched "minutes": see text/matched.py)
         if n:
-            found.add(float(n) * _HOURS[unit.lower().rstrip("s")])
+            found.add(float(n) * _HOURS[matched_key(unit).rstrip("s")])
         elif single:
-            found.add(_HOURS.get(single.lower(), 168.0))  # a weekday: weekly
+            found.add(_HOURS.get(matched_key(single), 168.0))  # a weekday: weekly
         elif times:
-            found.add(_HOURS[per.lower()] / (2 if times.lower() == "twice" else 1))
+            found.add(_HOURS[matched_key(per)] / (2 if matched_key(times) == "twice" else 1))
         elif word:
-            found.add(_PERIOD_WORDS[word.lower()])
+            found.add(_PERIOD_WORDS[matched_key(word)])
         else:
             found.add(168.0)  # "on Sundays"
         return " "
