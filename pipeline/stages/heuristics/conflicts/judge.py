@@ -33,11 +33,12 @@ def judge_conflict_quoted(text_a: str, text_b: str) -> tuple[bool, str, str, str
     clause ("...; do not poll it") may contradict too.
     """
     text_a, text_b = statements(text_a), statements(text_b)
-    if not text_a.strip() or not text_b.strip():
+    ca, cb = claim_clauses(text_a), claim_clauses(text_b)
+    # A text of clause breaks alone ("—", ".", ";") is not blank, yet splits into no clause at all.
+    if not ca or not cb:
         return False, "none", "no statement to compare (markup only)", "", ""
     if text_a.strip().endswith("?") or text_b.strip().endswith("?"):
         return False, "none", "a question asserts nothing", "", ""
-    ca, cb = claim_clauses(text_a), claim_clauses(text_b)
     main_a, main_b = ca[0].strip(), cb[0].strip()
     if _reversed_steps(text_a, text_b) and read(ca[0]).negative == read(cb[0]).negative:
         qa, qb = _step_sentences(text_a, text_b)
