@@ -71,3 +71,9 @@ def test_a_store_with_such_a_memory_is_still_planned(tmp_path):
     assert res.returncode == 0, res.stderr
     (action,) = json.loads(res.stdout)["actions"]
     assert action["kind"] == "absolutize_dates" and action["replacements"][0]["after"] == "on 2026-03-27"
+
+
+def test_the_judge_reads_a_counted_number_word_with_a_lookalike_letter_as_the_number():
+    from pipeline.stages.heuristics.conflicts.readings import read
+
+    assert read("Retry after \u017fix hours") == read("Retry after six hours")

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import cached_property, lru_cache
 
 from ....rules.text import STOPWORDS, normalize
+from ....text.matched import matched_key
 from .history import _PAST
 from .needles import has_digit, may_have
 from .quantities import _DURATION, _WEEKDAY_RE, _measures, durations, frequencies
@@ -115,7 +116,7 @@ _EXCEPT_NEEDLES = ("except", "unless", "other than", "apart from")
 
 
 def _span_number(m: re.Match) -> str:
-    word = m.group(1).lower()
+    word = matched_key(m.group(1))  # "ſix" matched "six" (text/matched.py)
     return {"a": "1", "an": "1", "twelve": "12"}.get(word, NUMBER_WORDS.get(word, m.group(1))) + " "
 
 
