@@ -1,4 +1,4 @@
-"""Scale benchmark: `python -m pipeline.bench 1000 10000 50000`.
+"""Scale benchmark: `python -m pipeline.bench 1000 10000 50000` (`--repeat 5`: five rounds a size and their median).
 
 Generates a synthetic bank of N memories (with exact duplicates, word-order shuffles and
 near-misses mixed in), then runs `memconsolidate plan --model none --json` (or `--model stub`) on
@@ -15,6 +15,7 @@ import argparse
 import json
 import os
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -125,15 +126,24 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("sizes", nargs="*", type=int, default=[1000, 10000, 50000])
     parser.add_argument("--model", default="none", help="none (the target) or stub (every stage, offline)")
+    parser.add_argument("--repeat", type=int, default=1,
+                        help="rounds per size (a row each), then their median ratio: on a shared machine one round can be off by a fifth")
     args = parser.parse_args(argv)
     print(HEADER)
     for n in args.sizes:
+        ratios: list[float] = []
         with tempfile.TemporaryDirectory() as tmp:
             store = synthetic_bank(Path(tmp), n)
-            before = time_baseline(store)
-            plan, actions = time_plan(store, args.model)
-            after = time_baseline(store)
-        print(row(n, plan, paired(before, after), actions), flush=True)
+            for _ in range(max(1, args.repeat)):
+                before = time_baseline(store)
+                plan, actions = time_plan(store, args.model)
+                after = time_baseline(store)
+                baseline = paired(before, after)
+                ratios.append(plan.cpu / baseline.cpu)
+                print(row(n, plan, baseline, actions), flush=True)
+        if len(ratios) > 1:
+            print(f"{n:>9} median ratio {statistics.median(ratios):.2f} of {len(ratios)} rounds "
+                  f"(lowest {min(ratios):.2f}, highest {max(ratios):.2f})", flush=True)
 
 
 if __name__ == "__main__":

@@ -271,6 +271,16 @@ def test_the_benchmark_prints_both_cpu_figures_their_ratio_and_bytes_per_memory(
     assert int(actions) >= 0
 
 
+def test_the_benchmark_repeated_prints_a_row_a_round_and_their_median(capsys):
+    bench.main(["100", "--repeat", "3"])
+    header, *rounds, summary = capsys.readouterr().out.splitlines()
+    assert header == bench.HEADER and len(rounds) == 3
+    ratios = sorted(float(line.split()[3]) for line in rounds)
+    words = summary.split()
+    assert words[:3] == ["100", "median", "ratio"] and words[4:7] == ["of", "3", "rounds"]
+    assert abs(float(words[3]) - ratios[1]) <= 0.011  # each printed ratio is rounded to 0.01
+
+
 STREAMED_LINES = [
     "\ufeff".encode() + json.dumps({"id": "a", "text": "BOM on the first line", "revision": 1}).encode() + b"\r",
     json.dumps({"id": "b", "text": "CRLF line"}).encode() + b"\r",
