@@ -10,7 +10,10 @@ for the reorder judge and nothing more.
 from __future__ import annotations
 
 import datetime as dt
+from collections import Counter
 from dataclasses import dataclass
+from itertools import compress
+from operator import attrgetter
 from typing import Callable, Hashable, Iterable, TypeVar
 
 from ..actions import MergeDuplicateAction
@@ -103,6 +106,7 @@ class TextGroups:
 
     duplicates: list[list[Memory]]
     representatives: list[Memory]
+    texts: list[str]  # each representative's normalized text
 
 
 def text_groups(memories: list[Memory]) -> TextGroups:
@@ -110,6 +114,7 @@ def text_groups(memories: list[Memory]) -> TextGroups:
     first: dict[str, dict[str, Memory]] = {}  # group -> normalized text -> the first memory with it
     more: dict[int, list[Memory]] = {}  # id of a text's first memory -> all its memories, when several
     firsts: list[Memory] = []
+    texts: list[str] = []
     for m in memories:
         if not m.extra.get("compare", True):
             continue
@@ -121,6 +126,7 @@ def text_groups(memories: list[Memory]) -> TextGroups:
         if held is None:
             seen[norm] = m
             firsts.append(m)
+            texts.append(norm)
         elif (members := more.get(id(held))) is not None:
             members.append(m)
         else:
@@ -136,7 +142,7 @@ def text_groups(memories: list[Memory]) -> TextGroups:
             group = sorted(members, key=survivor_key)
             duplicates.append(group)
             representatives.append(group[0])  # a stable sort: the first of its memories in the survivor order
-    return TextGroups(duplicates, representatives)
+    return TextGroups(duplicates, representatives, texts)
 
 
 def duplicate_groups(memories: list[Memory]) -> list[list[Memory]]:
@@ -150,8 +156,14 @@ def reorder_groups(memories: list[Memory], groups: TextGroups | None = None) -> 
     Each returned group holds one representative per distinct normalized text (the survivor of its
     duplicate group), so exact duplicates are not offered to the judge twice.
     """
-    reps = (groups or text_groups(memories)).representatives
-    return _groups(reps, _word_set_hash, exact=_word_set)
+    groups = groups or text_groups(memories)
+    reps = groups.representatives
+    # Only a representative whose (group, word set) hashes as another's can be in a group: found by
+    # C-level maps over all of them (no Python step per memory), then grouped exactly among those few.
+    keys = list(map(hash, zip(map(attrgetter("group"), reps), map(frozenset, map(str.split, groups.texts)))))
+    seen = Counter(keys)
+    shared = list(compress(reps, map((1).__lt__, map(seen.__getitem__, keys))))
+    return _groups(shared, _word_set_hash, exact=_word_set)
 
 
 def merge_action(members: list[Memory], reason: str, source: str = "deterministic", needs_user: bool = False) -> MergeDuplicateAction:
