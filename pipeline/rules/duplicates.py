@@ -116,6 +116,7 @@ def text_groups(memories: list[Memory]) -> TextGroups:
     firsts: list[Memory] = []
     texts: list[str] = []
     for m in memories:
+        # `comparable(m)`, written out to keep the text it looks up
         if not m.extra.get("compare", True):
             continue
         norm = normalized_body(m)
