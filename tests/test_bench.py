@@ -113,7 +113,7 @@ def _validated(bank: str, rec: dict) -> Memory:
 
 @pytest.mark.parametrize("rec", RECORDS, ids=lambda r: str(r["id"]))
 def test_a_trusted_memory_equals_the_validated_one(rec):
-    trusted = reader._to_memory("blog", json.loads(json.dumps(rec)))
+    trusted = _memory_of("blog", json.loads(json.dumps(rec)))
     validated = _validated("blog", json.loads(json.dumps(rec)))
     assert trusted == validated
     assert trusted.model_dump(mode="json") == validated.model_dump(mode="json")
@@ -122,8 +122,8 @@ def test_a_trusted_memory_equals_the_validated_one(rec):
 
 
 def test_trusted_memories_share_a_fields_set_no_assignment_changes():
-    a = reader._to_memory("blog", {"id": "a", "text": "x"})
-    b = reader._to_memory("blog", {"id": "b", "text": "y"})
+    a = _memory_of("blog", {"id": "a", "text": "x"})
+    b = _memory_of("blog", {"id": "b", "text": "y"})
     before = set(a.model_fields_set)
     a.type = "fact"
     a.meta = {"k": 1}  # a field is replaced, never its shared container changed
@@ -131,9 +131,14 @@ def test_trusted_memories_share_a_fields_set_no_assignment_changes():
     assert b.type is None and b.meta == {}
 
 
+def _memory_of(bank: str, rec: dict) -> Memory:
+    """The reader's memory of one live record, its read hash taken when made."""
+    return reader._Pool(bank).memory(rec, str(rec["id"]))
+
+
 def _deferring_pool() -> reader._Pool:
     """A pool whose memories defer their read hashes (as a bank read from its file does)."""
-    return reader._Pool("blog", reader._LineShas(Path("/nonexistent"), Path("/nonexistent/blog/memories.jsonl"), 1))
+    return reader._Pool("blog", reader._ReadHashes(Path("/nonexistent"), Path("/nonexistent/blog/memories.jsonl"), 1))
 
 
 def test_a_bank_memorys_shared_containers_refuse_every_change():
@@ -198,7 +203,7 @@ def test_reading_as_the_lines_come_gives_what_parse_records_gives(tmp_path):
     data = (root / "blog" / "memories.jsonl").read_bytes()
     old, new = Corpus(layout="bank", root=str(root)), Corpus(layout="bank", root=str(root))
     records = reader.parse_records("blog/memories.jsonl", data, old)
-    live = [reader._to_memory("blog", r) for r in records.values() if not r.get("superseded_by") and not r.get("invalid_at")]
+    live = [_memory_of("blog", r) for r in records.values() if not r.get("superseded_by") and not r.get("invalid_at")]
     count, memories = reader.current_memories("blog", "blog/memories.jsonl", data.split(b"\n"), new)
     assert count == len(records) == 6
     assert memories == live and [m.body for m in memories] == [m.body for m in live]
@@ -370,7 +375,7 @@ def test_lines_read_a_chunk_at_a_time_are_the_split_bytes(monkeypatch):
         monkeypatch.setattr(reader, "_CHUNK", chunk)
         for _ in range(200):
             data = bytes(rng.choice(b"ab\n\r") for _ in range(rng.randint(0, 30)))
-            shas = reader._LineShas(Path("/nonexistent"), Path("/nonexistent/x"), len(data))
+            shas = reader._ReadHashes(Path("/nonexistent"), Path("/nonexistent/x"), len(data))
             assert list(reader._file_lines(io.BytesIO(data), len(data), shas)) == data.split(b"\n"), (chunk, data)
             assert (shas.size, shas.digest.digest()) == (len(data), hashlib.sha256(data).digest())
 

@@ -36,10 +36,10 @@ from ..actions import AbsolutizeDatesAction, RelativeDateFinding
 from ..model import Memory
 from .outcome import Outcome
 from .relative_dates.prefilter import texts_might_have_dates
+from ..storage.files import mtime_date
 
 if TYPE_CHECKING:
     from .relative_dates import DateScan, Mention, Replacement
-from ..storage.files import mtime_date
 
 ACTION_KIND = ActionKind.ABSOLUTIZE_DATES
 FINDING_KIND = FindingKind.RELATIVE_DATE

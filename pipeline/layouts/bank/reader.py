@@ -152,7 +152,7 @@ def _records(key: str, lines: Iterable[bytes], corpus: Corpus) -> Iterator[tuple
 # What json.loads(text) runs: its default decoder's scanner (the C one where CPython has it).
 _SCAN = json.decoder.JSONDecoder().scan_once  # type: ignore[attr-defined]  # set in its __init__, untyped
 
-class _LineShas:
+class _ReadHashes:
     """The read hashes of a bank's memories, computed when a plan asks for them (`ReadShaSource`).
 
     Of the file it keeps how many bytes were read and their sha256 (`_file_lines` takes it as it
@@ -218,7 +218,7 @@ def _chunks(fh: BinaryIO, limit: int) -> Iterator[bytes]:
         yield chunk
 
 
-def _file_lines(fh: BinaryIO, max_bytes: int, shas: _LineShas | None = None) -> Iterator[bytes]:
+def _file_lines(fh: BinaryIO, max_bytes: int, shas: _ReadHashes | None = None) -> Iterator[bytes]:
     """A file's lines as `read_bytes(...).split(b"\n")` gives them, within the same cap, read a chunk at
     a time: past `max_bytes` in all (the file grew since its size was checked), `Unreadable`, as
     `read_bytes`. With `shas`, the bytes read are hashed into it as they come."""
@@ -260,7 +260,7 @@ def _read_bank(root: Path, bank: Path, settings: Settings, corpus: Corpus) -> tu
     try:
         with open_checked(root, path, settings.max_file_bytes * 64) as fh, gc_paused(freeze=True):
             # gc_paused: millions of long-lived objects at once, kept for the plan (see storage/gc_pause.py)
-            shas = _LineShas(root, path, settings.max_file_bytes * 64)
+            shas = _ReadHashes(root, path, settings.max_file_bytes * 64)
             return current_memories(bank.name, key, _file_lines(fh, settings.max_file_bytes * 64, shas), corpus, shas)
     except Unreadable as exc:
         del corpus.findings[before:]
@@ -273,7 +273,7 @@ def _retired(rec: dict[str, Any]) -> bool:
 
 
 def current_memories(
-    bank: str, key: str, lines: Iterable[bytes], corpus: Corpus, shas: _LineShas | None = None,
+    bank: str, key: str, lines: Iterable[bytes], corpus: Corpus, shas: _ReadHashes | None = None,
 ) -> tuple[int, list[Memory]]:
     """The number of ids in a bank and the memories of its live current records (`parse_records`,
     then `_Pool.memory` of each live one), built as the lines are read.
@@ -294,7 +294,7 @@ def current_memories(
             if _retired(rec):  # no memory, no hash
                 latest[rid] = (revision, None)
                 if shas is not None:
-                    shas.forget(f"{bank}/{rid}")
+                    shas.forget(pool.key(rid))
                 continue
             memory = make(rec, rid)
             if shas is not None:
@@ -316,7 +316,7 @@ class _Pool:
     its records (a big bank repeats a few hundred of them, and an equal string or date is
     interchangeable with its copy), and each memory a copy of one template (`Memory.template`)."""
 
-    def __init__(self, bank: str, shas: _LineShas | None = None) -> None:
+    def __init__(self, bank: str, shas: _ReadHashes | None = None) -> None:
         self.dates: dict[str, dt.date | None] = {}
         self.strings: dict[str, str] = {}
         self.floats: dict[float, float] = {}
@@ -330,7 +330,7 @@ class _Pool:
         """The memory of a live record whose id is `rid` (`str(rec["id"])`)."""
         get = rec.get
         fields = self.template.copy()  # every field but those of the template set below
-        fields["key"] = key = f"{self.bank}/{rid}"
+        fields["key"] = key = self.key(rid)
         fields["id"] = rid
         text = get("text")
         if type(text) is str:  # no str subclass comes out of json
@@ -355,6 +355,10 @@ class _Pool:
         if self.hashed:
             fields["read_shas"] = {key: record_sha(rec)}
         return Memory.adopt(fields)
+
+    def key(self, rid: str) -> str:
+        """The key of the memory of record `rid`: "<bank>/<id>"."""
+        return f"{self.bank}/{rid}"
 
     def tags(self, value: Any) -> list[str]:
         """A record's tags (`_scalars`), each string the pool's; a list of its exact size (one built
@@ -432,11 +436,6 @@ def canonical_json(rec: dict[str, Any]) -> str:
 def record_sha(rec: dict[str, Any]) -> str:
     """sha256 of a record's canonical JSON: what a plan judged a bank memory on."""
     return hashlib.sha256(canonical_json(rec).encode("ascii")).hexdigest()
-
-
-def _to_memory(bank: str, rec: dict[str, Any]) -> Memory:
-    """The memory of one live record of `bank`, its read hash taken now (no source to defer to)."""
-    return _Pool(bank).memory(rec, str(rec["id"]))
 
 
 def read_learned(root: Path, bank: Path, settings: Settings, corpus: Corpus) -> dict[str, list[str]]:

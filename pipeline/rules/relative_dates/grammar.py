@@ -4,9 +4,9 @@ Decides which stretches of text are candidate phrases at all: `PHRASE` (the rela
 contract can date: "yesterday", "3 days ago", "last Tuesday", "next week", ...) and `VAGUE` (the
 ones it never can: "recently", "soon"), each one precompiled pattern, behind `might_have_dates`, a
 substring prefilter that rejects most memories before any regex runs (`prefilter.py`, which a plan
-imports without these patterns). Whether a match is then
-rewritten is decided above this module; the result records (`Replacement`, `Mention`, `DateScan`)
-live here because every other module of the package builds or reads them.
+imports without these patterns). Whether a match is then rewritten is decided above this module;
+the result records (`Replacement`, `Mention`, `DateScan`) live here because every other module of
+the package builds or reads them.
 """
 
 from __future__ import annotations
