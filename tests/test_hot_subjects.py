@@ -8,6 +8,8 @@ import random
 import re
 from pathlib import Path
 
+import pytest
+
 import pipeline.rules.subject_pairs as subject_pairs_module
 from pipeline.rules.hot_subjects import hot_pairs, pair_bound
 from pipeline.rules.subject_pairs import subject_pairs
@@ -50,8 +52,9 @@ def test_pairs_from_hot_subjects_are_bounded_linearly():
     ms = hot_bank(10_000)
     hot, words = _hot_index(ms)
     pairs = hot_pairs(hot, words)
-    # Each memory reaches at most C(3, 2) ** 2 = 9 final buckets with at most 1 pair of its own there.
-    assert pair_bound(len(ms)) == 9 * len(ms)
+    # Each memory is in at most 5 buckets (each four of its five rarest hot words), with at most one
+    # pair of its own in each.
+    assert pair_bound(len(ms)) == 5 * len(ms)
     assert 0 < len(pairs) <= pair_bound(len(ms))
     assert all(a < b for a, b in pairs)
 
@@ -63,6 +66,27 @@ def test_near_identical_memories_are_paired_by_order_within_the_bound():
     partnered = {k for p in pairs for k in p}
     assert len(partnered) == len(ms)  # nobody is left out
     assert len(pairs) <= pair_bound(len(ms))
+
+
+@pytest.mark.parametrize("shared", [2, 3, 4, 5, 7])
+@pytest.mark.parametrize("extras", [(0, 0), (1, 0), (1, 1)])
+def test_two_memories_at_most_one_hot_word_apart_are_paired(shared, extras):
+    """The promise: sharing two or more hot words, each having at most one the other lacks, they meet
+    in a bucket; alone there (nobody else has the words they share), they are paired."""
+    rng = random.Random(shared * 10 + sum(extras))
+    vocab = [f"word{i:02d}" for i in range(30)]
+    common = rng.sample(vocab, shared + 2)
+    together, extra = common[:shared], common[shared:]
+    background = [rng.sample(vocab, rng.randint(2, 8)) for _ in range(3000)]
+    background = [ws for ws in background if len(set(ws) & set(together)) < 2]
+    words = {f"m{i:05d}": frozenset(ws) for i, ws in enumerate(background)}
+    words["hidden/a"] = frozenset(together + extra[:extras[0]])
+    words["hidden/b"] = frozenset(together + extra[1:1 + extras[1]])
+    hot = {}
+    for k, ws in words.items():
+        for w in ws:
+            hot.setdefault(w, []).append(k)
+    assert HIDDEN in hot_pairs(hot, words)
 
 
 def test_no_hot_word_leaves_the_pairs_unchanged(monkeypatch):

@@ -2,41 +2,51 @@
 
 The first-level index (subject_pairs.py) pairs memories through every word shared by at most
 `max_df` of their group, so the only pairs it cannot see are those whose shared words are all hot.
-Two hot words together are a much rarer subject than either alone, so this second-level index files
-each memory under every pair of hot words among its `ANCHORS` rarest (rarest by frequency in the
-group, ties by the word: one order for every memory). A bucket of at most `WINDOW` + 1 members pairs
-them all; a larger one files its members again by their remaining hot words (a sub-bucket's members
-share four); one still too large at `MAX_DEPTH` pairs each member with the next `WINDOW` in the order
-of its remaining hot words, rarest first. Nothing here compares all pairs of a hot subject.
+Several hot words together are a much rarer subject than any one alone, so this second index files
+each memory under sets of its `RAREST` rarest hot words (rarest by frequency in the group, ties by
+the word: one order for every memory) and pairs the members of each bucket, each with the next in
+the bucket's order (the rarest of its hot words the bucket leaves out, then its key). Nothing here
+compares all pairs of a hot subject, and each memory gets at most one pair of its own per bucket.
 
-What is certain: two memories each having at most one hot word the other lacks land in the same
-bucket at every level (the one order puts their two rarest shared words among the first three of
-each), so such a pair sharing four hot words meets in a sub-bucket; it is paired there when that
-bucket is small or the two are neighbours in its order (tests/test_hot_subjects.py hides one pair
-among 10,000 memories).
+A memory with five or more hot words is filed under each four of its five rarest; one with four,
+under all four and each three of them; one with three, under all three and each two; one with two,
+under both. Memories with the very same hot words stand for each other: the first (by key) is filed,
+and each of the others is paired with the one before it.
 
-How it is computed: a member's buckets are ints made from the ranks at fixed positions of its
-signature (its hot words' ranks, rarest first), so all members filed under the same positions (a
-lane) get theirs in one C-level map, and buckets are counted in C; Python steps only over the members
-of shared buckets (on a bank of 50k memories 85k of 420k filings at the last level).
+What is certain: two memories sharing at least two hot words, each having at most one the other
+lacks, meet in a bucket (the rarest four, three or two of the words they share are among the rarest
+five of each, and a bucket of each of them); they are paired when that bucket holds only them or they
+are neighbours in its order (tests/test_hot_subjects.py hides one pair among 10,000 memories).
+
+How it is computed: each filing is one int, (bucket, the rank it is ordered by, the member) packed
+so that sorting the ints (in C) lays each bucket out in order; the pairs are the neighbours with the
+same bucket. Every step is a C-level map over all filings, none a Python step per member: on a bank
+of 50k memories, 250k filings.
 """
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Set as AbstractSet
-from itertools import chain, combinations, compress, repeat
-from math import comb
-from operator import add, itemgetter, mul
-from typing import Any, Generic, Protocol, TypeVar
+from collections.abc import Iterable, Mapping, Set as AbstractSet
+from itertools import compress, count, islice, repeat
+from operator import add, eq, floordiv, itemgetter, mod, mul, ne
+from typing import Any, Protocol, TypeVar
 
-# A memory is filed under each pair of its three rarest hot words: three buckets per level, and a
-# partner whose one differing word ranks first still shares a bucket with it.
-ANCHORS = 3
-# Levels of filing: the first buckets share two hot words, their sub-buckets four.
-MAX_DEPTH = 2
-# Partners per member in a final bucket too large to pair in full (near-identical memories).
-WINDOW = 1
+# How many of a memory's rarest hot words its buckets are made of.
+RAREST = 5
+
+
+def _without_each(size: int) -> list[tuple[int, ...]]:
+    return [tuple(i for i in range(size) if i != left_out) for left_out in range(size)]
+
+
+# By how many rarest hot words a member has (at most RAREST): the positions of its buckets' words,
+# each with the position of the word that orders it in the bucket (None: it has no other).
+_BUCKETS: dict[int, list[tuple[tuple[int, ...], int | None]]] = {
+    5: [(kept, left_out) for left_out, kept in enumerate(_without_each(5))],
+    4: [((0, 1, 2, 3), None)] + [(kept, left_out) for left_out, kept in enumerate(_without_each(4))],
+    3: [((0, 1, 2), None)] + [(kept, left_out) for left_out, kept in enumerate(_without_each(3))],
+    2: [((0, 1), None)],
+}
 
 # A memory's key, or any stand-in ordered as the keys are.
 K = TypeVar("K", bound=Any)
@@ -50,9 +60,9 @@ class Words(Protocol[K_in]):
 
 
 def pair_bound(members: int) -> int:
-    """The most pairs `hot_pairs` gives for `members` memories: each reaches at most
-    C(ANCHORS, 2) ** MAX_DEPTH final buckets, where it gets at most WINDOW pairs of its own."""
-    return members * comb(ANCHORS, 2) ** MAX_DEPTH * WINDOW
+    """The most pairs `hot_pairs` gives for `members` memories: each is in at most RAREST buckets,
+    with at most one pair of its own in each (a memory standing for others: one more per other)."""
+    return members * RAREST
 
 
 def hot_pairs(hot: Mapping[str, list[K]], words: Words[K]) -> set[tuple[K, K]]:
@@ -70,145 +80,50 @@ def paired_by_hot_words(frequency: Mapping[str, int], members: Iterable[K], word
     """
     rank = {w: i for i, w in enumerate(sorted(frequency, key=lambda w: (frequency[w], w)))}
     hot_words = frozenset(rank)
-    base = len(rank)
-    # Each memory as the ranks of its hot words, rarest first, in the order of the keys; all in one
-    # bucket (0) before the first level.
-    filed = [(k, sig) for k in sorted(members) if len(sig := tuple(sorted(map(rank.__getitem__, words[k] & hot_words)))) > 1]
-    keys, sigs = [k for k, _ in filed], [sig for _, sig in filed]
-    lanes = [_Lane((), keys, sigs, [0] * len(keys))]
+    keys = sorted(set(members))
+    # Each memory's hot words as their ranks, rarest first; those with fewer than two left out.
+    sigs = list(map(tuple, map(sorted, map(map, repeat(rank.__getitem__), map(hot_words.intersection, map(words.__getitem__, keys))))))
+    if min(map(len, sigs), default=2) < 2:
+        fits = list(map((1).__lt__, map(len, sigs)))
+        keys, sigs = list(compress(keys, fits)), list(compress(sigs, fits))
     out: set[tuple[K, K]] = set()
-    small, crowded = range(2, WINDOW + 2).__contains__, (WINDOW + 1).__lt__  # by a bucket's size
-    for _ in range(1, MAX_DEPTH):
-        filings = [child for lane in lanes for child in lane.filed(base)]
-        size = Counter(chain.from_iterable(lane.buckets for lane in filings))  # counted in C
-        # One bucket may gather members of several lanes (equal ranks at other positions): its
-        # members are gathered over every lane of the level.
-        together: dict[int, list[K]] = defaultdict(list)
-        lanes = []
-        for lane in filings:
-            sizes = list(map(size.__getitem__, lane.buckets))
-            chosen = list(map(small, sizes))
-            for bucket, key in zip(compress(lane.buckets, chosen), compress(lane.keys, chosen)):
-                together[bucket].append(key)
-            lanes.append(lane.chosen(list(map(crowded, sizes))))
-        for members_of in together.values():
-            out.update(combinations(sorted(members_of), 2))
-    last = _LastLevel(lanes, base)
-    for numbers in last.shared_buckets():
-        if len(numbers) <= WINDOW + 1:
-            out.update(combinations(sorted(map(last.key, numbers)), 2))
-        else:
-            out.update(_neighbours(sorted(map(last.entry, numbers))))
+    first = dict(zip(reversed(sigs), reversed(keys)))  # each set of hot words: its first member
+    if len(first) < len(keys):
+        last = dict(first)
+        for k, sig in compress(zip(keys, sigs), map(ne, keys, map(first.__getitem__, sigs))):
+            out.add((last[sig], k))
+            last[sig] = k
+    filed = list(dict.fromkeys(sigs))  # in the order of their first members' keys
+    firsts = list(map(first.__getitem__, filed))
+    pairs = _bucket_neighbours(filed, len(rank))
+    out.update(zip(map(firsts.__getitem__, map(min, pairs)), map(firsts.__getitem__, map(max, pairs))))
     return out
 
 
-# The positions of two anchors among the ANCHORS rarest: (0, 1), (0, 2), (1, 2).
-_ANCHOR_PAIRS = tuple(combinations(range(ANCHORS), 2))
-
-
-def _next_anchors(anchors: tuple[int, ...]) -> list[tuple[int, int]]:
-    """The positions in a signature of the pairs of hot words a member filed under these positions
-    (two a level) is filed under next: each pair of its ANCHORS rarest hot words left."""
-    left = [i for i in range(len(anchors) + ANCHORS) if i not in anchors]
-    return [(left[i], left[j]) for i, j in _ANCHOR_PAIRS]
-
-
-class _Lane(Generic[K]):
-    """The members filed under one choice of anchor positions (one of the three a level gives each
-    memory, level after level), each with its bucket: one int, the ranks of its anchors at every
-    level up to this one (so a sub-bucket holds members of one bucket only; equal ints from two
-    lanes are one bucket, as ranks at other positions can be equal).
-
-    A lane's buckets and the filter of who goes on are each one C-level map over the lane, not a
-    Python step per member and pair of anchors."""
-
-    def __init__(self, anchors: tuple[int, ...], keys: list[K], sigs: list[tuple[int, ...]], buckets: list[int]) -> None:
-        self.anchors, self.keys, self.sigs, self.buckets = anchors, keys, sigs, buckets
-
-    def filed(self, base: int) -> list[_Lane[K]]:
-        """This lane's members filed again under each next pair of anchors (those having both)."""
-        out = []
-        for i, j in _next_anchors(self.anchors):
-            keys, sigs, buckets = self.keys, self.sigs, self.buckets
-            if sigs and min(map(len, sigs)) <= j:  # a member with no hot word at j is not filed here
-                fits = list(map(j.__lt__, map(len, sigs)))
-                keys, sigs, buckets = list(compress(keys, fits)), list(compress(sigs, fits)), list(compress(buckets, fits))
-            # (bucket * base + sig[i]) * base + sig[j], for every member at once
-            rank_i, rank_j = map(itemgetter(i), sigs), map(itemgetter(j), sigs)
-            codes = list(map(add, map(mul, map(add, map(mul, buckets, repeat(base)), rank_i), repeat(base)), rank_j))
-            out.append(_Lane((*self.anchors, i, j), keys, sigs, codes))
-        return out
-
-    def chosen(self, which: list[bool]) -> _Lane[K]:
-        return _Lane(self.anchors, list(compress(self.keys, which)), list(compress(self.sigs, which)), list(compress(self.buckets, which)))
-
-
-class _LastLevel(Generic[K]):
-    """The last level's buckets, of the members of `lanes` (each filed under each next pair of
-    anchors), listed only when shared; a member of a bucket is a number (its place in its lane *
-    `stride` + its lane * len(_ANCHOR_PAIRS) + the anchor pair), turned back into what it is only
-    for the shared buckets. On a bank of 50k memories 350k of 380k buckets hold one member."""
-
-    def __init__(self, lanes: list[_Lane[K]], base: int) -> None:
-        self.lanes = [lane for lane in lanes if lane.keys]
-        self.base = base
-        self.stride = len(self.lanes) * len(_ANCHOR_PAIRS)  # a member's number: place * stride + lane * pairs + pair
-        self.anchors = [_next_anchors(lane.anchors) for lane in self.lanes]
-        # Per lane and anchor pair: the positions a member's hot words left after its bucket's are at
-        # (those below the last anchor that are none, then all from it on).
-        self.left = [[_left_of({*lane.anchors, i, j}) for i, j in pairs] for lane, pairs in zip(self.lanes, self.anchors)]
-
-    def shared_buckets(self) -> Iterable[list[int]]:
-        """The members of each bucket shared by two or more, as numbers (in no particular order)."""
-        columns = list(self._columns())
-        size = Counter(chain.from_iterable(codes for codes, _ in columns))  # counted in C
-        more: dict[int, list[int]] = defaultdict(list)
-        for codes, numbers in columns:
-            shared = list(map((1).__lt__, map(size.__getitem__, codes)))
-            for code, x in zip(compress(codes, shared), compress(numbers, shared)):
-                more[code].append(x)
-        return more.values()
-
-    def _columns(self) -> Iterator[tuple[list[int], Iterable[int]]]:
-        """Per lane and next pair of anchors (i, j): the bucket of each member having a hot word at
-        j, (bucket * base + sig[i]) * base + sig[j], and its number; each a C-level map over the lane."""
-        base = self.base
-        for at, (lane, anchors) in enumerate(zip(self.lanes, self.anchors)):
-            for pair, (i, j) in enumerate(anchors):
-                buckets, sigs = lane.buckets, lane.sigs
-                numbers: Iterable[int] = range(at * len(_ANCHOR_PAIRS) + pair, len(sigs) * self.stride, self.stride)
-                if min(map(len, sigs)) <= j:
-                    fits = list(map(j.__lt__, map(len, sigs)))
-                    buckets, sigs, numbers = list(compress(buckets, fits)), list(compress(sigs, fits)), list(compress(numbers, fits))
-                rank_i, rank_j = map(itemgetter(i), sigs), map(itemgetter(j), sigs)
-                yield list(map(add, map(mul, map(add, map(mul, buckets, repeat(base)), rank_i), repeat(base)), rank_j)), numbers
-
-    def _where(self, x: int) -> tuple[int, int, int]:
-        place, at = divmod(x, self.stride)
-        lane, pair = divmod(at, len(_ANCHOR_PAIRS))
-        return lane, place, pair
-
-    def key(self, x: int) -> K:
-        lane, place, _ = self._where(x)
-        return self.lanes[lane].keys[place]
-
-    def entry(self, x: int) -> tuple[tuple[int, ...], K]:
-        """(the hot words it has left after the bucket's, its key): what orders a crowded bucket."""
-        lane, place, pair = self._where(x)
-        below, top = self.left[lane][pair]
-        sig = self.lanes[lane].sigs[place]
-        return tuple(map(sig.__getitem__, below)) + sig[top:], self.lanes[lane].keys[place]
-
-
-def _left_of(used: set[int]) -> tuple[list[int], int]:
-    top = max(used) + 1
-    return [at for at in range(top) if at not in used], top
-
-
-def _neighbours(ordered: list[tuple[tuple[int, ...], K]]) -> Iterator[tuple[K, K]]:
-    """Each member with the next WINDOW in the order of its other hot words, rarest first (then its
-    key): `ordered` is (hot words left, key) of the bucket's members, sorted."""
-    keys = [k for _, k in ordered]
-    for i, a in enumerate(keys):
-        for b in keys[i + 1 : i + 1 + WINDOW]:
-            yield (a, b) if a < b else (b, a)
+def _bucket_neighbours(sigs: list[tuple[int, ...]], base: int) -> list[tuple[int, int]]:
+    """The members (numbers: places in `sigs`) that are neighbours in a bucket, each pair in the
+    bucket's order."""
+    stride = len(sigs)
+    unit = (base + 1) * stride  # a filing: bucket * unit + order * stride + member
+    bucket_of: dict[tuple[int, ...], int] = {}
+    numbers = count(0, unit)  # a bucket's number (times unit): the place of its first filing
+    filings: list[int] = []
+    size = list(map(min, map(len, sigs), repeat(RAREST)))
+    for rarest, buckets in _BUCKETS.items():
+        chosen = list(map(rarest.__eq__, size))
+        lane = list(compress(range(stride), chosen))
+        if not lane:
+            continue
+        lane_sigs = list(compress(sigs, chosen))
+        for kept, left_out in buckets:
+            bucket = map(bucket_of.setdefault, map(itemgetter(*kept), lane_sigs), numbers)
+            if left_out is None:  # no other word: ordered after every member that has one
+                within = map(add, lane, repeat(base * stride))
+            else:
+                within = map(add, map(mul, map(itemgetter(left_out), lane_sigs), repeat(stride)), lane)
+            filings.extend(map(add, bucket, within))
+    filings.sort()
+    buckets_in_order = list(map(floordiv, filings, repeat(unit)))
+    members = list(map(mod, filings, repeat(stride)))
+    together = map(eq, buckets_in_order, islice(buckets_in_order, 1, None))
+    return list(compress(zip(members, islice(members, 1, None)), together))

@@ -6,24 +6,25 @@ a document-frequency cap are left out of it; the pairs that share only such hot 
 inside each hot subject by its members' other hot words (hot_subjects.py), still through an index.
 
 The search works on numbers, not keys: each memory is its key's rank among the keys (so comparing
-two numbers orders them as their keys), and the pairs found are each memory's set of partners of a
-higher number. Only the pairs a stage is offered are built as `SubjectPair`s; the rest are counted.
+two numbers orders them as their keys), and the pairs found are tuples of two numbers, scored all at
+once by C-level maps. Only the pairs a stage is offered are built as `SubjectPair`s; the rest are
+counted.
 """
 
 from __future__ import annotations
 
 from bisect import bisect_left
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import chain
+from itertools import chain, combinations, compress, count, repeat
+from operator import and_, attrgetter, eq, ge, itemgetter, methodcaller, ne, neg, not_, or_, truediv, truth
 
 from ..model import Memory
 from ..storage.gc_pause import gc_paused
-from .duplicates import comparable
 from .hot_subjects import paired_by_hot_words
-from .text import normalized_body, significant_of_normalized
+from .text import normalized_body, significant_of_each
 
 
 @dataclass(frozen=True)
@@ -67,18 +68,14 @@ def strongest_pairs(
     Only the pairs returned are built; the rest are counted, so a store with 50k candidate pairs
     and a cap of 400 builds 400.
     """
-    out: list[SubjectPair] = []
-    more = 0
     with gc_paused():  # a million small acyclic containers, all freed by reference counting
         search = _Search(memories, max_df)
-        for a, b, overlap in search.ranked(min_overlap, min_shared, per_memory):
-            if skip is not None and skip(search.keys[a], search.keys[b]):
-                continue
-            if len(out) < limit:
-                out.append(search.pair(a, b, overlap))
-            else:
-                more += 1
-    return out, more
+        ranked = search.ranked(min_overlap, min_shared, per_memory)
+        if skip is not None:
+            keys = search.keys
+            ranked = [r for r in ranked if not skip(keys[r[0]], keys[r[1]])]
+        out = [search.pair(*r) for r in ranked[:limit]]
+    return out, max(len(ranked) - limit, 0)
 
 
 @lru_cache(maxsize=4096)
@@ -86,37 +83,48 @@ def _tag_word(tag: str) -> str:
     return f"#tag:{tag.lower()}"
 
 
-def _significant(m: Memory) -> tuple[frozenset[str], int]:
-    """A memory's words here: `significant_of_normalized(normalized_body(m))` and its tags; and how
-    many of them are the body's."""
-    body = significant_of_normalized(normalized_body(m))
-    return (body.union(map(_tag_word, m.tags)) if m.tags else body), len(body)
-
-
 class _Search:
-    """The index of one list of memories, and the pairs it discovers (each as one int)."""
+    """The index of one list of memories, and the pairs it discovers (each as a tuple of numbers).
+
+    Every step over all the memories or all the pairs is a C-level map; Python steps only over the
+    few that need more (a posting of a rarer word, a pair that may be a reordering)."""
 
     def __init__(self, memories: list[Memory], max_df: int) -> None:
-        live = [m for m in memories if comparable(m)]
-        by_key = {m.key: m for m in live}
-        # A key seen twice counts with its last memory's words; each memory files its own words.
-        self.keys: list[str] = sorted(by_key)
-        number = {k: i for i, k in enumerate(self.keys)}
-        found = [_significant(by_key[k]) for k in self.keys]
-        self.words = [ws for ws, _ in found]
-        self.body_size = [size for _, size in found]
-        groups: dict[str, list[tuple[int, frozenset[str]]]] = defaultdict(list)
-        for m in live:
-            i = number[m.key]
-            groups[m.group].append((i, self.words[i] if by_key[m.key] is m else _significant(m)[0]))
-        # Whose words decide whether a pair is a duplicate or a reordering (the last memory of a key).
-        self.token_memory = {number[m.key]: m for m in memories if m.key in number}
-        self.odd = {i for i, m in self.token_memory.items() if m is not by_key[self.keys[i]]}
+        bodies = list(map(normalized_body, memories))
+        # comparable(m) of each memory, with the bodies looked up once
+        is_live = list(map(and_, map(truth, map(methodcaller("get", "compare", True), map(attrgetter("extra"), memories))), map(truth, bodies)))
+        live = list(compress(memories, is_live))
+        body_words = significant_of_each(list(compress(bodies, is_live)))
+        tags = list(map(attrgetter("tags"), live))
+        own = list(map(frozenset.union, body_words, map(map, repeat(_tag_word), tags))) if any(tags) else body_words
+        live_keys = list(map(attrgetter("key"), live))
+        # A key seen twice counts with its last memory's words; each memory files its own.
+        last = dict(zip(live_keys, range(len(live))))
+        self.keys: list[str] = sorted(last)
+        number = dict(zip(self.keys, count()))
+        chosen = list(map(last.__getitem__, self.keys))
+        self.words = list(map(own.__getitem__, chosen))
+        self.body_size = list(map(len, map(body_words.__getitem__, chosen)))
+        # Whose words decide whether a pair is a duplicate or a reordering: the last memory of a key
+        # among them all (comparable or not); "odd" where that is not the one whose words count.
+        last_of_all = dict(zip(map(attrgetter("key"), memories), count()))
+        self.token_place = list(map(last_of_all.__getitem__, self.keys))
+        live_place = list(compress(count(), is_live))
+        self.odd = set(compress(count(), map(ne, self.token_place, map(live_place.__getitem__, chosen))))
+        self.memories = memories
         self.token_sets: dict[int, frozenset[str]] = {}
-        # The pairs discovered: each memory's partners of a higher number.
-        self.partners: dict[int, set[int]] = defaultdict(set)
-        for group in sorted(groups):
-            self._discover(groups[group], max_df)
+        self.pairs: set[tuple[int, int]] = set()  # (a, b), a <= b: the pairs discovered
+        numbers = list(map(number.__getitem__, live_keys))
+        groups = list(map(attrgetter("group"), live))
+        if len(set(groups)) <= 1:
+            self._discover(numbers, own, max_df)
+            return
+        filed: dict[str, tuple[list[int], list[frozenset[str]]]] = defaultdict(lambda: ([], []))
+        for i, ws, group in zip(numbers, own, groups):
+            filed[group][0].append(i)
+            filed[group][1].append(ws)
+        for group in sorted(filed):
+            self._discover(*filed[group], max_df)
 
     def _same_tokens(self, a: int, b: int) -> bool:
         """Whether the two texts have the same set of words (a duplicate or a reordering, judged
@@ -124,59 +132,59 @@ class _Search:
         sets = self.token_sets
         for i in (a, b):
             if i not in sets:
-                sets[i] = frozenset(normalized_body(self.token_memory[i]).split())
+                sets[i] = frozenset(normalized_body(self.memories[self.token_place[i]]).split())
         return sets[a] == sets[b]
 
-    def _discover(self, filed: list[tuple[int, frozenset[str]]], max_df: int) -> None:
+    def _discover(self, numbers: list[int], words: list[frozenset[str]], max_df: int) -> None:
         """One group's pairs, through its rarer words only (their overlap is then measured on every
         word): all pairs of each word at most `max_df` memories have, and those hot_subjects.py
         finds among the memories sharing hotter ones."""
-        by_frequency = Counter(chain.from_iterable(ws for _, ws in filed)).most_common()
+        by_frequency = Counter(chain.from_iterable(words)).most_common()
         hot_end = bisect_left(by_frequency, -max_df, key=lambda wc: -wc[1])
         cold = frozenset(w for w, _ in by_frequency[hot_end : bisect_left(by_frequency, -1, key=lambda wc: -wc[1])])
         if cold:
             postings: dict[str, list[int]] = defaultdict(list)
-            for i, ws in filed:
-                for w in ws & cold:
+            cold_words = list(map(cold.intersection, words))
+            for i, ws in compress(zip(numbers, cold_words), cold_words):
+                for w in ws:
                     postings[w].append(i)
             for ids in postings.values():
                 ids.sort()
-                for at in range(len(ids) - 1):
-                    self.partners[ids[at]].update(ids[at + 1 :])
+                self.pairs.update(combinations(ids, 2))
         if hot_end:
             hot = dict(by_frequency[:hot_end])
-            members = {i for i, ws in filed if not ws.isdisjoint(hot)}  # each memory having a hot word
-            for a, b in paired_by_hot_words(hot, members, self.words):
-                self.partners[a].add(b)
+            having = list(map(not_, map(frozenset(hot).isdisjoint, words)))  # each memory having a hot word
+            self.pairs.update(paired_by_hot_words(hot, set(compress(numbers, having)), self.words))
 
-    def ranked(self, min_overlap: float, min_shared: int, per_memory: int) -> Iterator[tuple[int, int, float]]:
+    def ranked(self, min_overlap: float, min_shared: int, per_memory: int) -> list[tuple[int, int, float]]:
         """(a, b, overlap) of the pairs kept: strongest first, then by keys; each memory with at most
         `per_memory` partners, the strongest ones."""
-        words, body_size, odd = self.words, self.body_size, self.odd
-        sizes = [len(ws) for ws in words]
-        scored: list[tuple[float, int, int]] = []
-        for a, partners in self.partners.items():
-            wa, sa = words[a], sizes[a]
-            for b in partners:
-                shared = len(wa & words[b])
-                if shared < min_shared:
-                    continue
-                ratio = shared / (sa if sa < (sb := sizes[b]) else sb)
-                if ratio < min_overlap:
-                    continue
-                # Equal token sets have equal body words, all shared: fewer shared words cannot be.
-                if (shared >= body_size[a] == body_size[b] or (odd and (a in odd or b in odd))) and self._same_tokens(a, b):
-                    continue
-                scored.append((-round(ratio, 4), a, b))
-        scored.sort()
+        pairs = list(self.pairs)
+        first, second = list(map(itemgetter(0), pairs)), list(map(itemgetter(1), pairs))
+        words, body_size = self.words, self.body_size
+        sizes = list(map(len, words))
+        shared = list(map(len, map(and_, map(words.__getitem__, first), map(words.__getitem__, second))))
+        ratio = list(map(truediv, shared, map(min, map(sizes.__getitem__, first), map(sizes.__getitem__, second))))
+        kept = list(map(and_, map(ge, shared, repeat(min_shared)), map(ge, ratio, repeat(min_overlap))))
+        # Equal token sets have equal body words, all shared: fewer shared words cannot be.
+        size_a, size_b = list(map(body_size.__getitem__, first)), map(body_size.__getitem__, second)
+        maybe_same = list(map(and_, map(ge, shared, size_a), map(eq, size_a, size_b)))
+        if self.odd:
+            maybe_same = list(map(or_, maybe_same, map(self.odd.__contains__, first)))
+            maybe_same = list(map(or_, maybe_same, map(self.odd.__contains__, second)))
+        for at in compress(range(len(pairs)), map(and_, kept, maybe_same)):
+            if self._same_tokens(first[at], second[at]):
+                kept[at] = False
+        scored = sorted(zip(map(neg, map(round, compress(ratio, kept), repeat(4))), compress(first, kept), compress(second, kept)))
         taken = [0] * len(self.keys)
+        out = []
         for neg_overlap, a, b in scored:
             if taken[a] >= per_memory or taken[b] >= per_memory:
                 continue
             taken[a] += 1
             taken[b] += 1
-            yield a, b, -neg_overlap
+            out.append((a, b, -neg_overlap))
+        return out
 
     def pair(self, a: int, b: int, overlap: float) -> SubjectPair:
         return SubjectPair(self.keys[a], self.keys[b], overlap, tuple(sorted(self.words[a] & self.words[b])))
-
