@@ -89,6 +89,28 @@ def test_two_memories_at_most_one_hot_word_apart_are_paired(shared, extras):
     assert HIDDEN in hot_pairs(hot, words)
 
 
+def test_memories_with_the_same_hot_words_are_chained_and_the_first_stands_for_them():
+    # deploy and server are hot; a1, a2 and a3 have both and nothing else hot, b has a third hot word.
+    words = {f"f{i:02d}": frozenset({"deploy", f"foo{i}"}) for i in range(60)}
+    words |= {f"s{i:02d}": frozenset({"server", f"bar{i}"}) for i in range(60)}
+    words |= {f"t{i:02d}": frozenset({"deploy", "server", "gamma"}) for i in range(60)}
+    words |= {"a1": frozenset({"deploy", "server", "alpha"}), "a2": frozenset({"deploy", "server", "beta"}),
+              "a3": frozenset({"deploy", "server", "delta"})}
+    hot = {}
+    for k, ws in words.items():
+        for w in ws:
+            hot.setdefault(w, []).append(k)
+    hot = {w: ks for w, ks in hot.items() if len(ks) > 50}  # deploy, server, gamma
+    pairs = hot_pairs(hot, words)
+    assert {("a1", "a2"), ("a2", "a3")} <= pairs  # a chain, in the order of the keys
+    assert ("a1", "a3") not in pairs
+    # a1 stands for a2 and a3 in the buckets: paired with the first t (the same hot words plus gamma),
+    # a2 and a3 with no t.
+    assert ("a1", "t00") in pairs
+    assert not any(p for p in pairs if p[0] in ("a2", "a3") and p[1].startswith("t"))
+    assert len(pairs) <= pair_bound(len(words))
+
+
 def test_no_hot_word_leaves_the_pairs_unchanged(monkeypatch):
     ms = hot_bank(40)  # every word under the cap
     before = subject_pairs(ms)

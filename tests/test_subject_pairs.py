@@ -9,7 +9,8 @@ from itertools import combinations
 
 from pipeline.rules.hot_subjects import hot_pairs
 from pipeline.rules.subject_pairs import SubjectPair, strongest_pairs, subject_pairs
-from pipeline.rules.text import normalize, significant_words
+from pipeline.rules.duplicates import comparable, comparable_each
+from pipeline.rules.text import normalize, normalized_body, significant_words
 
 from helpers import mem
 from test_hot_subjects import hot_bank
@@ -32,9 +33,9 @@ def digest(pairs: list[SubjectPair]) -> str:
 
 
 def test_the_pairs_are_those_the_search_found_before_it_was_made_faster():
-    # Digests of the search as it was when its hot-subject index last changed (one level of buckets,
-    # session 9), before its candidates were scored in bulk: the plan's candidates and its "left for
-    # later" count must not move.
+    # Digests of the pairs of the one-level hot-subject index (session 9) scored one pair at a time,
+    # as the search did before: scoring them in bulk must not move the plan's candidates or its "left
+    # for later" count.
     assert digest(subject_pairs(hot_bank(3000))) == "724b415c9f9b531f"
     assert digest(subject_pairs(mixed(2000, 3))) == "ca390f9f08e1c353"
     assert digest(subject_pairs(mixed(5000, 4))) == "c82d4b3d18487f28"
@@ -42,6 +43,26 @@ def test_the_pairs_are_those_the_search_found_before_it_was_made_faster():
     # and each of its memories files its own.
     ms = mixed(300, 2)
     assert digest(subject_pairs([*ms, mem(ms[10].key, ms[20].body, group=ms[20].group, tags=ms[20].tags)])) == "8b919b12f0fe08db"
+
+
+def test_a_key_whose_last_memory_has_no_significant_word_pairs_with_nothing():
+    # "x" files its first memory's words ("alpha beta") but counts with its last one's: none. Found
+    # through "alpha", the pair shares no word that counts, so it is dropped, not divided by zero.
+    ms = [mem("x", "alpha beta gamma"), mem("y", "alpha beta delta"), mem("x", "the and of")]
+    assert subject_pairs(ms) == []
+    assert strongest_pairs(ms, 10) == ([], 0)
+
+
+def test_comparable_each_is_comparable_of_each():
+    ms = [mem("a", "alpha beta"), mem("b", ""), mem("c", "  ,;  "), mem("d", "gamma", extra={"compare": False}),
+          mem("e", "delta", extra={"compare": True}), mem("f", "Ünïcode wörds")]
+    assert comparable_each(ms, [normalized_body(m) for m in ms]) == [comparable(m) for m in ms] == [True, False, False, False, True, True]
+
+
+def test_a_negative_limit_offers_nothing_and_counts_every_pair():
+    ms = mixed(300, 1)
+    every = subject_pairs(ms)
+    assert strongest_pairs(ms, -1) == ([], len(every))
 
 
 def _all_pairs(memories, min_overlap=0.4, min_shared=2, per_memory=5):

@@ -15,8 +15,10 @@ and each of the others is paired with the one before it.
 
 What is certain: two memories sharing at least two hot words, each having at most one the other
 lacks, meet in a bucket (the rarest four, three or two of the words they share are among the rarest
-five of each, and a bucket of each of them); they are paired when that bucket holds only them or they
-are neighbours in its order (tests/test_hot_subjects.py hides one pair among 10,000 memories).
+five of each, and a bucket of each of them), or their stand-ins do (the first of those with the same
+hot words as each); they are paired when that bucket holds only them or they are neighbours in its
+order (tests/test_hot_subjects.py hides one pair among 10,000 memories). A memory standing for others
+is the only one of them paired through a bucket: the others reach a third memory through it alone.
 
 How it is computed: each filing is one int, (bucket, the rank it is ordered by, the member) packed
 so that sorting the ints (in C) lays each bucket out in order; the pairs are the neighbours with the
@@ -82,7 +84,7 @@ def paired_by_hot_words(frequency: Mapping[str, int], members: Iterable[K], word
     hot_words = frozenset(rank)
     keys = sorted(set(members))
     # Each memory's hot words as their ranks, rarest first; those with fewer than two left out.
-    sigs = list(map(tuple, map(sorted, map(map, repeat(rank.__getitem__), map(hot_words.intersection, map(words.__getitem__, keys))))))
+    sigs = [tuple(sorted(map(rank.__getitem__, hot_words.intersection(words[k])))) for k in keys]
     if min(map(len, sigs), default=2) < 2:
         fits = list(map((1).__lt__, map(len, sigs)))
         keys, sigs = list(compress(keys, fits)), list(compress(sigs, fits))
@@ -106,7 +108,9 @@ def _bucket_neighbours(sigs: list[tuple[int, ...]], base: int) -> list[tuple[int
     stride = len(sigs)
     unit = (base + 1) * stride  # a filing: bucket * unit + order * stride + member
     bucket_of: dict[tuple[int, ...], int] = {}
-    numbers = count(0, unit)  # a bucket's number (times unit): the place of its first filing
+    # A bucket's number (times unit): the place of its first filing (setdefault takes the next of
+    # `numbers` at every filing, so the numbers are not consecutive; only equal or not matters).
+    numbers = count(0, unit)
     filings: list[int] = []
     size = list(map(min, map(len, sigs), repeat(RAREST)))
     for rarest, buckets in _BUCKETS.items():

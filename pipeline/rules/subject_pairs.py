@@ -6,9 +6,8 @@ a document-frequency cap are left out of it; the pairs that share only such hot 
 inside each hot subject by its members' other hot words (hot_subjects.py), still through an index.
 
 The search works on numbers, not keys: each memory is its key's rank among the keys (so comparing
-two numbers orders them as their keys), and the pairs found are tuples of two numbers, scored all at
-once by C-level maps. Only the pairs a stage is offered are built as `SubjectPair`s; the rest are
-counted.
+two numbers orders them as their keys), and the pairs found are each memory's set of partners of a
+higher number. Only the pairs a stage is offered are built as `SubjectPair`s; the rest are counted.
 """
 
 from __future__ import annotations
@@ -18,11 +17,12 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
-from itertools import chain, combinations, compress, count, repeat
-from operator import and_, attrgetter, eq, ge, itemgetter, methodcaller, ne, neg, not_, or_, truediv, truth
+from itertools import chain, compress, count, repeat
+from operator import attrgetter, ne, not_
 
 from ..model import Memory
 from ..storage.gc_pause import gc_paused
+from .duplicates import comparable_each
 from .hot_subjects import paired_by_hot_words
 from .text import normalized_body, significant_of_each
 
@@ -74,8 +74,9 @@ def strongest_pairs(
         if skip is not None:
             keys = search.keys
             ranked = [r for r in ranked if not skip(keys[r[0]], keys[r[1]])]
+        limit = max(limit, 0)
         out = [search.pair(*r) for r in ranked[:limit]]
-    return out, max(len(ranked) - limit, 0)
+    return out, len(ranked) - len(out)
 
 
 @lru_cache(maxsize=4096)
@@ -84,38 +85,47 @@ def _tag_word(tag: str) -> str:
 
 
 class _Search:
-    """The index of one list of memories, and the pairs it discovers (each as a tuple of numbers).
+    """The index of one list of memories, and the pairs it discovers (each memory's partners).
 
-    Every step over all the memories or all the pairs is a C-level map; Python steps only over the
-    few that need more (a posting of a rarer word, a pair that may be a reordering)."""
+    Every step over all the memories is a C-level map; Python steps only over the postings of the
+    rarer words and over the pairs found."""
 
     def __init__(self, memories: list[Memory], max_df: int) -> None:
         bodies = list(map(normalized_body, memories))
-        # comparable(m) of each memory, with the bodies looked up once
-        is_live = list(map(and_, map(truth, map(methodcaller("get", "compare", True), map(attrgetter("extra"), memories))), map(truth, bodies)))
+        is_live = comparable_each(memories, bodies)
         live = list(compress(memories, is_live))
         body_words = significant_of_each(list(compress(bodies, is_live)))
+        del bodies
         tags = list(map(attrgetter("tags"), live))
         own = list(map(frozenset.union, body_words, map(map, repeat(_tag_word), tags))) if any(tags) else body_words
+        del tags
         live_keys = list(map(attrgetter("key"), live))
         # A key seen twice counts with its last memory's words; each memory files its own.
         last = dict(zip(live_keys, range(len(live))))
         self.keys: list[str] = sorted(last)
-        number = dict(zip(self.keys, count()))
         chosen = list(map(last.__getitem__, self.keys))
+        del last
         self.words = list(map(own.__getitem__, chosen))
         self.body_size = list(map(len, map(body_words.__getitem__, chosen)))
+        del body_words
         # Whose words decide whether a pair is a duplicate or a reordering: the last memory of a key
         # among them all (comparable or not); "odd" where that is not the one whose words count.
         last_of_all = dict(zip(map(attrgetter("key"), memories), count()))
         self.token_place = list(map(last_of_all.__getitem__, self.keys))
+        del last_of_all
         live_place = list(compress(count(), is_live))
         self.odd = set(compress(count(), map(ne, self.token_place, map(live_place.__getitem__, chosen))))
+        del live_place, chosen, is_live
         self.memories = memories
         self.token_sets: dict[int, frozenset[str]] = {}
-        self.pairs: set[tuple[int, int]] = set()  # (a, b), a <= b: the pairs discovered
+        # The pairs discovered: each memory's partners of a higher number (or its own, for a key seen
+        # twice: a pair the same-token check then drops).
+        self.partners: dict[int, set[int]] = defaultdict(set)
+        number = dict(zip(self.keys, count()))
         numbers = list(map(number.__getitem__, live_keys))
+        del number, live_keys
         groups = list(map(attrgetter("group"), live))
+        del live
         if len(set(groups)) <= 1:
             self._discover(numbers, own, max_df)
             return
@@ -148,34 +158,43 @@ class _Search:
             for i, ws in compress(zip(numbers, cold_words), cold_words):
                 for w in ws:
                     postings[w].append(i)
+            del cold_words
+            partners = self.partners
             for ids in postings.values():
                 ids.sort()
-                self.pairs.update(combinations(ids, 2))
+                for at in range(len(ids) - 1):
+                    partners[ids[at]].update(ids[at + 1 :])
+            del postings
         if hot_end:
             hot = dict(by_frequency[:hot_end])
             having = list(map(not_, map(frozenset(hot).isdisjoint, words)))  # each memory having a hot word
-            self.pairs.update(paired_by_hot_words(hot, set(compress(numbers, having)), self.words))
+            for a, b in paired_by_hot_words(hot, set(compress(numbers, having)), self.words):
+                self.partners[a].add(b)
 
     def ranked(self, min_overlap: float, min_shared: int, per_memory: int) -> list[tuple[int, int, float]]:
         """(a, b, overlap) of the pairs kept: strongest first, then by keys; each memory with at most
-        `per_memory` partners, the strongest ones."""
-        pairs = list(self.pairs)
-        first, second = list(map(itemgetter(0), pairs)), list(map(itemgetter(1), pairs))
-        words, body_size = self.words, self.body_size
+        `per_memory` partners, the strongest ones.
+
+        One Python step per pair, not C-level maps over all of them: most pairs fail `min_shared`
+        after one intersection, and this loop leaves them there (on a store of natural text, maps
+        over every pair took 1.3-3x its CPU and more memory)."""
+        words, body_size, odd = self.words, self.body_size, self.odd
         sizes = list(map(len, words))
-        shared = list(map(len, map(and_, map(words.__getitem__, first), map(words.__getitem__, second))))
-        ratio = list(map(truediv, shared, map(min, map(sizes.__getitem__, first), map(sizes.__getitem__, second))))
-        kept = list(map(and_, map(ge, shared, repeat(min_shared)), map(ge, ratio, repeat(min_overlap))))
-        # Equal token sets have equal body words, all shared: fewer shared words cannot be.
-        size_a, size_b = list(map(body_size.__getitem__, first)), map(body_size.__getitem__, second)
-        maybe_same = list(map(and_, map(ge, shared, size_a), map(eq, size_a, size_b)))
-        if self.odd:
-            maybe_same = list(map(or_, maybe_same, map(self.odd.__contains__, first)))
-            maybe_same = list(map(or_, maybe_same, map(self.odd.__contains__, second)))
-        for at in compress(range(len(pairs)), map(and_, kept, maybe_same)):
-            if self._same_tokens(first[at], second[at]):
-                kept[at] = False
-        scored = sorted(zip(map(neg, map(round, compress(ratio, kept), repeat(4))), compress(first, kept), compress(second, kept)))
+        scored: list[tuple[float, int, int]] = []
+        for a, partners in self.partners.items():
+            wa, sa = words[a], sizes[a]
+            for b in partners:
+                shared = len(wa & words[b])
+                if shared < min_shared:
+                    continue
+                ratio = shared / (sa if sa < (sb := sizes[b]) else sb)
+                if ratio < min_overlap:
+                    continue
+                # Equal token sets have equal body words, all shared: fewer shared words cannot be.
+                if (shared >= body_size[a] == body_size[b] or (odd and (a in odd or b in odd))) and self._same_tokens(a, b):
+                    continue
+                scored.append((-round(ratio, 4), a, b))
+        scored.sort()
         taken = [0] * len(self.keys)
         out = []
         for neg_overlap, a, b in scored:
@@ -188,3 +207,4 @@ class _Search:
 
     def pair(self, a: int, b: int, overlap: float) -> SubjectPair:
         return SubjectPair(self.keys[a], self.keys[b], overlap, tuple(sorted(self.words[a] & self.words[b])))
+
