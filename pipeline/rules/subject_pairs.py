@@ -91,6 +91,8 @@ class _Search:
     rarer words and over the pairs found."""
 
     def __init__(self, memories: list[Memory], max_df: int) -> None:
+        # (The lists as long as the store made here are let go as soon as they are used: the index
+        # is built beside them.)
         bodies = list(map(normalized_body, memories))
         is_live = comparable_each(memories, bodies)
         live = list(compress(memories, is_live))
@@ -104,7 +106,6 @@ class _Search:
         last = dict(zip(live_keys, range(len(live))))
         self.keys: list[str] = sorted(last)
         chosen = list(map(last.__getitem__, self.keys))
-        del last
         self.words = list(map(own.__getitem__, chosen))
         self.body_size = list(map(len, map(body_words.__getitem__, chosen)))
         del body_words
@@ -115,7 +116,6 @@ class _Search:
         del last_of_all
         live_place = list(compress(count(), is_live))
         self.odd = set(compress(count(), map(ne, self.token_place, map(live_place.__getitem__, chosen))))
-        del live_place, chosen, is_live
         self.memories = memories
         self.token_sets: dict[int, frozenset[str]] = {}
         # The pairs discovered: each memory's partners of a higher number (or its own, for a key seen
@@ -123,9 +123,8 @@ class _Search:
         self.partners: dict[int, set[int]] = defaultdict(set)
         number = dict(zip(self.keys, count()))
         numbers = list(map(number.__getitem__, live_keys))
-        del number, live_keys
         groups = list(map(attrgetter("group"), live))
-        del live
+        del last, chosen, is_live, live_place, number, live_keys, live
         if len(set(groups)) <= 1:
             self._discover(numbers, own, max_df)
             return
