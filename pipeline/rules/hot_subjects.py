@@ -22,8 +22,8 @@ is the only one of them paired through a bucket: the others reach a third memory
 
 How it is computed: each filing is one int, (bucket, the rank it is ordered by, the member) packed
 so that sorting the ints (in C) lays each bucket out in order; the pairs are the neighbours with the
-same bucket. Every step is a C-level map over all filings, none a Python step per member: on a bank
-of 50k memories, 250k filings.
+same bucket. Python steps once per member (its hot words' ranks) and never per filing: every step
+over the filings is a C-level map (on a bank of 50k memories, 250k filings).
 """
 
 from __future__ import annotations
