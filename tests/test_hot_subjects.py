@@ -31,13 +31,18 @@ def hot_bank(n: int, seed: int = 0, vocab_size: int = 40):
     return ms
 
 
-def _hot_index(ms, max_df: int = 50):
-    words = {m.key: frozenset(m.body.split()) for m in ms}
+def _hot_of(words, max_df: int = 50):
+    """Each word of more than `max_df` memories, with its memories' keys."""
     index: dict[str, list[str]] = {}
     for k, ws in words.items():
         for w in ws:
             index.setdefault(w, []).append(k)
-    return {w: ks for w, ks in index.items() if len(ks) > max_df}, words
+    return {w: ks for w, ks in index.items() if len(ks) > max_df}
+
+
+def _hot_index(ms, max_df: int = 50):
+    words = {m.key: frozenset(m.body.split()) for m in ms}
+    return _hot_of(words, max_df), words
 
 
 def test_a_pair_hidden_in_a_10k_hot_subject_is_a_candidate(monkeypatch):
@@ -82,11 +87,7 @@ def test_two_memories_at_most_one_hot_word_apart_are_paired(shared, extras):
     words = {f"m{i:05d}": frozenset(ws) for i, ws in enumerate(background)}
     words["hidden/a"] = frozenset(together + extra[:extras[0]])
     words["hidden/b"] = frozenset(together + extra[1:1 + extras[1]])
-    hot = {}
-    for k, ws in words.items():
-        for w in ws:
-            hot.setdefault(w, []).append(k)
-    assert HIDDEN in hot_pairs(hot, words)
+    assert HIDDEN in hot_pairs(_hot_of(words, max_df=0), words)  # every word hot
 
 
 def test_memories_with_the_same_hot_words_are_chained_and_the_first_stands_for_them():
@@ -96,11 +97,8 @@ def test_memories_with_the_same_hot_words_are_chained_and_the_first_stands_for_t
     words |= {f"t{i:02d}": frozenset({"deploy", "server", "gamma"}) for i in range(60)}
     words |= {"a1": frozenset({"deploy", "server", "alpha"}), "a2": frozenset({"deploy", "server", "beta"}),
               "a3": frozenset({"deploy", "server", "delta"})}
-    hot = {}
-    for k, ws in words.items():
-        for w in ws:
-            hot.setdefault(w, []).append(k)
-    hot = {w: ks for w, ks in hot.items() if len(ks) > 50}  # deploy, server, gamma
+    hot = _hot_of(words)
+    assert sorted(hot) == ["deploy", "gamma", "server"]
     pairs = hot_pairs(hot, words)
     assert {("a1", "a2"), ("a2", "a3")} <= pairs  # a chain, in the order of the keys
     assert ("a1", "a3") not in pairs

@@ -9,8 +9,7 @@ from itertools import combinations
 
 from pipeline.rules.hot_subjects import hot_pairs
 from pipeline.rules.subject_pairs import SubjectPair, strongest_pairs, subject_pairs
-from pipeline.rules.duplicates import comparable, comparable_each
-from pipeline.rules.text import normalize, normalized_body, significant_words
+from pipeline.rules.text import normalize, significant_words
 
 from helpers import mem
 from test_hot_subjects import hot_bank
@@ -51,12 +50,6 @@ def test_a_key_whose_last_memory_has_no_significant_word_pairs_with_nothing():
     ms = [mem("x", "alpha beta gamma"), mem("y", "alpha beta delta"), mem("x", "the and of")]
     assert subject_pairs(ms) == []
     assert strongest_pairs(ms, 10) == ([], 0)
-
-
-def test_comparable_each_is_comparable_of_each():
-    ms = [mem("a", "alpha beta"), mem("b", ""), mem("c", "  ,;  "), mem("d", "gamma", extra={"compare": False}),
-          mem("e", "delta", extra={"compare": True}), mem("f", "Ünïcode wörds")]
-    assert comparable_each(ms, [normalized_body(m) for m in ms]) == [comparable(m) for m in ms] == [True, False, False, False, True, True]
 
 
 def test_a_negative_limit_offers_nothing_and_counts_every_pair():

@@ -13,7 +13,7 @@ import datetime as dt
 from collections import Counter
 from dataclasses import dataclass
 from itertools import compress
-from operator import and_, attrgetter, methodcaller, truth
+from operator import attrgetter
 from typing import Callable, Hashable, Iterable, TypeVar
 
 from ..actions import MergeDuplicateAction
@@ -31,13 +31,6 @@ MERGE_PROTECTED = "merge_protected"
 def comparable(m: Memory) -> bool:
     """Memories the text rules may group: not excluded by their adapter, with some text."""
     return m.extra.get("compare", True) and bool(normalized_body(m))
-
-
-def comparable_each(memories: list[Memory], bodies: list[str]) -> list[bool]:
-    """`comparable` of each memory, given each one's `normalized_body`: C-level maps over them all
-    (tests/test_subject_pairs.py holds the two to the same answers)."""
-    wanted = map(truth, map(methodcaller("get", "compare", True), map(attrgetter("extra"), memories)))
-    return list(map(and_, wanted, map(truth, bodies)))
 
 
 def survivor_key(m: Memory) -> tuple:

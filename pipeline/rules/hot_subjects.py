@@ -37,18 +37,17 @@ from typing import Any, Protocol, TypeVar
 RAREST = 5
 
 
-def _without_each(size: int) -> list[tuple[int, ...]]:
-    return [tuple(i for i in range(size) if i != left_out) for left_out in range(size)]
+def _buckets_of(rarest: int) -> list[tuple[tuple[int, ...], int | None]]:
+    """The buckets of a member with `rarest` rarest hot words: the positions of each bucket's words,
+    and the position of the word that orders it there (None: it has no other). All of them when
+    fewer than RAREST; each but one when more than two."""
+    buckets: list[tuple[tuple[int, ...], int | None]] = [(tuple(range(rarest)), None)] if rarest < RAREST else []
+    if rarest > 2:
+        buckets += [(tuple(i for i in range(rarest) if i != left_out), left_out) for left_out in range(rarest)]
+    return buckets
 
 
-# By how many rarest hot words a member has (at most RAREST): the positions of its buckets' words,
-# each with the position of the word that orders it in the bucket (None: it has no other).
-_BUCKETS: dict[int, list[tuple[tuple[int, ...], int | None]]] = {
-    5: [(kept, left_out) for left_out, kept in enumerate(_without_each(5))],
-    4: [((0, 1, 2, 3), None)] + [(kept, left_out) for left_out, kept in enumerate(_without_each(4))],
-    3: [((0, 1, 2), None)] + [(kept, left_out) for left_out, kept in enumerate(_without_each(3))],
-    2: [((0, 1), None)],
-}
+_BUCKETS = {rarest: _buckets_of(rarest) for rarest in range(RAREST, 1, -1)}
 
 # A memory's key, or any stand-in ordered as the keys are.
 K = TypeVar("K", bound=Any)

@@ -22,9 +22,9 @@ from operator import attrgetter, ne, not_
 
 from ..model import Memory
 from ..storage.gc_pause import gc_paused
-from .duplicates import comparable_each
+from .duplicates import comparable
 from .hot_subjects import paired_by_hot_words
-from .text import normalized_body, significant_of_each
+from .text import normalized_body, significant_of_normalized
 
 
 @dataclass(frozen=True)
@@ -93,11 +93,9 @@ class _Search:
     def __init__(self, memories: list[Memory], max_df: int) -> None:
         # (The lists as long as the store made here are let go as soon as they are used: the index
         # is built beside them.)
-        bodies = list(map(normalized_body, memories))
-        is_live = comparable_each(memories, bodies)
+        is_live = list(map(comparable, memories))
         live = list(compress(memories, is_live))
-        body_words = significant_of_each(list(compress(bodies, is_live)))
-        del bodies
+        body_words = list(map(significant_of_normalized, map(normalized_body, live)))
         tags = list(map(attrgetter("tags"), live))
         own = list(map(frozenset.union, body_words, map(map, repeat(_tag_word), tags))) if any(tags) else body_words
         del tags

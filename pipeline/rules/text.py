@@ -5,8 +5,6 @@ from __future__ import annotations
 import re
 import unicodedata
 from functools import lru_cache
-from itertools import repeat
-from operator import sub
 
 from ..model import Memory
 
@@ -78,13 +76,6 @@ def significant_of_normalized(normalized: str) -> frozenset[str]:
     if normalized.isascii():  # its words are runs of a-z and 0-9: one set difference, in C
         return frozenset(normalized.split()) - _NOT_SIGNIFICANT_ASCII
     return frozenset(w for w in normalized.split() if w not in STOPWORDS and len(w) > 2)
-
-
-def significant_of_each(normalized: list[str]) -> list[frozenset[str]]:
-    """`significant_of_normalized` of each text: C-level maps over them all when all are ASCII."""
-    if all(map(str.isascii, normalized)):
-        return list(map(sub, map(frozenset, map(str.split, normalized)), repeat(_NOT_SIGNIFICANT_ASCII)))
-    return list(map(significant_of_normalized, normalized))
 
 
 # What an ASCII normal form's significant words leave out: the stopwords and every word of one or two
