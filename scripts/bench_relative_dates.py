@@ -56,11 +56,11 @@ def per_1k(fn, texts: list[str], repeat: int = 1) -> float:
 def dateparser_scan(text: str, written: dt.date, search_dates) -> list[rd.Replacement]:
     base = dt.datetime.combine(written, dt.time(12))
     found = search_dates(text, languages=["en"], settings={"RELATIVE_BASE": base, "PREFER_DATES_FROM": "past"}) or []
-    masks = masks._masked_spans(text)
+    spans = masks._masked_spans(text)
     out, pos = [], 0
     for phrase, when in found:
         start = text.find(phrase, pos)
-        if start < 0 or not RELATIVE.search(phrase) or masks._inside(masks, start, start + len(phrase)):
+        if start < 0 or not RELATIVE.search(phrase) or masks._inside(spans, start, start + len(phrase)):
             continue
         pos = start + len(phrase)
         low = phrase.lower()
