@@ -79,3 +79,14 @@ def test_merges_only_identical_text_and_never_retire_pinned(texts):
     for f in report_reorders(ms).findings:
         assert len({frozenset(normalize(by_key[t].body).split()) for t in f.targets}) == 1
         assert len({normalize(by_key[t].body) for t in f.targets}) == len(f.targets)
+
+
+def test_the_text_rules_group_exactly_the_comparable_memories():
+    # text_groups writes `comparable` out (it keeps the text it looks up): the two must not drift.
+    from pipeline.rules.duplicates import comparable, text_groups
+
+    ms = [mem("a", "Deploy on Fridays"), mem("b", "deploy on fridays!"), mem("c", ""), mem("d", " ,; "),
+          mem("e", "Deploy on Fridays", extra={"compare": False}), mem("f", "on Fridays deploy"), mem("g", "ünïcode")]
+    groups = text_groups(ms)
+    grouped = {m.key for m in groups.representatives} | {m.key for g in groups.duplicates for m in g}
+    assert grouped == {m.key for m in ms if comparable(m)} == {"a", "b", "f", "g"}

@@ -68,17 +68,9 @@ def _buckets(memories: Iterable[Memory], key_fn: Callable[[Memory], Hashable]) -
     return more
 
 
-def _groups(
-    memories: list[Memory], key_fn: Callable[[Memory], Hashable], exact: Callable[[Memory], Hashable] | None = None,
-) -> list[list[Memory]]:
-    """Memories with an equal key in the same group, survivor first, groups in order of first sight.
-
-    With `exact`, `key_fn` is only its stand-in (a hash, smaller than the key it is of): the memories
-    it brings together are grouped again by `exact` itself, so the groups are `exact`'s own.
-    """
+def _groups(memories: list[Memory], key_fn: Callable[[Memory], Hashable]) -> list[list[Memory]]:
+    """Memories with an equal key in the same group, survivor first, groups in order of first sight."""
     buckets = _buckets(memories, key_fn)
-    if exact is not None:
-        buckets = {k: g for bucket in buckets.values() for k, g in _buckets(bucket, exact).items()}
     # A group's first member is its first sight: the groups come in the order their first members do.
     return [sorted(buckets.pop(id(m)), key=survivor_key) for m in memories if id(m) in buckets]
 
@@ -87,12 +79,6 @@ def _word_set(m: Memory) -> str:
     # The set of words as one string (sorted, distinct, space-joined; a word holds no space): equal
     # exactly when the frozensets are, at a tenth of the memory on a store of 200k memories.
     return " ".join(sorted(set(normalized_body(m).split())))
-
-
-def _word_set_hash(m: Memory) -> int:
-    # What reorder_groups buckets by first: an int instead of a string for each of 200k memories, and
-    # no sorting (equal sets hash alike; `_word_set` itself then splits any bucket two sets share).
-    return hash(frozenset(normalized_body(m).split()))
 
 
 @dataclass(frozen=True)
@@ -164,7 +150,7 @@ def reorder_groups(memories: list[Memory], groups: TextGroups | None = None) -> 
     keys = list(map(hash, zip(map(attrgetter("group"), reps), map(frozenset, map(str.split, groups.texts)))))
     seen = Counter(keys)
     shared = list(compress(reps, map((1).__lt__, map(seen.__getitem__, keys))))
-    return _groups(shared, _word_set_hash, exact=_word_set)
+    return _groups(shared, _word_set)
 
 
 def merge_action(members: list[Memory], reason: str, source: str = "deterministic", needs_user: bool = False) -> MergeDuplicateAction:

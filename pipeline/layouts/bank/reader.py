@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import io
 import json
 import json.encoder
 import re
@@ -72,36 +73,23 @@ def read_bank_bytes(root: Path, bank: Path, settings: Settings, corpus: Corpus) 
         return None
 
 
-def read_records(root: Path, bank: Path, settings: Settings, corpus: Corpus) -> dict[str, dict[str, Any]]:
-    """The current revision of every id in a bank (highest `revision`, then latest line)."""
-    data = read_bank_bytes(root, bank, settings, corpus)
-    return {} if data is None else parse_records(rel(root, bank / "memories.jsonl"), data, corpus)
-
-
 def parse_records(key: str, data: bytes, corpus: Corpus) -> dict[str, dict[str, Any]]:
-    """`read_records` of bytes already read (a writer builds its revisions on exactly those)."""
+    """The current revision of every id in a bank's bytes (highest `revision`, then latest line),
+    already read: a writer builds its revisions on exactly those."""
     latest: dict[str, tuple[int, dict[str, Any]]] = {}
-    for rid, revision, rec, _ in _records(key, _split_lines(data), corpus):
+    # Split as the file is read a chunk at a time (a view of the bytes, never a second copy of them).
+    for rid, revision, rec, _ in _records(key, _file_lines(io.BytesIO(data), len(data)), corpus):
         # lines come in order, so a later line wins whenever its revision is at least the held one's
         if rid not in latest or revision >= latest[rid][0]:
             latest[rid] = (revision, rec)
     return {rid: rec for rid, (_, rec) in latest.items()}
 
 
-def _split_lines(data: bytes) -> Iterator[bytes]:
-    """`data.split(b"\n")`, one line at a time: never a second copy of the whole file."""
-    start = 0
-    while (end := data.find(b"\n", start)) >= 0:
-        yield data[start:end]
-        start = end + 1
-    yield data[start:]
-
-
 def _records(key: str, lines: Iterable[bytes], corpus: Corpus) -> Iterator[tuple[str, int, dict[str, Any], int]]:
     """Every record with a usable id, in line order: (id, its revision, the record, its line's byte
     offset in the file).
 
-    `lines` split at b"\n" only, without it (`_split_lines`, `_file_lines`). Line by line: one bad
+    `lines` split at b"\n" only, without it (`_file_lines`). Line by line: one bad
     line (a torn write, a stray byte) must not hide the whole bank. One line is decoded at a time, never
     a second copy of the whole file. The lines that are not UTF-8 are reported first, then the other
     bad lines, each in line order (the order of the findings as ever).

@@ -123,10 +123,9 @@ def crux_eligible(m: Memory, busy: set[str], unreadable: set[str]) -> bool:
     )
 
 
-def _tag_partner(a: Memory, b: Memory, ta: frozenset[str] | None = None, tb: frozenset[str] | None = None) -> tuple[bool, float, int]:
-    """`ta`, `tb`: the two memories' `_tags` when already made (the pair search tries thousands of pairs)."""
-    ta = _tags(a) if ta is None else ta
-    tb = _tags(b) if tb is None else tb
+def _tag_partner(a: Memory, b: Memory, ta: frozenset[str], tb: frozenset[str]) -> tuple[bool, float, int]:
+    """Whether two memories with these `_tags` are tag partners, their share of tags, and how many
+    they share (the tags made once per memory: the pair search tries thousands of pairs)."""
     shared = len(ta & tb)
     if shared < MIN_SHARED_TAGS:
         return False, 0.0, shared
@@ -265,10 +264,10 @@ def crux_groups(corpus: Corpus, outcome: Outcome) -> list[Group]:
     groups = []
     for keys in _grow(edges, partners):
         members = merge_order(by_key[k] for k in keys)
-        counts = Counter(t for m in members for t in _tags(m))
+        counts = Counter(t for m in members for t in features[m.key])
         shared = sorted((t for t, n in counts.items() if n >= 2), key=lambda t: (-counts[t], t))
         types = sorted({m.type or "" for m in members})
-        share = min(_tag_partner(a, b)[1] for i, a in enumerate(members) for b in members[i + 1 :])
+        share = min(_tag_partner(a, b, features[a.key], features[b.key])[1] for i, a in enumerate(members) for b in members[i + 1 :])
         groups.append(
             Group(
                 members=tuple(m.key for m in members),
