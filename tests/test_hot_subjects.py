@@ -140,5 +140,8 @@ def test_the_plan_says_how_many_pairs_wait_and_its_bytes_are_stable(tmp_path):
     assert runs[0].stdout == runs[1].stdout
     plan = json.loads(runs[0].stdout)
     (capped,) = [f for f in plan["findings"] if f["kind"] == "capped" and f["reason"].startswith("conflicts")]
-    found = re.search(r"(\d+) weaker same-subject pairs left for later runs \(each run judges the 5 strongest", capped["reason"])
-    assert found and int(found.group(1)) > 0, capped["reason"]
+    found = re.search(r"(\d+) same-subject pairs of (\d+) not judged in this run \(llm.max_pairs_per_stage\): it judged the 2 "
+                      r"strongest and 3 more, window (\d+) of (\d+) of the others", capped["reason"])
+    assert found, capped["reason"]
+    waiting, pairs, window, windows = map(int, found.groups())
+    assert pairs - waiting == 5 and 1 <= window <= windows == -(-(pairs - 2) // 3)

@@ -369,13 +369,16 @@ def test_other_layouts_are_not_consolidated(layout, tmp_path):
 
 def test_groups_over_the_per_run_limit_wait_for_the_next_run(tmp_path):
     mems = {}
-    for n in range(3):
+    # (Services by name, not number: "service 0" against "service 1" reads to the stub's conflict
+    # judge as one statement with two numbers, and a conflict keeps its memories out of a group.)
+    for n, name in enumerate(("alpha", "beta", "gamma")):
         for side in ("a", "b"):
             mems[f"memories/learning/g{n}{side}.memory.md"] = crux_memory(
-                f"Group {n} {side}", f"Service {n} note {side}: see docs/s{n}{side}.md.\n", tags=[f"s{n}", f"k{n}", f"x{n}{side}"])
+                f"Group {name} {side}", f"Service {name} note {side}: see docs/s{n}{side}.md.\n", tags=[f"s{n}", f"k{n}", f"x{n}{side}"])
     store = crux_store(tmp_path / "s", mems)
     settings = build_settings({}, {"now": NOW, "llm.model": "stub", "llm.no_cache": True, "llm.max_pairs_per_stage": 2, "max_retire_fraction": 1.0})
     plan = plan_with(store, settings)
+    assert of_kind(plan, "conflict") == []
     assert [a["targets"][0] for a in of_kind(plan, "consolidate")] == ["memories/learning/g0a.memory.md", "memories/learning/g1a.memory.md"]
     (capped,) = [f for f in plan["findings"] if f["kind"] == "capped" and f["reason"].startswith("metadata")]
     assert "1 more consolidation group" in capped["reason"]

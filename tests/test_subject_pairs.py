@@ -8,7 +8,7 @@ import random
 from itertools import combinations
 
 from pipeline.rules.hot_subjects import hot_pairs
-from pipeline.rules.subject_pairs import SubjectPair, strongest_pairs, subject_pairs
+from pipeline.rules.subject_pairs import Offer, SubjectPair, pairs_to_offer, subject_pairs, windows_of
 from pipeline.rules.text import normalize, significant_words
 
 from helpers import mem
@@ -49,13 +49,15 @@ def test_a_key_whose_last_memory_has_no_significant_word_pairs_with_nothing():
     # through "alpha", the pair shares no word that counts, so it is dropped, not divided by zero.
     ms = [mem("x", "alpha beta gamma"), mem("y", "alpha beta delta"), mem("x", "the and of")]
     assert subject_pairs(ms) == []
-    assert strongest_pairs(ms, 10) == ([], 0)
+    assert pairs_to_offer(ms, 10) == Offer([], 0, 0, 0, 0)
 
 
-def test_a_negative_limit_offers_nothing_and_counts_every_pair():
+def test_a_limit_of_zero_or_less_offers_nothing_and_counts_every_pair():
     ms = mixed(300, 1)
     every = subject_pairs(ms)
-    assert strongest_pairs(ms, -1) == ([], len(every))
+    for limit in (0, -1):
+        offer = pairs_to_offer(ms, limit)
+        assert (offer.pairs, offer.found, offer.waiting, offer.windows) == ([], len(every), len(every), 0)
 
 
 def _all_pairs(memories, min_overlap=0.4, min_shared=2, per_memory=5):
@@ -85,17 +87,52 @@ def test_under_the_frequency_cap_the_index_finds_what_comparing_all_pairs_finds(
         assert subject_pairs(ms, per_memory=2, min_overlap=0.2) == _all_pairs(ms, per_memory=2, min_overlap=0.2), seed
 
 
-def test_the_strongest_pairs_and_the_count_of_the_rest_are_those_of_all_pairs():
+def _by_strength(pairs: list[SubjectPair]) -> list[SubjectPair]:
+    return sorted(pairs, key=lambda p: (-p.overlap, p.a, p.b))
+
+
+def _by_keys(pairs: list[SubjectPair]) -> list[SubjectPair]:
+    return sorted(pairs, key=lambda p: (p.a, p.b))
+
+
+def test_a_run_offers_the_strongest_half_and_one_window_of_the_others_by_its_turn():
     ms = mixed(1500, 5)
-    every = sorted(subject_pairs(ms), key=lambda p: (-p.overlap, p.a, p.b))
+    every = _by_strength(subject_pairs(ms))
     assert len(every) > 400
-    assert strongest_pairs(ms, 400) == (every[:400], len(every) - 400)
-    assert strongest_pairs(ms, 0) == ([], len(every))
-    assert strongest_pairs(ms, len(every) + 10) == (every, 0)
+    windows = -(-(len(every) - 200) // 200)
+    for turn in (0, 1, windows - 1, windows, 12345):
+        offer = pairs_to_offer(ms, 400, turn)
+        window = turn % windows
+        others = every[200:]
+        wrapped = [others[(200 * window + i) % len(others)] for i in range(200)]  # the last window wraps
+        assert offer == Offer(_by_keys(every[:200] + wrapped), len(every), 200, window, windows)
+        assert offer.waiting == len(every) - len(offer.pairs)
+    assert pairs_to_offer(ms, len(every) + 10) == Offer(_by_keys(every), len(every), len(every), 0, 0)
+    assert pairs_to_offer(ms, len(every)) == Offer(_by_keys(every), len(every), len(every), 0, 0)
     # Pairs refused by `skip` are neither offered nor counted; the others keep their order.
     skip = lambda a, b: a.endswith("7")  # noqa: E731
     rest = [p for p in every if not skip(p.a, p.b)]
-    assert strongest_pairs(ms, 50, skip=skip) == (rest[:50], len(rest) - 50)
+    offer = pairs_to_offer(ms, 50, 0, skip=skip)
+    assert offer.pairs == _by_keys(rest[:25] + rest[25:50]) and offer.found == len(rest)
+
+
+def test_consecutive_turns_offer_every_pair_and_no_run_offers_more_than_its_limit():
+    for found in range(0, 40):
+        for limit in range(0, 9):
+            seen: set[int] = set()
+            strongest, _, _, windows = windows_of(found, limit, 0)
+            for turn in range(100, 100 + max(windows, 1)):
+                top, others, window, count_ = windows_of(found, limit, turn)
+                assert (top, count_) == (strongest, windows)
+                offered = [*top, *others]
+                # Every run offers as many as it may: the last window wraps around.
+                assert len(offered) == len(set(offered)) == min(found, max(limit, 0))
+                assert all(0 <= at < found for at in offered)
+                if windows:
+                    assert window == turn % windows
+                seen.update(offered)
+            # A limit of at least one reaches every pair within `windows` consecutive turns.
+            assert seen == (set(range(found)) if limit > 0 else set()), (found, limit)
 
 
 def test_the_order_of_the_memories_does_not_change_the_pairs():

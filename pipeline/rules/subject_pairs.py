@@ -53,19 +53,63 @@ def subject_pairs(
     return sorted(kept, key=lambda p: (p.a, p.b))
 
 
-def strongest_pairs(
+@dataclass(frozen=True)
+class Offer:
+    """The pairs one run offers a stage, and where they lie among all the pairs found.
+
+    When there are more pairs than the run may offer (`limit`), it offers the `limit // 2`
+    strongest and one window of the others: the others in order of strength, cut into windows of
+    the rest of the limit (the last one filled up from the first others), and the window numbered
+    `turn` modulo their count. The strongest come back every run (a new contradiction is usually a
+    strong pair, and a cached answer costs nothing); a run on the next day (turn + 1) takes the
+    next window, so every pair is offered within `windows` consecutive turns while the store stays
+    as it is. Without the windows every run would offer the very same strongest pairs and the rest
+    would never be judged.
+    """
+
+    pairs: list[SubjectPair]  # sorted by keys
+    found: int  # all the pairs found (those `skip` refuses not among them)
+    strongest: int  # how many of `pairs` are the strongest of all
+    window: int  # the window of the others offered (0-based); 0 of 0 when there are none
+    windows: int
+
+    @property
+    def waiting(self) -> int:
+        """Pairs found and not offered this run."""
+        return self.found - len(self.pairs)
+
+
+def windows_of(found: int, limit: int, turn: int) -> tuple[range, list[int], int, int]:
+    """The places (in order of strength) a run offers: the strongest, and one window of the others
+    (the last window wraps around to the first others, so every run offers `limit` pairs); then
+    that window's number and how many windows there are (`Offer`)."""
+    limit = max(limit, 0)
+    if found <= limit:
+        return range(found), [], 0, 0
+    strongest = limit // 2
+    size = limit - strongest
+    if size == 0:  # a limit of 0 offers nothing
+        return range(0), [], 0, 0
+    others = found - strongest
+    windows = -(-others // size)
+    window = turn % windows
+    return range(strongest), [strongest + (window * size + i) % others for i in range(size)], window, windows
+
+
+def pairs_to_offer(
     memories: list[Memory],
     limit: int,
+    turn: int = 0,
     skip: Callable[[str, str], bool] | None = None,
     min_overlap: float = 0.4,
     min_shared: int = 2,
     max_df: int = 50,
     per_memory: int = 5,
-) -> tuple[list[SubjectPair], int]:
-    """The `limit` strongest of the pairs `subject_pairs` keeps (by overlap, then keys), leaving out
-    those `skip(a, b)` refuses, and how many more of them there are.
+) -> Offer:
+    """Of the pairs `subject_pairs` keeps, leaving out those `skip(a, b)` refuses, the ones a run
+    offers (at most `limit`, chosen by `turn` as `Offer` says).
 
-    Only the pairs returned are built; the rest are counted, so a store with 50k candidate pairs
+    Only the pairs offered are built; the rest are counted, so a store with 50k candidate pairs
     and a cap of 400 builds 400.
     """
     with gc_paused():  # a million small acyclic containers, all freed by reference counting
@@ -74,9 +118,9 @@ def strongest_pairs(
         if skip is not None:
             keys = search.keys
             ranked = [r for r in ranked if not skip(keys[r[0]], keys[r[1]])]
-        limit = max(limit, 0)
-        out = [search.pair(*r) for r in ranked[:limit]]
-    return out, len(ranked) - len(out)
+        strongest, others, window, windows = windows_of(len(ranked), limit, turn)
+        pairs = [search.pair(*ranked[at]) for at in chain(strongest, others)]
+    return Offer(sorted(pairs, key=lambda p: (p.a, p.b)), len(ranked), len(strongest), window, windows)
 
 
 @lru_cache(maxsize=4096)

@@ -17,7 +17,7 @@ from ..llm import Handles, register_stub
 from ..actions import ConflictAction
 from ..model import Corpus, Finding, Memory
 from ..rules.outcome import Outcome
-from ..rules.subject_pairs import SubjectPair, strongest_pairs
+from ..rules.subject_pairs import Offer, SubjectPair, pairs_to_offer
 from .base import SHORT_TEXT, StageContext, ask_all, clip, retired_keys
 from .heuristics.conflicts import clash_clauses, judge_conflict
 from .model_text import model_text
@@ -64,16 +64,15 @@ def stub(payload: ConflictInput) -> ConflictOutput:
     return ConflictOutput(decisions=out)
 
 
-def candidate_pairs(corpus: Corpus, outcome: Outcome, limit: int) -> tuple[list[SubjectPair], int]:
-    """The `limit` strongest same-subject pairs of the live memories (sorted by keys), and how many
-    more there are (left for later runs)."""
+def candidate_pairs(corpus: Corpus, outcome: Outcome, limit: int, turn: int = 0) -> Offer:
+    """The same-subject pairs of the live memories this run offers the judge: all of them, or when
+    there are more than `limit`, the strongest and the others' window `turn` picks (`Offer`)."""
     gone = retired_keys(outcome)
     live = [m for m in corpus.memories if m.key not in gone]
     # Volumes of one consolidated topic complement each other by design: never judged as a pair.
     topics = {k: topic for k, topic in {m.key: m.extra.get("consolidation_topic") for m in live}.items() if topic}
     same_topic = (lambda a, b: a in topics and topics[a] == topics.get(b)) if topics else None
-    pairs, more = strongest_pairs(live, limit, skip=same_topic)
-    return sorted(pairs, key=lambda p: (p.a, p.b)), more
+    return pairs_to_offer(live, limit, turn, skip=same_topic)
 
 
 def statement(m: Memory) -> str:
@@ -100,9 +99,14 @@ class ConflictStage:
         return True
 
     def run(self, ctx: StageContext, outcome: Outcome) -> Outcome:
-        pairs, dropped = candidate_pairs(ctx.corpus, outcome, ctx.settings.llm.max_pairs_per_stage)
+        # The run's date turns the window: the next day's run offers the next pairs.
+        offer = candidate_pairs(ctx.corpus, outcome, ctx.settings.llm.max_pairs_per_stage, turn=ctx.settings.now.toordinal())
+        pairs = offer.pairs
+        out = Outcome(list(outcome.actions), list(outcome.findings))
+        if offer.waiting:
+            out.findings.append(Finding(kind="capped", targets=[], source=ctx.source(NAME), reason=capped_reason(offer)))
         if not pairs:
-            return outcome
+            return out
         by_key = ctx.corpus.by_key()
 
         def make_payload(handles: Handles, chunk: list[SubjectPair]) -> ConflictInput:
@@ -113,7 +117,6 @@ class ConflictStage:
             ])
 
         answers = ask_all(ctx, NAME, pairs, _pair_key, make_payload, ConflictOutput, lambda r: r.decisions)
-        out = Outcome(list(outcome.actions), list(outcome.findings))
         for pair_key, d in sorted(answers.items()):
             if d.contradiction:
                 a_key, b_key = pair_key.split("\x00")
@@ -131,13 +134,16 @@ class ConflictStage:
                         resolution_options=sorted(set(d.options)) or ["keep_a", "keep_b", "merge", "keep_both_with_note"],
                     )
                 )
-        if dropped:
-            out.findings.append(
-                Finding(kind="capped", targets=[], source=ctx.source(NAME),
-                        reason=f"conflicts: {plural(dropped, 'weaker same-subject pair')} left for later runs (each run judges the "
-                        f"{ctx.settings.llm.max_pairs_per_stage} strongest, llm.max_pairs_per_stage)")
-            )
         return out
+
+
+def capped_reason(offer: Offer) -> str:
+    """What a run that could not offer every pair says: what it judged, and when the rest come."""
+    head = f"conflicts: {plural(offer.waiting, 'same-subject pair')} of {offer.found} not judged in this run (llm.max_pairs_per_stage)"
+    if not offer.windows:
+        return f"{head}: it judged none"
+    return (f"{head}: it judged the {offer.strongest} strongest and {len(offer.pairs) - offer.strongest} more, window "
+            f"{offer.window + 1} of {offer.windows} of the others; each day's run takes the next window")
 
 
 STAGE = ConflictStage()
