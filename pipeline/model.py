@@ -113,10 +113,7 @@ class Memory(BaseModel):
         # the memories only while each adds its keys in the same order, and a key added in another (a
         # memo first) would give every memory a full dict of its own, several times the size.
         fields[_DEFERRED_SHAS] = None
-        object.__setattr__(m, "__pydantic_fields_set__", _MEMORY_FIELDS)
-        object.__setattr__(m, "__pydantic_extra__", None)
-        object.__setattr__(m, "__pydantic_private__", None)
-        return m
+        return _with_base_slots(m)
 
     @classmethod
     def template(cls, read_shas_from: ReadShaSource | None = None, **values: Any) -> dict[str, Any]:
@@ -140,11 +137,7 @@ class Memory(BaseModel):
         replaced (no key added or removed), each already of its field's type."""
         m = cls.__new__(cls)
         object.__setattr__(m, "__dict__", fields)
-        # BaseModel's own slots, set through their descriptors (a third of `object.__setattr__`'s cost)
-        _SET_FIELDS_SET(m, _MEMORY_FIELDS)
-        _SET_EXTRA(m, None)
-        _SET_PRIVATE(m, None)
-        return m
+        return _with_base_slots(m)
 
     @property
     def slug(self) -> str:
@@ -209,6 +202,16 @@ _MEMORY_FIELDS = set(Memory.model_fields)
 _SET_FIELDS_SET = BaseModel.__dict__["__pydantic_fields_set__"].__set__
 _SET_EXTRA = BaseModel.__dict__["__pydantic_extra__"].__set__
 _SET_PRIVATE = BaseModel.__dict__["__pydantic_private__"].__set__
+
+
+def _with_base_slots(m: Memory) -> Memory:
+    """An unvalidated memory (`Memory.trusted`, `Memory.adopt`) given BaseModel's own slots: every
+    field set (one shared set), no extra, no private. Set through their descriptors: a third of
+    `object.__setattr__`'s cost."""
+    _SET_FIELDS_SET(m, _MEMORY_FIELDS)
+    _SET_EXTRA(m, None)
+    _SET_PRIVATE(m, None)
+    return m
 
 
 class Tracker(BaseModel):

@@ -218,7 +218,7 @@ def test_reading_as_the_lines_come_gives_what_parse_records_gives(tmp_path):
 def test_the_reorder_key_groups_exactly_as_frozensets_do(tmp_path):
     root = bench.synthetic_bank(tmp_path, 2000)
     corpus, _ = open_store(root, Settings(now=NOW))
-    reps = [g[0] for g in duplicates.duplicate_groups(corpus.memories)] + corpus.memories
+    reps = [g[0] for g in duplicates.text_groups(corpus.memories).duplicates] + corpus.memories
     by_string = duplicates._groups(reps, duplicates._word_set)
     by_frozenset = duplicates._groups(reps, lambda m: frozenset(normalize(m.body).split()))
     assert by_string == by_frozenset and by_string
@@ -488,7 +488,7 @@ def _interleaved_groups(tmp_path: Path) -> list[Memory]:
 def test_grouping_by_group_dicts_gives_the_groups_and_order_of_tuple_keys(tmp_path):
     memories = _interleaved_groups(tmp_path)
     keys = lambda groups: [[m.key for m in g] for g in groups]  # noqa: E731
-    dups = duplicates.duplicate_groups(memories)
+    dups = duplicates.text_groups(memories).duplicates
     assert keys(dups) == keys(_tuple_keyed_groups([m for m in memories if duplicates.comparable(m)], normalized_body))
     reorders = duplicates.reorder_groups(memories)
     assert keys(reorders) == keys(_tuple_keyed_reorders(memories))

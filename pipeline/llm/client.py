@@ -235,14 +235,17 @@ class LLMClient:
         in its place, `on_result` after each."""
         out: list[T | StageCallError] = []
         for finished, payload in enumerate(payloads, start=1):
-            try:
-                out.append(_run_to_end(self._call(stage, payload, schema, None)))
-            except StageCallError as exc:
-                out.append(exc)
-            finally:
-                if on_result is not None:
-                    on_result(finished)
+            out.append(_run_to_end(self._result_of(stage, payload, schema, None)))
+            if on_result is not None:
+                on_result(finished)
         return out
+
+    async def _result_of(self, stage: str, payload: Any, schema: type[T], gate: asyncio.Semaphore | None) -> T | StageCallError:
+        """One call's reply, or the StageCallError it failed with (a batch's other calls go on)."""
+        try:
+            return await self._call(stage, payload, schema, gate)
+        except StageCallError as exc:
+            return exc
 
     async def astructured(self, stage: str, payload: Any, schema: type[T]) -> T:
         _check_schema(schema)
@@ -258,14 +261,11 @@ class LLMClient:
 
         async def one(payload: Any) -> T | StageCallError:
             nonlocal finished
-            try:
-                return await self._call(stage, payload, schema, gate)
-            except StageCallError as exc:
-                return exc
-            finally:
-                finished += 1
-                if on_result is not None:
-                    on_result(finished)
+            result = await self._result_of(stage, payload, schema, gate)
+            finished += 1
+            if on_result is not None:
+                on_result(finished)
+            return result
 
         return list(await asyncio.gather(*(one(p) for p in payloads)))
 

@@ -132,11 +132,6 @@ def text_groups(memories: list[Memory]) -> TextGroups:
     return TextGroups(duplicates, representatives, texts)
 
 
-def duplicate_groups(memories: list[Memory]) -> list[list[Memory]]:
-    """Groups of memories whose normalized text is identical, survivor first."""
-    return text_groups(memories).duplicates
-
-
 def reorder_groups(memories: list[Memory], groups: TextGroups | None = None) -> list[list[Memory]]:
     """Groups of memories with equal token sets but more than one normalized text.
 
