@@ -10,6 +10,7 @@ from pathlib import Path
 from pipeline.config import build_settings
 from pipeline.layouts.registry import open_store
 from pipeline.rules.outcome import Outcome
+from pipeline.rules.subject_pairs import windows_of
 from pipeline.stages.base import StageContext, clip
 from pipeline.stages.conflicts import STAGE, ConflictOutput, candidate_pairs, statement, stub
 
@@ -46,7 +47,7 @@ def test_consecutive_days_judge_every_pair_once_the_windows_have_turned(tmp_path
     texts = {p: (clip(statement(by_key[p.a])), clip(statement(by_key[p.b]))) for p in every.pairs}
 
     limit = 10
-    windows = -(-(every.found - limit // 2) // (limit - limit // 2))
+    windows = windows_of(every.found, limit, 0)[3]
     start = dt.date(2026, 12, 1)
     judged: set[tuple[str, str]] = set()
     strongest: set[tuple[str, str]] | None = None

@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import hashlib
 import random
-from itertools import combinations
+from itertools import combinations, count
+from math import gcd
+
+import pytest
 
 from pipeline.rules.hot_subjects import hot_pairs
 from pipeline.rules.subject_pairs import Offer, SubjectPair, pairs_to_offer, subject_pairs, windows_of
@@ -99,7 +102,8 @@ def test_a_run_offers_the_strongest_half_and_one_window_of_the_others_by_its_tur
     ms = mixed(1500, 5)
     every = _by_strength(subject_pairs(ms))
     assert len(every) > 400
-    windows = -(-(len(every) - 200) // 200)
+    # As many windows of 200 as the others need, or the next count sharing no factor with 2, 3, 5, 7.
+    windows = next(n for n in count(-(-(len(every) - 200) // 200)) if gcd(n, 210) == 1)
     for turn in (0, 1, windows - 1, windows, 12345):
         offer = pairs_to_offer(ms, 400, turn)
         window = turn % windows
@@ -116,23 +120,32 @@ def test_a_run_offers_the_strongest_half_and_one_window_of_the_others_by_its_tur
     assert offer.pairs == _by_keys(rest[:25] + rest[25:50]) and offer.found == len(rest)
 
 
-def test_consecutive_turns_offer_every_pair_and_no_run_offers_more_than_its_limit():
-    for found in range(0, 40):
+@pytest.mark.parametrize("every_days", [1, 2, 3, 5, 7, 10, 14, 30])
+def test_runs_every_few_days_offer_every_pair_and_no_run_offers_more_than_its_limit(every_days):
+    for found in range(0, 60):
         for limit in range(0, 9):
             seen: set[int] = set()
             strongest, _, _, windows = windows_of(found, limit, 0)
-            for turn in range(100, 100 + max(windows, 1)):
+            assert windows == 0 or gcd(windows, 210) == 1
+            for turn in range(100, 100 + max(windows, 1) * every_days, every_days):
                 top, others, window, count_ = windows_of(found, limit, turn)
                 assert (top, count_) == (strongest, windows)
                 offered = [*top, *others]
-                # Every run offers as many as it may: the last window wraps around.
+                # Every run offers as many as it may: a window past the end wraps around.
                 assert len(offered) == len(set(offered)) == min(found, max(limit, 0))
                 assert all(0 <= at < found for at in offered)
                 if windows:
                     assert window == turn % windows
                 seen.update(offered)
-            # A limit of at least one reaches every pair within `windows` consecutive turns.
+            # A limit of at least one reaches every pair within `windows` runs, daily or not.
             assert seen == (set(range(found)) if limit > 0 else set()), (found, limit)
+
+
+def test_a_count_of_windows_sharing_a_factor_with_the_run_period_would_repeat_windows():
+    # Why the count avoids 2, 3, 5 and 7: with 14 windows, runs every 7 days see two of them.
+    assert {turn % 14 for turn in range(0, 700, 7)} == {0, 7}
+    (_, _, _, windows) = windows_of(found=2 + 14 * 2, limit=4, turn=0)  # 28 others in windows of 2: 14 needed
+    assert windows == 17 and len({turn % windows for turn in range(0, 7 * windows, 7)}) == windows
 
 
 def test_the_order_of_the_memories_does_not_change_the_pairs():

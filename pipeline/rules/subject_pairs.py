@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import chain, compress, count, repeat
+from math import gcd
 from operator import attrgetter, ne, not_
 
 from ..model import Memory
@@ -59,12 +60,13 @@ class Offer:
 
     When there are more pairs than the run may offer (`limit`), it offers the `limit // 2`
     strongest and one window of the others: the others in order of strength, cut into windows of
-    the rest of the limit (the last one filled up from the first others), and the window numbered
-    `turn` modulo their count. The strongest come back every run (a new contradiction is usually a
-    strong pair, and a cached answer costs nothing); a run on the next day (turn + 1) takes the
-    next window, so every pair is offered within `windows` consecutive turns while the store stays
-    as it is. Without the windows every run would offer the very same strongest pairs and the rest
-    would never be judged.
+    the rest of the limit (a window past their end filled from the first of them), and the window
+    numbered `turn` modulo their count. The strongest come back every run (a new contradiction is
+    usually a strong pair, and a cached answer costs nothing); a run on the next day (turn + 1)
+    takes the next window, so every pair is offered within `windows` consecutive turns while the
+    store stays as it is, and within `windows` runs for runs every 2-10, 14 or 30 days too
+    (`_no_common_period`). Without the windows every run would offer the very same strongest pairs
+    and the rest would never be judged.
     """
 
     pairs: list[SubjectPair]  # sorted by keys
@@ -81,8 +83,8 @@ class Offer:
 
 def windows_of(found: int, limit: int, turn: int) -> tuple[range, list[int], int, int]:
     """The places (in order of strength) a run offers: the strongest, and one window of the others
-    (the last window wraps around to the first others, so every run offers `limit` pairs); then
-    that window's number and how many windows there are (`Offer`)."""
+    (a window past their end wraps around to the first of them, so every run offers `limit`
+    pairs); then that window's number and how many windows there are (`Offer`)."""
     limit = max(limit, 0)
     if found <= limit:
         return range(found), [], 0, 0
@@ -91,9 +93,21 @@ def windows_of(found: int, limit: int, turn: int) -> tuple[range, list[int], int
     if size == 0:  # a limit of 0 offers nothing
         return range(0), [], 0, 0
     others = found - strongest
-    windows = -(-others // size)
+    windows = _no_common_period(-(-others // size))
     window = turn % windows
     return range(strongest), [strongest + (window * size + i) % others for i in range(size)], window, windows
+
+
+def _no_common_period(windows: int) -> int:
+    """The least count of windows, at least `windows`, that shares no factor with 2, 3, 5 or 7.
+
+    Runs every d days step through the windows d at a time, so they reach every window only when d
+    and the count share no factor: with 14 windows, weekly runs would offer the same two forever.
+    Such a count is reached by runs every 1 to 10 days, weekly, fortnightly or every 30 days
+    (the cost: at most 10 more windows, the extra ones wrapping around to the first)."""
+    while gcd(windows, 2 * 3 * 5 * 7) != 1:
+        windows += 1
+    return windows
 
 
 def pairs_to_offer(
