@@ -1,6 +1,7 @@
-"""More same-subject pairs than a run may judge (llm.max_pairs_per_stage): each run judges the
-strongest half and one window of the others, the window turning with the run's date, so a week of
-nightly runs judges pairs that a run offering only the strongest would never reach."""
+"""More same-subject pairs than a run may ask about (llm.max_pairs_per_stage): each run asks about
+the strongest half and one window of the others, the window turning with the run's date, so days of
+nightly runs reach pairs that a run offering only the strongest would never reach; the strongest
+half goes in batches of its own, so a stable store meets the cache with the very same batches."""
 
 from __future__ import annotations
 
@@ -10,65 +11,82 @@ from pathlib import Path
 from pipeline.config import build_settings
 from pipeline.layouts.registry import open_store
 from pipeline.rules.outcome import Outcome
-from pipeline.rules.subject_pairs import windows_of
-from pipeline.stages.base import StageContext, clip
+from pipeline.rules.pair_windows import places
+from pipeline.stages.base import StageContext, batched, clip
 from pipeline.stages.conflicts import STAGE, ConflictOutput, candidate_pairs, statement, stub
 
 from test_hot_subjects import _bank_store
 
+Pair = tuple[str, str]
+
 
 class _Recording:
-    """A client answering as the stub does, keeping every pair of texts it was asked about."""
+    """A client answering as the stub does, keeping each batch of pairs of texts it was asked about."""
 
     def __init__(self) -> None:
-        self.asked: list[tuple[str, str]] = []
+        self.batches: list[tuple[Pair, ...]] = []
 
     def structured_many(self, stage, payloads, schema) -> list[ConflictOutput]:
         assert stage == "conflicts" and schema is ConflictOutput
-        self.asked += [(p.a, p.b) for payload in payloads for p in payload.pairs]
+        self.batches += [tuple((p.a, p.b) for p in payload.pairs) for payload in payloads]
         return [stub(payload) for payload in payloads]
 
 
-def _run(store: Path, day: dt.date, limit: int) -> tuple[list[tuple[str, str]], list[str]]:
-    settings = build_settings({}, {"now": day, "llm.model": "stub", "llm.no_cache": True, "llm.max_pairs_per_stage": limit})
+def _run(store: Path, day: dt.date, limit: int, batch_size: int = 3) -> tuple[list[tuple[Pair, ...]], list[str]]:
+    settings = build_settings({}, {"now": day, "llm.model": "stub", "llm.no_cache": True, "llm.max_pairs_per_stage": limit,
+                                   "llm.batch_size": batch_size})
     corpus, settings = open_store(store, settings)
     client = _Recording()
     out = STAGE.run(StageContext(corpus, settings, client), Outcome([], []))
-    return client.asked, [f.reason for f in out.findings if f.kind == "capped"]
+    return client.batches, [f.reason for f in out.findings if f.kind == "capped"]
 
 
-def test_consecutive_days_judge_every_pair_once_the_windows_have_turned(tmp_path):
+def test_consecutive_days_ask_about_every_pair_once_the_windows_have_turned(tmp_path):
     store = _bank_store(tmp_path / "store", 120)
     settings = build_settings({}, {"now": dt.date(2026, 12, 1), "llm.model": "stub", "llm.no_cache": True})
     corpus, settings = open_store(store, settings)
     every = candidate_pairs(corpus, Outcome([], []), limit=10**6)
     assert every.waiting == 0 and every.found > 40
     by_key = corpus.by_key()
-    texts = {p: (clip(statement(by_key[p.a])), clip(statement(by_key[p.b]))) for p in every.pairs}
+    texts = {(clip(statement(by_key[p.a])), clip(statement(by_key[p.b]))) for p in every.pairs}
 
     limit = 10
-    windows = windows_of(every.found, limit, 0)[3]
+    windows = places(every.found, limit, 0).windows
     start = dt.date(2026, 12, 1)
-    judged: set[tuple[str, str]] = set()
-    strongest: set[tuple[str, str]] | None = None
+    asked_in_all: set[Pair] = set()
+    strongest_batches: list[tuple[Pair, ...]] | None = None
     for day in (start + dt.timedelta(days=i) for i in range(windows)):
-        asked, capped = _run(store, day, limit)
+        batches, capped = _run(store, day, limit)
+        asked = [pair for batch in batches for pair in batch]
         assert len(asked) == len(set(asked)) == limit
-        assert len(capped) == 1 and f"of {every.found} not judged in this run" in capped[0], capped
-        assert f"of {windows} of the others" in capped[0]
-        # The strongest half comes back every day; the other half is new each day.
-        kept = set(asked) & (strongest if strongest is not None else set(asked))
-        assert len(kept) >= limit // 2
-        strongest = kept
-        judged |= set(asked)
-    assert judged == set(texts.values())
+        window = day.toordinal() % windows + 1
+        assert capped == [f"conflicts: {every.found - limit} of {every.found} same-subject pairs not asked about in this run "
+                          f"(llm.max_pairs_per_stage = {limit}): it asks about the 5 strongest and 5 pairs of window {window} of "
+                          f"{windows} of the others; the window turns with the run's date, so daily runs reach every pair "
+                          f"within {windows} days while the store stays as it is"]
+        # The strongest five in batches of their own (3 + 2), the same every day; the window's after.
+        assert [len(b) for b in batches] == [3, 2, 3, 2]
+        if strongest_batches is not None:
+            assert batches[:2] == strongest_batches
+        strongest_batches = batches[:2]
+        asked_in_all |= set(asked)
+    assert asked_in_all == texts
     # The same date offers the same pairs: a plan stays a function of the store and the run's date.
     assert _run(store, start, limit) == _run(store, start, limit)
-    assert _run(store, start, limit)[0] != _run(store, start + dt.timedelta(days=1), limit)[0]
+    assert _run(store, start, limit)[0][2:] != _run(store, start + dt.timedelta(days=1), limit)[0][2:]
 
 
-def test_a_run_allowed_no_pair_says_how_many_wait_and_judges_none(tmp_path):
+def test_a_run_allowed_no_pair_says_how_many_wait_and_asks_about_none(tmp_path):
     store = _bank_store(tmp_path / "store", 120)
-    asked, capped = _run(store, dt.date(2026, 12, 1), 0)
-    assert asked == []
-    assert len(capped) == 1 and capped[0].endswith("not judged in this run (llm.max_pairs_per_stage): it judged none"), capped
+    batches, capped = _run(store, dt.date(2026, 12, 1), 0)
+    assert batches == []
+    assert len(capped) == 1 and capped[0].endswith(" same-subject pairs not asked about in this run (llm.max_pairs_per_stage = 0)")
+
+
+def test_a_batch_starts_at_each_place_asked_and_every_size_of_batch_otherwise():
+    items = list(range(11))
+    assert batched(items, 4) == [[0, 1, 2, 3], [4, 5, 6, 7], [8, 9, 10]]
+    assert batched(items, 4, [5]) == [[0, 1, 2, 3], [4], [5, 6, 7, 8], [9, 10]]
+    assert batched(items, 4, [0, 5, 5, 11, 40]) == batched(items, 4, [5])  # the ends and repeats change nothing
+    assert batched(items, 0, [2]) == [[i] for i in items]
+    assert batched([], 4, [0]) == []

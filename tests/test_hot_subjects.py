@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import os
 import random
@@ -12,6 +13,7 @@ import pytest
 
 import pipeline.rules.subject_pairs as subject_pairs_module
 from pipeline.rules.hot_subjects import hot_pairs, pair_bound
+from pipeline.rules.pair_windows import places
 from pipeline.rules.subject_pairs import subject_pairs
 
 from helpers import NOW, mem, run_cli_process
@@ -140,8 +142,9 @@ def test_the_plan_says_how_many_pairs_wait_and_its_bytes_are_stable(tmp_path):
     assert runs[0].stdout == runs[1].stdout
     plan = json.loads(runs[0].stdout)
     (capped,) = [f for f in plan["findings"] if f["kind"] == "capped" and f["reason"].startswith("conflicts")]
-    found = re.search(r"(\d+) same-subject pairs of (\d+) not judged in this run \(llm.max_pairs_per_stage\): it judged the 2 "
-                      r"strongest and 3 more, window (\d+) of (\d+) of the others", capped["reason"])
+    found = re.search(r"conflicts: (\d+) of (\d+) same-subject pairs not asked about in this run \(llm.max_pairs_per_stage = 5\): "
+                      r"it asks about the 2 strongest and 3 pairs of window (\d+) of (\d+) of the others", capped["reason"])
     assert found, capped["reason"]
     waiting, pairs, window, windows = map(int, found.groups())
-    assert pairs - waiting == 5 and 1 <= window <= windows and windows >= -(-(pairs - 2) // 3)
+    assert windows == places(pairs, 5, 0).windows and window == dt.date.fromisoformat(NOW).toordinal() % windows + 1
+    assert pairs - waiting == 5

@@ -14,17 +14,17 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from functools import lru_cache
 from itertools import chain, compress, count, repeat
-from math import gcd
 from operator import attrgetter, ne, not_
 
 from ..model import Memory
 from ..storage.gc_pause import gc_paused
 from .duplicates import comparable
 from .hot_subjects import paired_by_hot_words
+from .pair_windows import Offer, places
 from .text import normalized_body, significant_of_normalized
 
 
@@ -54,62 +54,6 @@ def subject_pairs(
     return sorted(kept, key=lambda p: (p.a, p.b))
 
 
-@dataclass(frozen=True)
-class Offer:
-    """The pairs one run offers a stage, and where they lie among all the pairs found.
-
-    When there are more pairs than the run may offer (`limit`), it offers the `limit // 2`
-    strongest and one window of the others: the others in order of strength, cut into windows of
-    the rest of the limit (a window past their end filled from the first of them), and the window
-    numbered `turn` modulo their count. The strongest come back every run (a new contradiction is
-    usually a strong pair, and a cached answer costs nothing); a run on the next day (turn + 1)
-    takes the next window, so every pair is offered within `windows` consecutive turns while the
-    store stays as it is, and within `windows` runs for runs every 2-10, 14 or 30 days too
-    (`_no_common_period`). Without the windows every run would offer the very same strongest pairs
-    and the rest would never be judged.
-    """
-
-    pairs: list[SubjectPair]  # sorted by keys
-    found: int  # all the pairs found (those `skip` refuses not among them)
-    strongest: int  # how many of `pairs` are the strongest of all
-    window: int  # the window of the others offered (0-based); 0 of 0 when there are none
-    windows: int
-
-    @property
-    def waiting(self) -> int:
-        """Pairs found and not offered this run."""
-        return self.found - len(self.pairs)
-
-
-def windows_of(found: int, limit: int, turn: int) -> tuple[range, list[int], int, int]:
-    """The places (in order of strength) a run offers: the strongest, and one window of the others
-    (a window past their end wraps around to the first of them, so every run offers `limit`
-    pairs); then that window's number and how many windows there are (`Offer`)."""
-    limit = max(limit, 0)
-    if found <= limit:
-        return range(found), [], 0, 0
-    strongest = limit // 2
-    size = limit - strongest
-    if size == 0:  # a limit of 0 offers nothing
-        return range(0), [], 0, 0
-    others = found - strongest
-    windows = _no_common_period(-(-others // size))
-    window = turn % windows
-    return range(strongest), [strongest + (window * size + i) % others for i in range(size)], window, windows
-
-
-def _no_common_period(windows: int) -> int:
-    """The least count of windows, at least `windows`, that shares no factor with 2, 3, 5 or 7.
-
-    Runs every d days step through the windows d at a time, so they reach every window only when d
-    and the count share no factor: with 14 windows, weekly runs would offer the same two forever.
-    Such a count is reached by runs every 1 to 10 days, weekly, fortnightly or every 30 days
-    (the cost: at most 10 more windows, the extra ones wrapping around to the first)."""
-    while gcd(windows, 2 * 3 * 5 * 7) != 1:
-        windows += 1
-    return windows
-
-
 def pairs_to_offer(
     memories: list[Memory],
     limit: int,
@@ -119,22 +63,23 @@ def pairs_to_offer(
     min_shared: int = 2,
     max_df: int = 50,
     per_memory: int = 5,
-) -> Offer:
-    """Of the pairs `subject_pairs` keeps, leaving out those `skip(a, b)` refuses, the ones a run
-    offers (at most `limit`, chosen by `turn` as `Offer` says).
+) -> Offer[SubjectPair]:
+    """Of the pairs `subject_pairs` keeps, leaving out those `skip(a, b)` refuses (before each
+    memory's `per_memory` are chosen), the ones a run offers: at most `limit`, chosen by `turn`
+    (pair_windows.py). Each part of the offer is sorted by keys.
 
     Only the pairs offered are built; the rest are counted, so a store with 50k candidate pairs
     and a cap of 400 builds 400.
     """
     with gc_paused():  # a million small acyclic containers, all freed by reference counting
         search = _Search(memories, max_df)
-        ranked = search.ranked(min_overlap, min_shared, per_memory)
-        if skip is not None:
-            keys = search.keys
-            ranked = [r for r in ranked if not skip(keys[r[0]], keys[r[1]])]
-        strongest, others, window, windows = windows_of(len(ranked), limit, turn)
-        pairs = [search.pair(*ranked[at]) for at in chain(strongest, others)]
-    return Offer(sorted(pairs, key=lambda p: (p.a, p.b)), len(ranked), len(strongest), window, windows)
+        ranked = search.ranked(min_overlap, min_shared, per_memory, skip)
+        chosen = places(len(ranked), limit, turn)
+
+        def built(at: Iterable[int]) -> list[SubjectPair]:
+            return sorted((search.pair(*ranked[i]) for i in at), key=lambda p: (p.a, p.b))
+
+        return Offer(built(chosen.strongest), built(chosen.turning), len(ranked), chosen.window, chosen.windows)
 
 
 @lru_cache(maxsize=4096)
@@ -226,9 +171,11 @@ class _Search:
             for a, b in paired_by_hot_words(hot, set(compress(numbers, having)), self.words):
                 self.partners[a].add(b)
 
-    def ranked(self, min_overlap: float, min_shared: int, per_memory: int) -> list[tuple[int, int, float]]:
+    def ranked(self, min_overlap: float, min_shared: int, per_memory: int,
+               skip: Callable[[str, str], bool] | None = None) -> list[tuple[int, int, float]]:
         """(a, b, overlap) of the pairs kept: strongest first, then by keys; each memory with at most
-        `per_memory` partners, the strongest ones.
+        `per_memory` partners, the strongest of those `skip(key a, key b)` does not refuse (a pair
+        refused after the choice would have taken the place of one that is not).
 
         One Python step per pair, not C-level maps over all of them: most pairs fail `min_shared`
         after one intersection, and this loop leaves them there (on a store of natural text, maps
@@ -249,6 +196,9 @@ class _Search:
                 if (shared >= body_size[a] == body_size[b] or (odd and (a in odd or b in odd))) and self._same_tokens(a, b):
                     continue
                 scored.append((-round(ratio, 4), a, b))
+        if skip is not None:
+            keys = self.keys
+            scored = [s for s in scored if not skip(keys[s[1]], keys[s[2]])]
         scored.sort()
         taken = [0] * len(self.keys)
         out = []

@@ -75,9 +75,12 @@ class Stage(Protocol):
     def run(self, ctx: StageContext, outcome: Outcome) -> Outcome: ...
 
 
-def batched(items: Sequence[Any], size: int) -> list[list[Any]]:
+def batched(items: Sequence[Any], size: int, new_batch_at: Sequence[int] = ()) -> list[list[Any]]:
+    """`items` in batches of `size`; a batch also starts at each place of `new_batch_at`, so the
+    items before it and those after are batched as if asked apart."""
     size = max(1, size)
-    return [list(items[i : i + size]) for i in range(0, len(items), size)]
+    bounds = [0, *sorted(b for b in set(new_batch_at) if 0 < b < len(items)), len(items)]
+    return [list(items[i : min(i + size, end)]) for start, end in zip(bounds, bounds[1:]) for i in range(start, end, size)]
 
 
 K = TypeVar("K")
@@ -94,6 +97,7 @@ def ask_in_batches(
     decisions: Callable[[T], list[Any]],
     notes: list[str] | None = None,
     progress: Callable[[int, int], None] | None = None,
+    new_batch_at: Sequence[int] = (),
 ) -> tuple[dict[str, Any], list[str]]:
     """Ask about `items` in batches, each with its own handles 1..n; {key: decision} and errors.
 
@@ -102,14 +106,15 @@ def ask_in_batches(
     times out is asked again in two halves (down to one item), not resent whole. Items a reply
     leaves out are reported, in `notes` when given (the stage's other answers stand), else in the
     errors. (They are not re-asked: a smaller batch is a question the mock's recordings never saw.)
-    `progress` hears (batches answered, batches asked) as they come back.
+    `progress` hears (batches answered, batches asked) as they come back. A batch also starts at
+    each place of `new_batch_at` (`batched`).
     """
     from ..llm import StageCallError
     from ..llm.errors import CallTimedOut
 
     answers: dict[str, Any] = {}
     errors: list[str] = []
-    pending = batched(items, batch_size)
+    pending = batched(items, batch_size, new_batch_at)
     asked = done = 0
     while pending:
         later: list[list[K]] = []
@@ -167,12 +172,12 @@ def _ask_chunks(client: Any, stage: str, pending: list[list[K]], key_of: Callabl
 
 def ask_all(ctx: StageContext, stage: str, items: Sequence[K], key_of: Callable[[K], str],
             make_payload: Callable[[Any, list[K]], BaseModel], schema: type[T],
-            decisions: Callable[[T], list[Any]]) -> dict[str, Any]:
+            decisions: Callable[[T], list[Any]], new_batch_at: Sequence[int] = ()) -> dict[str, Any]:
     """`ask_in_batches` for a stage: any failed batch fails the stage (its proposals are dropped)."""
     from ..llm import StageCallError
 
     answers, errors = ask_in_batches(ctx.client, stage, items, key_of, ctx.settings.llm.batch_size or 1, make_payload, schema,
-                                     decisions, ctx.notes, ctx.progress)
+                                     decisions, ctx.notes, ctx.progress, new_batch_at)
     if errors:
         raise StageCallError(stage, errors[0] + (f" (and {plural(len(errors) - 1, 'more batch error')})" if len(errors) > 1 else ""))
     return answers

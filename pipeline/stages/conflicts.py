@@ -17,7 +17,8 @@ from ..llm import Handles, register_stub
 from ..actions import ConflictAction
 from ..model import Corpus, Finding, Memory
 from ..rules.outcome import Outcome
-from ..rules.subject_pairs import Offer, SubjectPair, pairs_to_offer
+from ..rules.pair_windows import Offer
+from ..rules.subject_pairs import SubjectPair, pairs_to_offer
 from .base import SHORT_TEXT, StageContext, ask_all, clip, retired_keys
 from .heuristics.conflicts import clash_clauses, judge_conflict
 from .model_text import model_text
@@ -64,9 +65,9 @@ def stub(payload: ConflictInput) -> ConflictOutput:
     return ConflictOutput(decisions=out)
 
 
-def candidate_pairs(corpus: Corpus, outcome: Outcome, limit: int, turn: int = 0) -> Offer:
+def candidate_pairs(corpus: Corpus, outcome: Outcome, limit: int, turn: int = 0) -> Offer[SubjectPair]:
     """The same-subject pairs of the live memories this run offers the judge: all of them, or when
-    there are more than `limit`, the strongest and the others' window `turn` picks (`Offer`)."""
+    there are more than `limit`, the strongest and the others' window `turn` picks (pair_windows.py)."""
     gone = retired_keys(outcome)
     live = [m for m in corpus.memories if m.key not in gone]
     # Volumes of one consolidated topic complement each other by design: never judged as a pair.
@@ -104,7 +105,8 @@ class ConflictStage:
         pairs = offer.pairs
         out = Outcome(list(outcome.actions), list(outcome.findings))
         if offer.waiting:
-            out.findings.append(Finding(kind="capped", targets=[], source=ctx.source(NAME), reason=capped_reason(offer)))
+            reason = capped_reason(offer, ctx.settings.llm.max_pairs_per_stage)
+            out.findings.append(Finding(kind="capped", targets=[], source=ctx.source(NAME), reason=reason))
         if not pairs:
             return out
         by_key = ctx.corpus.by_key()
@@ -116,7 +118,9 @@ class ConflictStage:
                 for p in chunk
             ])
 
-        answers = ask_all(ctx, NAME, pairs, _pair_key, make_payload, ConflictOutput, lambda r: r.decisions)
+        # The window's pairs in batches of their own: the strongest's batches stay as they were.
+        answers = ask_all(ctx, NAME, pairs, _pair_key, make_payload, ConflictOutput, lambda r: r.decisions,
+                          new_batch_at=[len(offer.strongest)])
         for pair_key, d in sorted(answers.items()):
             if d.contradiction:
                 a_key, b_key = pair_key.split("\x00")
@@ -137,13 +141,15 @@ class ConflictStage:
         return out
 
 
-def capped_reason(offer: Offer) -> str:
-    """What a run that could not offer every pair says: what it judged, and when the rest come."""
-    head = f"conflicts: {plural(offer.waiting, 'same-subject pair')} of {offer.found} not judged in this run (llm.max_pairs_per_stage)"
-    if not offer.windows:
-        return f"{head}: it judged none"
-    return (f"{head}: it judged the {offer.strongest} strongest and {len(offer.pairs) - offer.strongest} more, window "
-            f"{offer.window + 1} of {offer.windows} of the others; each day's run takes the next window")
+def capped_reason(offer: Offer[SubjectPair], limit: int) -> str:
+    """What a run that could not offer every pair says: what it asks about, and when the rest come."""
+    head = f"conflicts: {offer.waiting} of {plural(offer.found, 'same-subject pair')} not asked about in this run (llm.max_pairs_per_stage = {limit})"
+    if not offer.windows:  # a limit of 0
+        return head
+    which = f"the {len(offer.strongest)} strongest and " if offer.strongest else ""
+    return (f"{head}: it asks about {which}{plural(len(offer.turning), 'pair')} of window {offer.window + 1} of "
+            f"{offer.windows} of the {'others' if offer.strongest else 'pairs'}; the window turns with the run's "
+            f"date, so daily runs reach every pair within {offer.windows} days while the store stays as it is")
 
 
 STAGE = ConflictStage()
