@@ -6,6 +6,7 @@ half goes in batches of its own, so a stable store meets the cache with the very
 from __future__ import annotations
 
 import datetime as dt
+import json
 from pathlib import Path
 
 from pipeline.config import build_settings
@@ -15,6 +16,8 @@ from pipeline.rules.pair_windows import places
 from pipeline.stages.base import StageContext, batched, clip
 from pipeline.stages.conflicts import STAGE, ConflictOutput, candidate_pairs, statement, stub
 
+from helpers import REPO, run_cli
+from openai_server import fake_openai  # noqa: F401 - fixture
 from test_hot_subjects import _bank_store
 
 Pair = tuple[str, str]
@@ -90,3 +93,34 @@ def test_a_batch_starts_at_each_place_asked_and_every_size_of_batch_otherwise():
     assert batched(items, 4, [0, 5, 5, 11, 40]) == batched(items, 4, [5])  # the ends and repeats change nothing
     assert batched(items, 0, [2]) == [[i] for i in items]
     assert batched([], 4, [0]) == []
+
+
+def test_the_next_days_run_asks_a_real_model_only_about_the_new_window(fake_openai, tmp_path):
+    """Against a local OpenAI-compatible server with the cache on: the second day's run sends only
+    the window's batches of conflicts; the strongest half's come from the cache."""
+    from openai_server import _forced_tool_name
+    from test_llm_cached_run import plan_env, stub_verdicts
+
+    asked: list[str] = []
+
+    def answer(body: dict) -> object:
+        asked.append(_forced_tool_name(body))
+        return stub_verdicts(body)
+
+    fake_openai.responder = answer
+    store = _bank_store(tmp_path / "store", 120)
+    (store / "settings.toml").write_text("[llm]\nmax_pairs_per_stage = 10\nbatch_size = 3\n", encoding="utf-8")
+    plans = []
+    for day in ("2026-12-01", "2026-12-02"):
+        before = len(asked)
+        res = run_cli("plan", str(store), "--json", "--now", day, "--model", fake_openai.model("fake"), "--api-base",
+                      fake_openai.api_base, "--cache-dir", str(tmp_path / "cache"), "--config", str(store / "settings.toml"),
+                      cwd=REPO, env=plan_env())
+        assert res.returncode == 0, res.stderr
+        plans.append(json.loads(res.stdout))
+        assert plans[-1]["errors"] == []
+        asked_today = asked[before:]
+        # Day one: the strongest five and the window's five, in batches of 3 and 2 each; day two: the
+        # new window's two batches only (a batch mixing both parts would miss the cache).
+        assert asked_today.count("ConflictOutput") == (4 if day.endswith("01") else 2), asked_today
+    assert plans[1]["stats"]["cache_hits"] >= 1
