@@ -124,3 +124,48 @@ def test_the_next_days_run_asks_a_real_model_only_about_the_new_window(fake_open
         # new window's two batches only (a batch mixing both parts would miss the cache).
         assert asked_today.count("ConflictOutput") == (4 if day.endswith("01") else 2), asked_today
     assert plans[1]["stats"]["cache_hits"] >= 1
+
+
+def _reorder_store(root: Path, n: int) -> Path:
+    """A bank of n texts, each also stored with its words in another order: n reorder pairs."""
+    lines = []
+    for i in range(n):
+        words = [f"alpha{i}", "deploys", f"beta{i}", "before", f"gamma{i}"]
+        for j, text in enumerate((" ".join(words), " ".join(reversed(words)))):
+            lines.append(json.dumps({"id": f"r{i:03d}{j}", "text": text, "entities": [], "tags": [], "confidence": 0.8,
+                                     "corroboration": 1, "pinned": False, "source": "test", "created_at": "2026-06-01T00:00:00Z",
+                                     "updated_at": None, "invalid_at": None, "superseded_by": None, "revision": 1}))
+    (root / "ops").mkdir(parents=True)
+    (root / "ops" / "memories.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return root
+
+
+def test_the_reorder_stage_asks_about_a_turning_window_of_its_pairs(tmp_path):
+    from pipeline.plan import run_rules
+    from pipeline.stages.reorder import STAGE as REORDER, ReorderOutput, stub as reorder_stub
+
+    class Recording:
+        def __init__(self) -> None:
+            self.asked: list[tuple[str, str]] = []
+
+        def structured_many(self, stage, payloads, schema):
+            assert stage == "reorder" and schema is ReorderOutput
+            self.asked += [(p.a, p.b) for payload in payloads for p in payload.pairs]
+            return [reorder_stub(payload) for payload in payloads]
+
+    store = _reorder_store(tmp_path / "store", 30)
+    limit, start = 8, dt.date(2026, 12, 1)
+    windows = places(30, limit, 0, keep=0).windows
+    asked_in_all: set[tuple[str, str]] = set()
+    for day in (start + dt.timedelta(days=i) for i in range(windows)):
+        settings = build_settings({}, {"now": day, "llm.model": "stub", "llm.no_cache": True, "llm.max_pairs_per_stage": limit})
+        corpus, settings = open_store(store, settings)
+        client = Recording()
+        out = REORDER.run(StageContext(corpus, settings, client), run_rules(corpus, settings))
+        assert len(client.asked) == len(set(client.asked)) == limit
+        (capped,) = [f.reason for f in out.findings if f.kind == "capped"]
+        assert capped == (f"reorder: 22 of 30 same-word pairs not asked about in this run (llm.max_pairs_per_stage = 8): it asks "
+                          f"about 8 pairs of window {day.toordinal() % windows + 1} of {windows}; the window turns with the run's "
+                          f"date, so daily runs reach every pair within {windows} days while the store stays as it is")
+        asked_in_all |= set(client.asked)
+    assert len(asked_in_all) == 30

@@ -19,7 +19,7 @@ from ..model import Corpus, Finding, Memory
 from ..rules.outcome import Outcome
 from ..rules.pair_windows import Offer
 from ..rules.subject_pairs import SubjectPair, pairs_to_offer
-from .base import SHORT_TEXT, StageContext, ask_all, clip, retired_keys
+from .base import SHORT_TEXT, StageContext, ask_all, clip, not_asked_finding, retired_keys
 from .heuristics.conflicts import clash_clauses, judge_conflict
 from .model_text import model_text
 
@@ -105,8 +105,7 @@ class ConflictStage:
         pairs = offer.pairs
         out = Outcome(list(outcome.actions), list(outcome.findings))
         if offer.waiting:
-            reason = capped_reason(offer, ctx.settings.llm.max_pairs_per_stage)
-            out.findings.append(Finding(kind="capped", targets=[], source=ctx.source(NAME), reason=reason))
+            out.findings.append(not_asked_finding(ctx, NAME, "same-subject pair", offer))
         if not pairs:
             return out
         by_key = ctx.corpus.by_key()
@@ -139,17 +138,6 @@ class ConflictStage:
                     )
                 )
         return out
-
-
-def capped_reason(offer: Offer[SubjectPair], limit: int) -> str:
-    """What a run that could not offer every pair says: what it asks about, and when the rest come."""
-    head = f"conflicts: {offer.waiting} of {plural(offer.found, 'same-subject pair')} not asked about in this run (llm.max_pairs_per_stage = {limit})"
-    if not offer.windows:  # a limit of 0
-        return head
-    which = f"the {len(offer.strongest)} strongest and " if offer.strongest else ""
-    return (f"{head}: it asks about {which}{plural(len(offer.turning), 'pair')} of window {offer.window + 1} of "
-            f"{offer.windows} of the {'others' if offer.strongest else 'pairs'}; the window turns with the run's "
-            f"date, so daily runs reach every pair within {offer.windows} days while the store stays as it is")
 
 
 STAGE = ConflictStage()
