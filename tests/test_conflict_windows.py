@@ -66,7 +66,7 @@ def test_consecutive_days_ask_about_every_pair_once_the_windows_have_turned(tmp_
         assert capped == [f"conflicts: {every.found - limit} of {every.found} same-subject pairs not asked about in this run "
                           f"(llm.max_pairs_per_stage = {limit}): it asks about the 5 strongest and 5 pairs of window {window} of "
                           f"{windows} of the others; the window turns with the run's date, so daily runs reach every pair "
-                          f"within {windows} days while the store stays as it is"]
+                          f"within {windows} days while the pairs found stay the same"]
         # The strongest five in batches of their own (3 + 2), the same every day; the window's after.
         assert [len(b) for b in batches] == [3, 2, 3, 2]
         if strongest_batches is not None:
@@ -123,7 +123,9 @@ def test_the_next_days_run_asks_a_real_model_only_about_the_new_window(fake_open
         # Day one: the strongest five and the window's five, in batches of 3 and 2 each; day two: the
         # new window's two batches only (a batch mixing both parts would miss the cache).
         assert asked_today.count("ConflictOutput") == (4 if day.endswith("01") else 2), asked_today
-    assert plans[1]["stats"]["cache_hits"] >= 1
+        # Every request the server saw is a call the plan counts; day two's strongest batches are hits.
+        assert plans[-1]["stats"]["llm_calls"] == len(asked_today)
+    assert plans[1]["stats"]["cache_hits"] >= 2
 
 
 def _reorder_store(root: Path, n: int) -> Path:
@@ -166,6 +168,20 @@ def test_the_reorder_stage_asks_about_a_turning_window_of_its_pairs(tmp_path):
         (capped,) = [f.reason for f in out.findings if f.kind == "capped"]
         assert capped == (f"reorder: 22 of 30 same-word pairs not asked about in this run (llm.max_pairs_per_stage = 8): it asks "
                           f"about 8 pairs of window {day.toordinal() % windows + 1} of {windows}; the window turns with the run's "
-                          f"date, so daily runs reach every pair within {windows} days while the store stays as it is")
+                          f"date, so daily runs reach every pair within {windows} days while the pairs found stay the same")
         asked_in_all |= set(client.asked)
     assert len(asked_in_all) == 30
+
+
+def test_the_capped_finding_reads_well_for_one_strongest_pair_and_for_none():
+    from pipeline.rules.pair_windows import Offer
+    from pipeline.stages.base import not_asked_finding
+
+    settings = build_settings({}, {"now": dt.date(2026, 12, 1), "llm.model": "stub", "llm.max_pairs_per_stage": 3})
+    ctx = StageContext(corpus=None, settings=settings, client=None)
+    one = not_asked_finding(ctx, "conflicts", "same-subject pair", Offer(["p0"], ["p5", "p6"], 20, 1, 11))
+    assert one.reason.startswith("conflicts: 17 of 20 same-subject pairs not asked about in this run (llm.max_pairs_per_stage = 3): "
+                                 "it asks about the strongest pair and 2 pairs of window 2 of 11 of the others; ")
+    assert one.source == "stub:conflicts" and one.kind == "capped"
+    none_kept = not_asked_finding(ctx, "reorder", "same-word pair", Offer([], ["p1"], 2, 1, 11))
+    assert "it asks about 1 pair of window 2 of 11; the window turns" in none_kept.reason

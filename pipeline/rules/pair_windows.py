@@ -5,7 +5,7 @@ strongest; the reorder stage, whose pairs have no strength: none) and one window
 others in that order, cut into windows of the rest of the limit, and the window numbered `turn` (the
 run's day) modulo their count. The strongest come back every run: a new contradiction is usually a
 strong pair, and their batches, asked apart from the window's, meet the cache. A run on the next day
-takes the next window, so while the store stays as it is every pair is offered within `windows`
+takes the next window, so while the pairs found stay the same every pair is offered within `windows`
 consecutive days. Offering only the first pairs, every run would offer the very same ones and the
 others would never be judged.
 
@@ -13,7 +13,7 @@ A window past the end of the others is filled from the first of them, so every r
 limit. The count of windows shares no factor with 2, 3, 5 or 7: runs every d days step through the
 windows d at a time and reach every window only when d and the count share no factor (with 14
 windows, weekly runs would see two of them forever); so runs every 1 to 10 days, weekly,
-fortnightly or every 30 days reach them all, at the cost of at most 10 more windows.
+fortnightly or every 30 days reach them all, at the cost of at most 9 more windows.
 
 When the store changes between runs, the pairs move between windows with their strength, and the
 count of windows with the count of pairs: the windows then promise nothing more than turning.

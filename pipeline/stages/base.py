@@ -190,10 +190,10 @@ def not_asked_finding(ctx: StageContext, stage: str, noun: str, offer: Offer[Any
     limit = ctx.settings.llm.max_pairs_per_stage
     reason = f"{stage}: {offer.waiting} of {plural(offer.found, noun)} not asked about in this run (llm.max_pairs_per_stage = {limit})"
     if offer.windows:
-        kept = f"the {len(offer.strongest)} strongest and " if offer.strongest else ""
+        kept = {0: "", 1: "the strongest pair and "}.get(len(offer.strongest), f"the {len(offer.strongest)} strongest and ")
         reason += (f": it asks about {kept}{plural(len(offer.turning), 'pair')} of window {offer.window + 1} of {offer.windows}"
                    f"{' of the others' if offer.strongest else ''}; the window turns with the run's date, so daily runs reach "
-                   f"every pair within {offer.windows} days while the store stays as it is")
+                   f"every pair within {offer.windows} days while the pairs found stay the same")
     return Finding(kind=FindingKind.CAPPED, targets=[], source=ctx.source(stage), reason=reason)
 
 
