@@ -133,8 +133,9 @@ class LLMConfig(BaseModel):
     temperature: float = Field(default=0.0, ge=0, le=2)  # 0: the cached reply is the model's likeliest
     max_tokens: int | None = Field(default=None, ge=1)  # per call; unset: per provider
     prompt_set: str | None = None  # "local": prompts/<stage>.local.md where present; unset: per provider
-    # Candidate pairs (groups, for metadata) offered to one stage in one run. Conflicts: the strongest half
-    # and a window of the others that turns with the run's date; reorder: a window (rules/pair_windows.py).
+    # What the conflicts stage (pairs: the strongest half and a window of the others that turns with the
+    # run's date, rules/pair_windows.py) and the metadata stage (groups) may ask about in one run. The
+    # reorder stage asks about all its pairs: its merges decide which pairs the conflicts stage finds.
     max_pairs_per_stage: int = Field(400, ge=0)
     # A model's "same meaning" verdict retires a memory whose text differs only when trusted;
     # otherwise the merge waits for the user (the stub, the tool's own heuristic, is not asked).

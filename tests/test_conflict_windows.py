@@ -83,7 +83,7 @@ def test_a_run_allowed_no_pair_says_how_many_wait_and_asks_about_none(tmp_path):
     store = _bank_store(tmp_path / "store", 120)
     batches, capped = _run(store, dt.date(2026, 12, 1), 0)
     assert batches == []
-    assert len(capped) == 1 and capped[0].endswith(" same-subject pairs not asked about in this run (llm.max_pairs_per_stage = 0)")
+    assert len(capped) == 1 and capped[0].startswith("conflicts: none of ") and capped[0].endswith(" asked about (llm.max_pairs_per_stage = 0)")
 
 
 def test_a_batch_starts_at_each_place_asked_and_every_size_of_batch_otherwise():
@@ -128,60 +128,62 @@ def test_the_next_days_run_asks_a_real_model_only_about_the_new_window(fake_open
     assert plans[1]["stats"]["cache_hits"] >= 2
 
 
-def _reorder_store(root: Path, n: int) -> Path:
-    """A bank of n texts, each also stored with its words in another order: n reorder pairs."""
-    lines = []
-    for i in range(n):
-        words = [f"alpha{i}", "deploys", f"beta{i}", "before", f"gamma{i}"]
-        for j, text in enumerate((" ".join(words), " ".join(reversed(words)))):
-            lines.append(json.dumps({"id": f"r{i:03d}{j}", "text": text, "entities": [], "tags": [], "confidence": 0.8,
-                                     "corroboration": 1, "pinned": False, "source": "test", "created_at": "2026-06-01T00:00:00Z",
-                                     "updated_at": None, "invalid_at": None, "superseded_by": None, "revision": 1}))
-    (root / "ops").mkdir(parents=True)
-    (root / "ops" / "memories.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return root
-
-
-def test_the_reorder_stage_asks_about_a_turning_window_of_its_pairs(tmp_path):
+def test_the_reorder_stage_asks_about_every_pair_so_the_conflicts_pairs_stay_the_same_from_day_to_day(tmp_path):
+    """The reorder stage's merges retire memories the conflicts stage leaves out: a window there
+    (tried) made the conflicts stage's pairs, and so its strongest batches and windows, move daily."""
+    from pipeline.stages import stage_runner
     from pipeline.plan import run_rules
-    from pipeline.stages.reorder import STAGE as REORDER, ReorderOutput, stub as reorder_stub
 
-    class Recording:
-        def __init__(self) -> None:
-            self.asked: list[tuple[str, str]] = []
-
-        def structured_many(self, stage, payloads, schema):
-            assert stage == "reorder" and schema is ReorderOutput
-            self.asked += [(p.a, p.b) for payload in payloads for p in payload.pairs]
-            return [reorder_stub(payload) for payload in payloads]
-
-    store = _reorder_store(tmp_path / "store", 30)
-    limit, start = 8, dt.date(2026, 12, 1)
-    windows = places(30, limit, 0, keep=0).windows
-    asked_in_all: set[tuple[str, str]] = set()
-    for day in (start + dt.timedelta(days=i) for i in range(windows)):
-        settings = build_settings({}, {"now": day, "llm.model": "stub", "llm.no_cache": True, "llm.max_pairs_per_stage": limit})
+    store = _bank_store(tmp_path / "store", 120)
+    texts = [(f"we deploy service{i} nightly at noon", f"nightly at noon we deploy service{i}") for i in range(30)]
+    with (store / "ops" / "memories.jsonl").open("a", encoding="utf-8") as fh:
+        for i, pair in enumerate(texts):
+            for j, text in enumerate(pair):
+                fh.write(json.dumps({"id": f"s{i:03d}{j}", "text": text, "entities": [], "tags": [], "confidence": 0.8,
+                                     "corroboration": 1, "pinned": False, "source": "test", "created_at": "2026-06-01T00:00:00Z",
+                                     "updated_at": None, "invalid_at": None, "superseded_by": None, "revision": 1}) + "\n")
+    seen = []
+    for day in (dt.date(2026, 12, 1), dt.date(2026, 12, 2), dt.date(2026, 12, 3)):
+        settings = build_settings({}, {"now": day, "llm.model": "stub", "llm.no_cache": True, "llm.max_pairs_per_stage": 10,
+                                       "llm.batch_size": 3})
         corpus, settings = open_store(store, settings)
-        client = Recording()
-        out = REORDER.run(StageContext(corpus, settings, client), run_rules(corpus, settings))
-        assert len(client.asked) == len(set(client.asked)) == limit
-        (capped,) = [f.reason for f in out.findings if f.kind == "capped"]
-        assert capped == (f"reorder: 22 of 30 same-word pairs not asked about in this run (llm.max_pairs_per_stage = 8): it asks "
-                          f"about 8 pairs of window {day.toordinal() % windows + 1} of {windows}; the window turns with the run's "
-                          f"date, so daily runs reach every pair within {windows} days while the pairs found stay the same")
-        asked_in_all |= set(client.asked)
-    assert len(asked_in_all) == 30
+        client = _BothStages()
+        runner = stage_runner(settings, client=client, only={"reorder", "conflicts"})
+        outcome, errors, _ = runner(corpus, settings, run_rules(corpus, settings))
+        assert errors == []
+        merges = sorted(tuple(a.targets) for a in outcome.actions if a.kind == "merge_duplicate" and a.source == "stub:reorder")
+        assert len(merges) == 30  # every reorder pair asked about, every run, though 10 is the limit
+        capped = [f.reason for f in outcome.findings if f.kind == "capped" and f.reason.startswith("conflicts")]
+        seen.append((merges, client.batches[:2], capped[0].split(":")[1]))
+    # The same merges, the same strongest conflict batches, the same count of pairs found, every day.
+    assert seen[0] == seen[1] == seen[2]
 
 
-def test_the_capped_finding_reads_well_for_one_strongest_pair_and_for_none():
+class _BothStages(_Recording):
+    """`_Recording` for the conflicts stage, the stub's own verdicts for the reorder stage."""
+
+    stats = None  # what the stage runner hands back for a client's calls
+
+    def structured_many(self, stage, payloads, schema, on_result=None):
+        if stage == "reorder":
+            from pipeline.stages.reorder import stub as reorder_stub
+
+            return [reorder_stub(payload) for payload in payloads]
+        return super().structured_many(stage, payloads, schema)
+
+
+def test_the_capped_finding_reads_well_for_one_strongest_pair_for_none_and_for_a_limit_of_zero():
     from pipeline.rules.pair_windows import Offer
-    from pipeline.stages.base import not_asked_finding
+    from pipeline.stages.conflicts import capped_finding
 
-    settings = build_settings({}, {"now": dt.date(2026, 12, 1), "llm.model": "stub", "llm.max_pairs_per_stage": 3})
-    ctx = StageContext(corpus=None, settings=settings, client=None)
-    one = not_asked_finding(ctx, "conflicts", "same-subject pair", Offer(["p0"], ["p5", "p6"], 20, 1, 11))
-    assert one.reason.startswith("conflicts: 17 of 20 same-subject pairs not asked about in this run (llm.max_pairs_per_stage = 3): "
-                                 "it asks about the strongest pair and 2 pairs of window 2 of 11 of the others; ")
-    assert one.source == "stub:conflicts" and one.kind == "capped"
-    none_kept = not_asked_finding(ctx, "reorder", "same-word pair", Offer([], ["p1"], 2, 1, 11))
-    assert "it asks about 1 pair of window 2 of 11; the window turns" in none_kept.reason
+    def finding(limit: int, offer: Offer) -> str:
+        settings = build_settings({}, {"now": dt.date(2026, 12, 1), "llm.model": "stub", "llm.max_pairs_per_stage": limit})
+        found = capped_finding(StageContext(corpus=None, settings=settings, client=None), offer)
+        assert found.source == "stub:conflicts" and found.kind == "capped"
+        return found.reason
+
+    assert finding(3, Offer(["p0"], ["p5", "p6"], 20, 1, 11)).startswith(
+        "conflicts: 17 of 20 same-subject pairs not asked about in this run (llm.max_pairs_per_stage = 3): "
+        "it asks about the strongest pair and 2 pairs of window 2 of 11 of the others; ")
+    assert "it asks about 1 pair of window 2 of 11; the window turns" in finding(1, Offer([], ["p1"], 2, 1, 11))
+    assert finding(0, Offer([], [], 7, 0, 0)) == "conflicts: none of 7 same-subject pairs asked about (llm.max_pairs_per_stage = 0)"

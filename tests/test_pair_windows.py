@@ -7,7 +7,7 @@ from math import gcd
 
 import pytest
 
-from pipeline.rules.pair_windows import Offer, Places, offer_of, places, window_count
+from pipeline.rules.pair_windows import Places, places, window_count
 
 
 @pytest.mark.parametrize("every_days", [1, 2, 3, 4, 5, 6, 7, 10, 14, 30])
@@ -50,16 +50,3 @@ def test_a_count_of_windows_sharing_a_factor_with_the_run_period_would_repeat_wi
     assert {turn % 14 for turn in range(0, 700, 7)} == {0, 7}
     assert window_count(28, 2) == 17 and len({turn % 17 for turn in range(0, 7 * 17, 7)}) == 17
     assert [window_count(n, 1) for n in (1, 2, 10, 11, 12, 120, 121)] == [1, 11, 11, 11, 13, 121, 121]
-
-
-def test_a_stage_may_keep_none_or_some_of_the_first_places_every_run():
-    assert places(10, 4, 0, keep=0) == Places(range(0), [0, 1, 2, 3], 0, 11)
-    assert places(10, 4, 1, keep=0) == Places(range(0), [4, 5, 6, 7], 1, 11)
-    assert places(10, 4, 2, keep=0) == Places(range(0), [8, 9, 0, 1], 2, 11)
-    assert places(10, 4, 1, keep=1) == Places(range(1), [4, 5, 6], 1, 11)
-    assert places(10, 4, 1, keep=9) == Places(range(4), [], 0, 0)  # kept whole: nothing turns
-    assert places(4, 4, 1, keep=0) == Places(range(4), [], 0, 0)  # all fit: all offered, as the strongest
-    ranked = [f"p{i}" for i in range(10)]
-    assert offer_of(ranked, 4, 1, keep=0) == Offer([], ["p4", "p5", "p6", "p7"], 10, 1, 11)
-    assert offer_of(ranked, 4, 1) == Offer(["p0", "p1"], ["p4", "p5"], 10, 1, 11)
-    assert offer_of(ranked, 4, 1).waiting == 6 and offer_of(ranked, 4, 1).pairs == ["p0", "p1", "p4", "p5"]

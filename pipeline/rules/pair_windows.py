@@ -1,13 +1,16 @@
 """Which of a stage's candidate pairs one run offers when there are more than it may (its limit).
 
-A run offers the first `keep` pairs in the stage's order (the conflicts stage: the `limit // 2`
-strongest; the reorder stage, whose pairs have no strength: none) and one window of the others: the
-others in that order, cut into windows of the rest of the limit, and the window numbered `turn` (the
-run's day) modulo their count. The strongest come back every run: a new contradiction is usually a
-strong pair, and their batches, asked apart from the window's, meet the cache. A run on the next day
-takes the next window, so while the pairs found stay the same every pair is offered within `windows`
-consecutive days. Offering only the first pairs, every run would offer the very same ones and the
-others would never be judged.
+A run (of the conflicts stage) offers the `limit // 2` strongest pairs and one window of the others:
+the others in order of strength, cut into windows of the rest of the limit, and the window numbered
+`turn` (the run's day) modulo their count. The strongest come back every run: a new contradiction is
+usually a strong pair, and their batches, asked apart from the window's, meet the cache. A run on
+the next day takes the next window, so while the pairs found stay the same every pair is offered
+within `windows` consecutive days. Offering only the strongest, every run would offer the very same
+pairs and the others would never be judged.
+
+The pairs found must not depend on the window of an earlier stage: the reorder stage, whose merges
+retire memories the conflicts stage then leaves out, asks about all its pairs every run (a window
+there moved the conflicts stage's pairs each day, and its windows no longer covered them).
 
 A window past the end of the others is filled from the first of them, so every run offers its whole
 limit. The count of windows shares no factor with 2, 3, 5 or 7: runs every d days step through the
@@ -23,7 +26,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from math import gcd
-from collections.abc import Sequence
 from typing import Generic, TypeVar
 
 P = TypeVar("P")
@@ -62,26 +64,19 @@ class Places:
     windows: int
 
 
-def places(found: int, limit: int, turn: int, keep: int | None = None) -> Places:
-    """The places (0 = the strongest pair) a run offers of `found` pairs under `limit`, in `turn`:
-    the first `keep` (default: half the limit) every run, and a window of the others."""
+def places(found: int, limit: int, turn: int) -> Places:
+    """The places (0 = the strongest pair) a run offers of `found` pairs under `limit`, in `turn`."""
     limit = max(limit, 0)
     if found <= limit:
         return Places(range(found), [], 0, 0)
-    strongest = limit // 2 if keep is None else min(max(keep, 0), limit)
+    strongest = limit // 2
     size = limit - strongest
-    if size == 0:  # a limit of 0, or kept whole: no window turns
-        return Places(range(strongest), [], 0, 0)
+    if size == 0:  # a limit of 0 offers nothing
+        return Places(range(0), [], 0, 0)
     others = found - strongest
     windows = window_count(others, size)
     window = turn % windows
     return Places(range(strongest), [strongest + (window * size + i) % others for i in range(size)], window, windows)
-
-
-def offer_of(ranked: Sequence[P], limit: int, turn: int, keep: int | None = None) -> Offer[P]:
-    """The `Offer` of pairs already in order (strongest first), each part in that order."""
-    chosen = places(len(ranked), limit, turn, keep)
-    return Offer([ranked[i] for i in chosen.strongest], [ranked[i] for i in chosen.turning], len(ranked), chosen.window, chosen.windows)
 
 
 def window_count(others: int, size: int) -> int:

@@ -14,12 +14,11 @@ from typing import Any, Callable, Protocol, Sequence, TypeVar
 from pydantic import BaseModel
 
 from ..text.counts import plural
-from ..kinds import ActionKind, FindingKind
+from ..kinds import ActionKind
 from ..text.truncate import clip as clip_text
 from ..config import Settings
-from ..model import Corpus, Finding, Memory
+from ..model import Corpus, Memory
 from ..rules.outcome import Outcome
-from ..rules.pair_windows import Offer
 
 T = TypeVar("T", bound=BaseModel)
 
@@ -182,19 +181,6 @@ def ask_all(ctx: StageContext, stage: str, items: Sequence[K], key_of: Callable[
     if errors:
         raise StageCallError(stage, errors[0] + (f" (and {plural(len(errors) - 1, 'more batch error')})" if len(errors) > 1 else ""))
     return answers
-
-
-def not_asked_finding(ctx: StageContext, stage: str, noun: str, offer: Offer[Any]) -> Finding:
-    """The `capped` finding of a stage that could not ask about every one of its pairs: what this
-    run asks about, and when the rest come (rules/pair_windows.py)."""
-    limit = ctx.settings.llm.max_pairs_per_stage
-    reason = f"{stage}: {offer.waiting} of {plural(offer.found, noun)} not asked about in this run (llm.max_pairs_per_stage = {limit})"
-    if offer.windows:
-        kept = {0: "", 1: "the strongest pair and "}.get(len(offer.strongest), f"the {len(offer.strongest)} strongest and ")
-        reason += (f": it asks about {kept}{plural(len(offer.turning), 'pair')} of window {offer.window + 1} of {offer.windows}"
-                   f"{' of the others' if offer.strongest else ''}; the window turns with the run's date, so daily runs reach "
-                   f"every pair within {offer.windows} days while the pairs found stay the same")
-    return Finding(kind=FindingKind.CAPPED, targets=[], source=ctx.source(stage), reason=reason)
 
 
 def retired_keys(outcome: Outcome) -> set[str]:

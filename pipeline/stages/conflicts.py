@@ -15,11 +15,12 @@ from ..text.counts import plural
 from ..config import Settings
 from ..llm import Handles, register_stub
 from ..actions import ConflictAction
+from ..kinds import FindingKind
 from ..model import Corpus, Finding, Memory
 from ..rules.outcome import Outcome
 from ..rules.pair_windows import Offer
 from ..rules.subject_pairs import SubjectPair, pairs_to_offer
-from .base import SHORT_TEXT, StageContext, ask_all, clip, not_asked_finding, retired_keys
+from .base import SHORT_TEXT, StageContext, ask_all, clip, retired_keys
 from .heuristics.conflicts import clash_clauses, judge_conflict
 from .model_text import model_text
 
@@ -105,7 +106,7 @@ class ConflictStage:
         pairs = offer.pairs
         out = Outcome(list(outcome.actions), list(outcome.findings))
         if offer.waiting:
-            out.findings.append(not_asked_finding(ctx, NAME, "same-subject pair", offer))
+            out.findings.append(capped_finding(ctx, offer))
         if not pairs:
             return out
         by_key = ctx.corpus.by_key()
@@ -138,6 +139,23 @@ class ConflictStage:
                     )
                 )
         return out
+
+
+def capped_finding(ctx: StageContext, offer: Offer[SubjectPair]) -> Finding:
+    """What a run that could not ask about every pair says: what it asks about, and when the rest
+    come (rules/pair_windows.py)."""
+    limit = ctx.settings.llm.max_pairs_per_stage
+    pairs = plural(offer.found, "same-subject pair")
+    if not offer.windows:  # a limit of 0
+        reason = f"conflicts: none of {pairs} asked about (llm.max_pairs_per_stage = {limit})"
+    else:
+        strongest = {0: "", 1: "the strongest pair and "}.get(len(offer.strongest), f"the {len(offer.strongest)} strongest and ")
+        others = " of the others" if offer.strongest else ""
+        reason = (f"conflicts: {offer.waiting} of {pairs} not asked about in this run (llm.max_pairs_per_stage = {limit}): "
+                  f"it asks about {strongest}{plural(len(offer.turning), 'pair')} of window {offer.window + 1} of {offer.windows}"
+                  f"{others}; the window turns with the run's date, so daily runs reach every pair within {offer.windows} days "
+                  f"while the pairs found stay the same")
+    return Finding(kind=FindingKind.CAPPED, targets=[], source=ctx.source(NAME), reason=reason)
 
 
 STAGE = ConflictStage()

@@ -16,9 +16,8 @@ from ..llm import Handles, register_stub
 from ..model import Corpus, Finding, Memory
 from ..rules.duplicates import merge_action, survivor_key
 from ..rules.outcome import Outcome
-from ..rules.pair_windows import offer_of
 from ..rules.text import normalize
-from .base import SHORT_TEXT, StageContext, ask_all, clip, not_asked_finding
+from .base import SHORT_TEXT, StageContext, ask_all, clip
 from .model_text import model_text
 from .heuristics.reorder import judge_reorder
 
@@ -96,13 +95,10 @@ class ReorderStage:
         return True
 
     def run(self, ctx: StageContext, outcome: Outcome) -> Outcome:
-        candidates = candidate_pairs(ctx.corpus, outcome)
-        if not candidates:
+        pairs = candidate_pairs(ctx.corpus, outcome)
+        if not pairs:
             return outcome
-        # More than a run may ask about: a window of them that turns with the run's date (none kept
-        # every run: a reorder has no strength, and a pair judged "same" leaves with its merge).
-        offer = offer_of(candidates, ctx.settings.llm.max_pairs_per_stage, ctx.settings.now.toordinal(), keep=0)
-        answers = ask_all(ctx, NAME, offer.pairs, _pair_key, make_payload, ReorderOutput, lambda r: r.decisions)
+        answers = ask_all(ctx, NAME, pairs, _pair_key, make_payload, ReorderOutput, lambda r: r.decisions)
         by_key = ctx.corpus.by_key()
         same: dict[str, list[str]] = {}
         reasons: dict[str, str] = {}
@@ -112,8 +108,6 @@ class ReorderStage:
                 same.setdefault(survivor, []).append(other)
                 reasons[other] = model_text(d.reasoning, limit=160)
         out = Outcome(list(outcome.actions), list(outcome.findings))
-        if offer.waiting:
-            out.findings.append(not_asked_finding(ctx, NAME, "same-word pair", offer))
         for survivor, others in sorted(same.items()):
             retired = sorted(k for k in set(others) if not by_key[k].pinned)
             for k in sorted(set(others) - set(retired)):
