@@ -7,13 +7,14 @@ import json
 import os
 import random
 import re
+from itertools import count
+from math import gcd
 from pathlib import Path
 
 import pytest
 
 import pipeline.rules.subject_pairs as subject_pairs_module
 from pipeline.rules.hot_subjects import hot_pairs, pair_bound
-from pipeline.rules.pair_windows import places
 from pipeline.rules.subject_pairs import subject_pairs
 
 from helpers import NOW, mem, run_cli_process
@@ -146,5 +147,7 @@ def test_the_plan_says_how_many_pairs_wait_and_its_bytes_are_stable(tmp_path):
                       r"it asks about the 2 strongest and 3 pairs of window (\d+) of (\d+) of the others", capped["reason"])
     assert found, capped["reason"]
     waiting, pairs, window, windows = map(int, found.groups())
-    assert windows == places(pairs, 5, 0).windows and window == dt.date.fromisoformat(NOW).toordinal() % windows + 1
+    # 2 strongest, windows of 3: as many as the others need, or the next count sharing no factor with 2, 3, 5, 7
+    assert windows == next(n for n in count(-(-(pairs - 2) // 3)) if gcd(n, 210) == 1)
+    assert window == dt.date.fromisoformat(NOW).toordinal() % windows + 1
     assert pairs - waiting == 5

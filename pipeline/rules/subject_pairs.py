@@ -12,6 +12,7 @@ higher number. Only the pairs a stage is offered are built as `SubjectPair`s; th
 
 from __future__ import annotations
 
+import sys
 from bisect import bisect_left
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
@@ -46,12 +47,11 @@ def subject_pairs(
     """Same-group pairs above `min_overlap`, excluding exact duplicates and pure reorderings.
 
     Each memory keeps at most `per_memory` partners (highest overlap first), which bounds the work of
-    every later stage linearly in the size of the store.
+    every later stage linearly in the size of the store. Sorted by keys: `pairs_to_offer` under no
+    limit.
     """
-    with gc_paused():  # a million small acyclic containers, all freed by reference counting
-        search = _Search(memories, max_df)
-        kept = [search.pair(*ranked) for ranked in search.ranked(min_overlap, min_shared, per_memory)]
-    return sorted(kept, key=lambda p: (p.a, p.b))
+    return pairs_to_offer(memories, sys.maxsize, min_overlap=min_overlap, min_shared=min_shared, max_df=max_df,
+                          per_memory=per_memory).pairs
 
 
 def pairs_to_offer(
