@@ -72,3 +72,17 @@ def test_a_number_is_compared_only_for_the_same_measure():
 def test_weekdays_are_values_and_a_slug_title_is_not_a_statement():
     assert judge_conflict("Weekly reports are sent on Mondays.", "Weekly reports are sent on Wednesdays.")[0] is True
     assert judge_conflict("package-manager.\n\nUse pnpm for every install.", "package-manager.\n\nUse yarn for every install.")[0] is True
+
+
+def test_a_number_that_names_an_issue_or_a_sprint_is_not_a_value():
+    # "issue 123" / "issue 124" are two issues; "3 times" / "5 times" are two values of one count.
+    assert judge_conflict("Issue 123 is about the login timeout.", "Issue 124 is about the login timeout.")[0] is False
+    assert judge_conflict("PR #412 fixed the flaky cache test.", "PR #413 fixed the flaky cache test.")[0] is False
+    assert judge_conflict("Sprint 14 goal: ship the search page.", "Sprint 15 goal: ship the search page.")[0] is False
+    assert judge_conflict("The payments API retries 3 times.", "The payments API retries 5 times.")[0] is True
+    assert judge_conflict("Pin the payments worker to 3 replicas (see issue 88).", "Pin the payments worker to 5 replicas.")[0] is True
+
+
+def test_not_doing_one_thing_says_nothing_against_doing_another():
+    assert judge_conflict("Compress the catalog images in CI.", "Never archive the catalog images in CI.")[0] is False
+    assert judge_conflict("Cache the catalog images in CI.", "Never cache the catalog images in CI.")[0] is True

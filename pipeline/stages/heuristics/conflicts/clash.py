@@ -168,6 +168,11 @@ def _judge_clauses(a: Reading, b: Reading) -> tuple[bool, str, str]:
         if a.days != b.days and a.numbers == b.numbers:
             return True, "factual_disagreement", f"the same statement with different days ({', '.join(sorted(a.days))} vs {', '.join(sorted(b.days))})"
         return True, "factual_disagreement", f"the same statement with different numbers ({', '.join(a.numbers)} vs {', '.join(b.numbers)})"
+    if flips[0] == "negation" and a.head and b.head and only_a == {a.head[0]} and only_b == {b.head[0]}:
+        # "compress the catalog images" / "never archive the catalog images": all that differs is
+        # the word each clause leads with, its action (or its subject: "the orders table" / "the
+        # events table"); not doing one thing says nothing against doing another.
+        return False, "none", f"a different action or subject leads each ('{a.head[0]}' / '{b.head[0]}')"
     if flips[0] == "antonym":
         pair = sorted(swapped)[0]
         return True, "opposing_advice", f"'{pair}' in one, '{ANTONYM_OF[pair]}' in the other, about the same thing"

@@ -101,6 +101,13 @@ _NON = re.compile(r"\bnon-(\w)", re.IGNORECASE)
 _ISO_DATE = re.compile(r"\b\d{4}-\d{2}(-\d{2})?\b")
 _ID_PREFIX = re.compile(r"^\s*\d+[-_](?=[A-Za-z])")
 _ORDINAL_LABEL = re.compile(r"\b(?:part|pt|volume|vol|step|phase|round|iteration)\s*\d+\b|\b[rR]\d{1,2}\b", re.IGNORECASE)
+# "issue 123", "PR #412", "sprint 14", "INC-1005", "#88": the number names which issue, sprint or
+# incident, as a name does; two of them are two things, not two values of one (the word stays).
+_ID_LABEL = re.compile(
+    r"\b(issues?|pr|prs|pull requests?|tickets?|bugs?|incidents?|inc|sprints?|rfcs?|adrs?|stor(?:y|ies)|epics?|milestones?"
+    r"|cves?)(?:\s*[#-]\s*|\s+)\d+(?:-\d+)*\b|(?<![\w&])#\d+\b",
+    re.IGNORECASE,
+)
 _FROM_TO = re.compile(r"\bfrom\s+[\d.]+\s*(\w+\s+)?to\s+(?=[\d.])", re.IGNORECASE)
 _TIMED_OUT = re.compile(r"\btim(?:es|ed)? out\b", re.IGNORECASE)
 _COUNTED_SPAN = re.compile(
@@ -136,6 +143,7 @@ def read(clause: str) -> Reading:
         clause = _ID_PREFIX.sub(" ", clause)
         # "part 2", "round 3", "R4": an ordinal label of one piece of a series, not a quantity it claims.
         clause = _ORDINAL_LABEL.sub(" ", clause)
+        clause = _ID_LABEL.sub(lambda m: f" {m.group(1) or ''} ", clause)
     # "raised from 10 MB to 50 MB" states 50 MB now: the old value is history, not a claim.
     if may_have(clause, ("from",)):
         clause = _FROM_TO.sub(" to ", clause)
