@@ -48,7 +48,8 @@ from .journal_check import (
     store_key,
     verify,
 )
-from .lock import STATE_DIR, state_dir
+from .lock import state_dir
+from .storage.files import STATE_DIR
 
 JOURNAL = "journal.json"
 SPARE = "journal.spare"  # preallocated room for the commit record: a full disk cannot stop the commit
@@ -1220,17 +1221,23 @@ def undo(root: Path, run_id: str | None = None) -> RunRecord:
     key = store_key(state_dir(root), create=True)
     assert key is not None
     if not _state_of(root, target, "before"):
-        # Already back to before (an undo that crashed after its own commit): just record it.
+        # Already back to before (an undo that crashed after its own commit): its folders may
+        # still be there, then record it.
+        _remove_created_dirs(root, target)
         target.status = "undone"
         _save_record(runs_dir(root) / target.run_id, target, key)
         return target
     result = execute(root, undo_ops(root, target), info={"undo_of": target.run_id})
-    # Remove folders the undone run created, if they are empty again.
+    _remove_created_dirs(root, target)
+    target.status = "undone"
+    _save_record(runs_dir(root) / target.run_id, target, key)
+    return result
+
+
+def _remove_created_dirs(root: Path, target: RunRecord) -> None:
+    """Remove the folders the undone run created, deepest first, if they are empty again."""
     for d in sorted(target.dirs_created, key=lambda d: (-d.count("/"), d)):
         try:
             (root / d).rmdir()
         except OSError:
             pass
-    target.status = "undone"
-    _save_record(runs_dir(root) / target.run_id, target, key)
-    return result

@@ -28,10 +28,10 @@ from pathlib import Path
 from typing import Any
 
 from .errors import MemconsolidateError
+from .storage.files import STATE_DIR
 
 ABSENT = "absent"
 KEY_FILE = "key"
-STATE_DIR = ".memconsolidate"
 STATUSES = ("prepared", "committed", "rolled_back", "undone")
 KINDS = ("write", "move", "remove", "append", "truncate")
 RUN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,99}")

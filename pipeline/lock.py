@@ -14,8 +14,7 @@ from pathlib import Path
 from typing import Iterator
 
 from .errors import RunFailed, UsageError, os_reason
-
-STATE_DIR = ".memconsolidate"
+from .storage.files import STATE_DIR
 # The store (or its state folder) cannot be written at all: the user's to fix, so exit 2, not a failed run.
 UNWRITABLE = (errno.EROFS, errno.EACCES, errno.EPERM)
 
@@ -69,8 +68,13 @@ def store_lock(root: Path) -> Iterator[None]:
             raise not_writable(root, exc) from None
         raise RunFailed(f"cannot open the lock file {path}: {exc.strerror} (a symlink is never followed)") from None
     try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):  # a planted FIFO or device is not our lock
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):  # a planted FIFO or device is not our lock
             raise RunFailed(f"the lock file {path} is not a regular file")
+        if st.st_nlink != 1:
+            # A hard link (a store unpacked from an archive can carry one) makes the lock another
+            # file too, a memory perhaps, and taking the lock writes the pid into it.
+            raise RunFailed(f"the lock file {path} is also another file ({st.st_nlink} hard links): remove it and run again")
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

@@ -108,3 +108,25 @@ def test_second_concurrent_run_is_refused(bank_store):
         done = first.wait(timeout=60)
     assert done.returncode == 0, done.stderr
 
+
+
+def test_undo_killed_at_every_step_then_undone_again_is_exactly_before(fixture_store):
+    """A kill anywhere in an undo, even right after its own commit, and a second `undo` leave the
+    store as it was before the run: files and folders (the run's new folders too)."""
+    apply_stub = ["apply", "--now", NOW, "--model", "stub", "--no-cache", "--yes"]
+    step, finished = 1, False
+    while not finished:
+        store = fixture_store("bank", f"u{step}")
+        before = snapshot(store)
+        assert run_cli(apply_stub[0], str(store), *apply_stub[1:]).returncode == 0
+        assert snapshot(store) != before
+        killed = run_cli("undo", str(store), env={**os.environ, FAULT_ENV: str(step)})
+        if killed.returncode == 0:  # more steps than the undo has
+            finished = True
+        else:
+            assert killed.returncode == 99, killed.stderr
+            again = run_cli("undo", str(store))
+            assert again.returncode == 0, again.stderr
+        assert snapshot(store) == before, f"kill at undo step {step}"
+        step += 1
+    assert step > 4  # the undo passed several steps (backups, its journal, its ops, its commit)

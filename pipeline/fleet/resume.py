@@ -21,6 +21,7 @@ import fcntl
 import json
 import os
 import secrets
+import stat
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -39,11 +40,14 @@ def default_path(discover_dir: str | None) -> Path:
 
 def _lines(path: Path) -> list[dict[str, Any]]:
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW)
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)  # a FIFO would block the open
     except FileNotFoundError:
         return []
     except OSError as exc:
         raise UsageError(f"cannot read the fleet state {path}: {exc.strerror or exc} (a symlink is never followed)") from None
+    if not stat.S_ISREG(os.fstat(fd).st_mode):
+        os.close(fd)
+        raise UsageError(f"the fleet state {path} is not a regular file: remove it or pass --state")
     with os.fdopen(fd, "rb") as fh:
         raw = fh.read()
     out = []
@@ -108,6 +112,12 @@ class FleetState:
             fd = os.open(self.path, flags, 0o600)
         except OSError as exc:
             raise UsageError(f"cannot write the fleet state {self.path}: {exc.strerror or exc} (a symlink is never followed)") from None
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
+            # A hard link would make the state another file too (a store's memories, in a folder
+            # unpacked from an archive): starting afresh empties the file, appending adds to it.
+            os.close(fd)
+            raise UsageError(f"the fleet state {self.path} is not a file of its own (a hard link or not a regular file): remove it or pass --state")
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

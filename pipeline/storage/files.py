@@ -28,7 +28,9 @@ _YAML = YAMLHandler()
 # PyYAML raises more than YAMLError: a date like 2024-13-45 or a 5000-digit integer resolves to a
 # type it then cannot build (ValueError), and deep nesting can exhaust the stack.
 YAML_ERRORS = (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError)
-SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", ".memconsolidate"}
+# memconsolidate's own folder in a store: journals, the signing key, the lock (pipeline/lock.py).
+STATE_DIR = ".memconsolidate"
+SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", STATE_DIR}
 
 
 class Unreadable(MemconsolidateError):
@@ -45,11 +47,22 @@ def parse_error(key: str, reason: str) -> Finding:
 
 def inside(root: Path, path: Path) -> bool:
     """Whether `path`, with every symlink resolved, stays inside `root`."""
+    return _resolved_below(root, path) is not None
+
+
+def in_state_dir(root: Path, path: Path) -> bool:
+    """Whether `path`, with every symlink resolved, lies in a state folder inside `root` (the store's
+    or a nested store's): a memory that is a symlink to the signing key would put the key into an
+    index or a prompt, and whoever read it there could sign a journal that rollback obeys."""
+    below = _resolved_below(root, path)
+    return below is not None and STATE_DIR in below.parts
+
+
+def _resolved_below(root: Path, path: Path) -> Path | None:
     try:
-        path.resolve().relative_to(root.resolve())
+        return path.resolve().relative_to(root.resolve())
     except (ValueError, OSError, RuntimeError):  # Python 3.11 raises RuntimeError on a symlink loop
-        return False
-    return True
+        return None
 
 
 def symlink_loop(path: Path) -> bool:
@@ -104,6 +117,8 @@ def open_checked(root: Path, path: Path, max_bytes: int) -> BinaryIO:
     # Every path, not only a symlinked file: a symlinked folder on the way leaves the store as well.
     if not inside(root, path):
         raise Unreadable("symlink points outside the store")
+    if in_state_dir(root, path):
+        raise Unreadable(f"points into {STATE_DIR}/, memconsolidate's own state (journals, key): never read as a memory")
     try:
         st = path.stat()
     except OSError as exc:

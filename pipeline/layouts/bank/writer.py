@@ -24,6 +24,7 @@ from ...model import Action, Corpus
 from ...report import render_run_report
 from ...rules.text import normalize
 from .reader import LEARNED_RULES, parse_records, read_bank_bytes, read_learned, record_sha
+from ...storage.files import Unreadable, read_bytes
 from ...storage.since_plan import changed_since_plan
 from ...storage.text_edits import TEXT_EDIT_KINDS, Fields
 from .edits import text_edit
@@ -85,6 +86,7 @@ def changes(corpus: Corpus, actions: list[Action], settings: Settings, run_id: s
     out = ChangeSet()
     banks: dict[str, _Bank] = {}
     learned: dict[str, list[str]] = {}
+    learned_by: dict[str, list[Action]] = {}  # the promote_rule actions each bank's rules file takes
     text_edits: dict[str, Fields] = {}  # record key -> every replacement put in this run
 
     def bank(name: str) -> _Bank:
@@ -144,7 +146,7 @@ def changes(corpus: Corpus, actions: list[Action], settings: Settings, run_id: s
                 continue
             name, rid = _split(action.targets[0])
             learned.setdefault(name, []).append(f"{rule.strip()}\t{rid}")
-            out.applied.append(action)
+            learned_by.setdefault(name, []).append(action)
         elif action.kind == ActionKind.CONFLICT and resolve:
             _resolve_conflict(action, resolve, bank, out)
         elif action.kind in TEXT_EDIT_KINDS:
@@ -157,7 +159,12 @@ def changes(corpus: Corpus, actions: list[Action], settings: Settings, run_id: s
         if op:
             out.ops.append(op)
     for name in sorted(learned):
-        op = _learned_op(root, name, learned[name], settings, corpus)
+        try:
+            op = _learned_op(root, name, learned[name], settings, corpus)
+        except Unreadable as exc:
+            out.skipped.extend((a, f"{name}/rules/{LEARNED_RULES} is not a rules file of ours ({exc})") for a in learned_by[name])
+            continue
+        out.applied.extend(learned_by[name])
         if op:
             out.ops.append(op)
     if out.ops:
@@ -191,8 +198,11 @@ def _resolve_conflict(action: Action, resolve: str, bank, out: ChangeSet) -> Non
 
 def _learned_op(root: Path, name: str, rules: list[str], settings: Settings, corpus: Corpus) -> Op | None:
     path = root / name / "rules" / LEARNED_RULES
-    existing = path.read_bytes() if path.exists() else LEARNED_HEADER.encode()
-    read = sha(existing) if path.exists() else ABSENT  # never replace rules written since this read
+    present = path.exists() or path.is_symlink()
+    # Read as the reader reads it (Unreadable: a symlink out of the store or into its state folder
+    # is no rules file of ours, and nothing is appended through it).
+    existing = read_bytes(root, path, settings.max_file_bytes) if present else LEARNED_HEADER.encode()
+    read = sha(existing) if present else ABSENT  # never replace rules written since this read
     seen = set(read_learned(root, root / name, settings, corpus)["fingerprints"])
     lines = []
     for item in rules:

@@ -1,0 +1,90 @@
+"""Links planted in a store, or in a folder of stores, by whoever it was unpacked from (tar keeps
+hard links and symlinks inside an archive).
+
+What the tool writes for itself (the store's lock, a fleet's state file) is never written through
+a hard link into a memory; what the tool keeps in its state folder (the journal-signing key) is
+never read as a memory through a symlink, so it never reaches an index, a plan or a model.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+from helpers import FIXTURES, NOW, copy_store, run_cli, start_cli
+
+BLOG = "blog/memories.jsonl"
+
+
+def test_a_lock_file_hard_linked_to_a_memory_is_refused_and_the_memory_kept(tmp_path: Path) -> None:
+    store = copy_store(FIXTURES / "bank", tmp_path / "store")
+    memory = (store / BLOG).read_bytes()
+    (store / ".memconsolidate").mkdir()
+    os.link(store / BLOG, store / ".memconsolidate" / "lock")
+    for command in (["apply", "--yes"], ["run"], ["undo"]):
+        res = run_cli(command[0], str(store), *command[1:], *(["--now", NOW, "--model", "none"] if command[0] != "undo" else []))
+        assert res.returncode == 1, (command, res.stderr)
+        assert "hard links" in res.stderr and "Traceback" not in res.stderr
+        assert (store / BLOG).read_bytes() == memory
+    # Removed, as the message says, the store applies again.
+    (store / ".memconsolidate" / "lock").unlink()
+    assert run_cli("apply", str(store), "--now", NOW, "--model", "none", "--yes").returncode == 0
+
+
+def test_a_fleet_state_hard_linked_to_a_memory_is_refused_and_the_memory_kept(tmp_path: Path) -> None:
+    folder = tmp_path / "stores"
+    store = copy_store(FIXTURES / "bank", folder / "bank1")
+    memory = (store / BLOG).read_bytes()
+    os.link(store / BLOG, folder / ".memconsolidate-fleet.jsonl")
+    res = run_cli("fleet", "run", "--if-due", "--discover", str(folder), "--now", NOW, "--model", "none")
+    assert res.returncode == 2, res.stderr
+    assert "not a file of its own" in res.stderr and res.stdout == ""
+    assert (store / BLOG).read_bytes() == memory
+
+
+def test_a_fifo_as_the_fleet_state_is_refused_without_hanging(tmp_path: Path) -> None:
+    folder = tmp_path / "stores"
+    copy_store(FIXTURES / "bank", folder / "bank1")
+    os.mkfifo(folder / ".memconsolidate-fleet.jsonl")
+    # In a process of its own: an open that blocks on the FIFO fails the test instead of hanging it.
+    res = start_cli("fleet", "run", "--if-due", "--discover", str(folder), "--now", NOW, "--model", "none").wait(60)
+    assert res.returncode == 2 and "not a regular file" in res.stderr, res.stderr
+
+
+def _key(store: Path) -> str:
+    return (store / ".memconsolidate" / "key").read_text().split()[0]
+
+
+def test_a_memory_symlinked_to_the_signing_key_is_never_read(tmp_path: Path) -> None:
+    store = copy_store(FIXTURES / "claude", tmp_path / "store")
+    assert run_cli("apply", str(store), "--now", NOW, "--model", "none", "--yes").returncode == 0
+    folder = store / ".claude" / "agent-memory" / "backend-architect"
+    (folder / "project_notes.md").symlink_to("../../../.memconsolidate/key")
+    # A whole memory folder leading into the state folder is not read either.
+    (store / ".claude" / "agent-memory" / "state-tour").symlink_to("../../.memconsolidate")
+    secret = _key(store)
+    planned = run_cli("plan", str(store), "--now", NOW, "--model", "stub", "--no-cache", "--json")
+    assert planned.returncode == 0, planned.stderr
+    assert secret not in planned.stdout
+    errors = {f["targets"][0]: f["reason"] for f in json.loads(planned.stdout)["findings"] if f["kind"] == "parse_error"}
+    assert ".memconsolidate/" in errors[".claude/agent-memory/backend-architect/project_notes.md"]
+    applied = run_cli("apply", str(store), "--now", NOW, "--model", "stub", "--no-cache", "--yes")
+    assert applied.returncode == 0, applied.stderr
+    assert _key(store) == secret  # the same key: nothing rewrote it
+    leaked = [p for p in store.rglob("*") if ".memconsolidate" not in p.relative_to(store).parts
+              and p.is_file() and not p.is_symlink() and secret.encode() in p.read_bytes()]
+    assert leaked == []
+
+
+def test_a_bank_rules_file_symlinked_into_the_state_folder_takes_no_rule(tmp_path: Path) -> None:
+    store = copy_store(FIXTURES / "bank", tmp_path / "store")
+    assert run_cli("apply", str(store), "--now", NOW, "--model", "none", "--yes").returncode == 0
+    rules = store / "ops" / "rules"
+    rules.mkdir(parents=True, exist_ok=True)
+    (rules / "learned.md").symlink_to("../../.memconsolidate/key")
+    key_before = (store / ".memconsolidate" / "key").read_bytes()
+    res = run_cli("apply", str(store), "--now", NOW, "--model", "stub", "--no-cache", "--yes", "--json")
+    assert res.returncode == 0, res.stderr
+    assert (store / ".memconsolidate" / "key").read_bytes() == key_before
+    assert (rules / "learned.md").is_symlink()
