@@ -468,3 +468,17 @@ def test_hooks_derived_from_bodies_and_front_matter():
     assert raw_scalar(raw, "description", "Review of") == "Review of #2041 dedup migration"
     assert raw_scalar('description: "quoted # kept"\n', "description", "quoted # kept") == "quoted # kept"
     assert raw_scalar("description: plain\n", "description", "plain") == "plain"
+
+
+def test_memory_md_with_mixed_line_endings_keeps_them_on_the_lines_a_rebuild_keeps(store):
+    index = store / A / "MEMORY.md"
+    lines = index.read_bytes().split(b"\n")
+    lines[2] += b"\r"  # two prose lines near the top end with CRLF, the rest with LF
+    lines[3] += b"\r"
+    index.write_bytes(b"\n".join(lines))
+    crlf_lines = {line for line in index.read_bytes().split(b"\n") if line.endswith(b"\r")}
+    out = apply_json(store, "--select", "rebuild_index")
+    assert [a["kind"] for a in out["applied"]] == ["rebuild_index"]
+    after = index.read_bytes().split(b"\n")
+    assert crlf_lines <= set(after)  # the same lines, their CRLF kept
+    assert sum(line.endswith(b"\r") for line in after) == len(crlf_lines)  # and no LF line turned CRLF

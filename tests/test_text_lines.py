@@ -48,3 +48,16 @@ def test_truncation():
     assert shorten(hook, 20, strip=HOOK_STRIP) == "one two three…"
     assert shorten("word " * 10, 12, word_after=1) == "word word…"
     assert shorten("x" * 30, 10, word_after=1) == "x" * 9 + "…"
+
+
+def test_a_rewrite_keeps_each_kept_line_ending_of_a_mixed_file():
+    from pipeline.text.lines import with_old_line_endings
+
+    old = "# Title\r\n\nintro\r\n- [a](a.md)\n- [b](b.md)\n"
+    # b's entry goes, c's comes: the kept lines end as they did, the new one as the file's first line.
+    assert with_old_line_endings("# Title\n\nintro\n- [a](a.md)\n- [c](c.md)\n", old) == (
+        "# Title\r\n\nintro\r\n- [a](a.md)\n- [c](c.md)\r\n"
+    )
+    # The n-th copy of a line ends as the n-th did; a text with no ending at its end keeps none.
+    assert with_old_line_endings("x\nx\nx", "x\r\nx\n") == "x\r\nx\nx"
+    assert with_old_line_endings("a\nb\n", "a\nb\n") == "a\nb\n"

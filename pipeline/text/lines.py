@@ -7,6 +7,7 @@ it, a CRLF or CR-only file gets its own line ending on every line a writer adds.
 from __future__ import annotations
 
 import re
+from collections import deque
 from collections.abc import Iterable, Iterator
 
 UTF8_BOM = b"\xef\xbb\xbf"
@@ -48,6 +49,25 @@ def newline_of(text: str, default: str = "\n") -> str:
     """The text's line ending, the one a writer adds: the first CRLF, LF or CR it uses."""
     m = _NEWLINE.search(text)
     return m.group() if m else default
+
+
+def with_old_line_endings(new: str, old: str) -> str:
+    """`new`, written with LF line endings, as bytes of `old` it keeps: a line `old` also has ends as it
+    ended there (its CRLF or LF, the n-th copy of a line as the n-th did), and any other line with
+    CRLF if `old`'s first line ending is one, else LF. A file with mixed endings keeps each of them
+    on the lines a rewrite leaves alone."""
+    default = "\r\n" if newline_of(old) == "\r\n" else "\n"
+    endings: dict[str, deque[str]] = {}
+    for piece in old.split("\n")[:-1]:  # the last piece has no line ending
+        line, eol = (piece[:-1], "\r\n") if piece.endswith("\r") else (piece, "\n")
+        endings.setdefault(line, deque()).append(eol)
+    pieces = new.split("\n")
+    out = []
+    for line in pieces[:-1]:
+        seen = endings.get(line)
+        out.append(line + (seen.popleft() if seen else default))
+    out.append(pieces[-1])
+    return "".join(out)
 
 
 def ends_with_blank_line(text: str) -> bool:

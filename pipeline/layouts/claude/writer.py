@@ -70,7 +70,7 @@ from ...report import render_run_report
 from ...rules.refs import KNOWN_EXTENSIONS
 from ...storage.files import Unreadable, decode_text, read_text
 from ...text.lenient_frontmatter import split_frontmatter_lenient
-from ...text.lines import append_paragraphs, decode_utf8, encode_utf8, newline_of, split_bom
+from ...text.lines import append_paragraphs, decode_utf8, encode_utf8, newline_of, split_bom, with_old_line_endings
 from ...text.truncate import HOOK_STRIP
 from ...text.truncate import shorten as shorten_text
 from . import memory_md
@@ -631,7 +631,6 @@ def _rebuild_index(
         except Unreadable as exc:
             return None, None, "", f"MEMORY.md could not be read again ({exc}): not rebuilt"
         bom = split_bom(old)[0]
-    crlf = existing is not None and newline_of(existing) == "\r\n"
     by_key = corpus.by_key()
     folder = folder_of(index_key)
     surviving = [k for k in corpus.indexes[index_key] if k not in archived] + sorted(created or {})
@@ -668,7 +667,7 @@ def _rebuild_index(
     if set(after.reached) != names or after.dangling(names) or len(after.entries) != len(set(after.entries)):
         return None, None, "", "the rebuilt index would not reach every file exactly once: left untouched"
     out.notes.extend(f"{index_key}: {w}" for w in rebuilt.warnings)
-    text = text.replace("\n", "\r\n") if crlf else text
+    text = text if existing is None else with_old_line_endings(text, existing)
     data = _encode(text, bom)
     if old is not None and data == old:
         return None, None, "", "index already up to date"
@@ -695,7 +694,6 @@ def _cut_index_memories(
     if old is None:
         return None, "not edited, it is gone"
     text, bom = _decode(old)
-    crlf = "\r\n" in text
     lines = text.replace("\r\n", "\n").split("\n")
     by_key = corpus.by_key()
     drop: set[int] = set()
@@ -707,10 +705,10 @@ def _cut_index_memories(
         # A paragraph between two blank lines leaves one of them, not both.
         if start > 0 and end < len(lines) and not lines[start - 1].strip() and not lines[end].strip():
             drop.add(end)
-    kept = [line for n, line in enumerate(lines) if n not in drop]
-    new = "\n".join(kept)
-    if crlf:
-        new = new.replace("\n", "\r\n")
+    # Each kept line keeps its own ending (a file with mixed endings keeps every one of them).
+    eols = ["\r\n" if piece.endswith("\r") else "\n" for piece in text.split("\n")]
+    kept = [n for n in range(len(lines)) if n not in drop]
+    new = "".join(lines[n] + eols[n] for n in kept[:-1]) + (lines[kept[-1]] if kept else "")
     folder = folder_of(index_key)
     copy = Op("write", archive_path(folder, run_id, INDEX), data=old, expect=ABSENT)
     return [copy, Op("write", index_key, data=_encode(new, bom), expect=sha(old))], ""
