@@ -14,6 +14,7 @@ import os
 import re
 import stat
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path
 from typing import Any, BinaryIO, Iterator
 
@@ -50,19 +51,17 @@ def inside(root: Path, path: Path) -> bool:
     return _resolved_below(root, path) is not None
 
 
-def in_state_dir(root: Path, path: Path) -> bool:
-    """Whether `path`, with every symlink resolved, lies in a state folder inside `root` (the store's
-    or a nested store's): a memory that is a symlink to the signing key would put the key into an
-    index or a prompt, and whoever read it there could sign a journal that rollback obeys."""
-    below = _resolved_below(root, path)
-    return below is not None and STATE_DIR in below.parts
-
-
 def _resolved_below(root: Path, path: Path) -> Path | None:
     try:
-        return path.resolve().relative_to(root.resolve())
+        return path.resolve().relative_to(_resolved_root(root))
     except (ValueError, OSError, RuntimeError):  # Python 3.11 raises RuntimeError on a symlink loop
         return None
+
+
+@lru_cache(maxsize=64)
+def _resolved_root(root: Path) -> Path:
+    # The same store root for every file of a store (a stat per folder on its way, once, not per file).
+    return root.resolve()
 
 
 def symlink_loop(path: Path) -> bool:
@@ -115,9 +114,13 @@ def open_checked(root: Path, path: Path, max_bytes: int) -> BinaryIO:
     if path.is_symlink() and symlink_loop(path):
         raise Unreadable("symlink loop")
     # Every path, not only a symlinked file: a symlinked folder on the way leaves the store as well.
-    if not inside(root, path):
+    below = _resolved_below(root, path)  # resolved once: a stat per folder on the way
+    if below is None:
         raise Unreadable("symlink points outside the store")
-    if in_state_dir(root, path):
+    if STATE_DIR in below.parts:
+        # The store's state folder (or a nested store's): a memory that is a symlink to the signing
+        # key would put the key into an index or a prompt, and whoever read it there could sign a
+        # journal that rollback obeys.
         raise Unreadable(f"points into {STATE_DIR}/, memconsolidate's own state (journals, key): never read as a memory")
     try:
         st = path.stat()
