@@ -9,6 +9,7 @@ outcome from before the stage (its proposals are dropped) and records why in `er
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any, Callable, Protocol, Sequence, TypeVar
 
 from pydantic import BaseModel
@@ -63,7 +64,10 @@ class StageContext:
     def source(self, stage: str) -> str:
         return f"{self.model_label}:{stage}"
 
-    def memories(self) -> dict[str, Memory]:
+    @cached_property
+    def by_key(self) -> dict[str, Memory]:
+        """The corpus's memories by key, made once for all the stages of a run (they never change
+        the corpus; on a bank of 50k memories each made its own)."""
         return self.corpus.by_key()
 
 

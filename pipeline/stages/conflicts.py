@@ -109,7 +109,7 @@ class ConflictStage:
             out.findings.append(capped_finding(ctx, offer))
         if not pairs:
             return out
-        by_key = ctx.corpus.by_key()
+        by_key = ctx.by_key
 
         def make_payload(handles: Handles, chunk: list[SubjectPair]) -> ConflictInput:
             return ConflictInput(pairs=[

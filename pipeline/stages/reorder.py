@@ -99,7 +99,7 @@ class ReorderStage:
         if not pairs:
             return outcome
         answers = ask_all(ctx, NAME, pairs, _pair_key, make_payload, ReorderOutput, lambda r: r.decisions)
-        by_key = ctx.corpus.by_key()
+        by_key = ctx.by_key
         same: dict[str, list[str]] = {}
         reasons: dict[str, str] = {}
         for pair_key, d in sorted(answers.items()):

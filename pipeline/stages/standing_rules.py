@@ -85,7 +85,7 @@ class RuleStage:
         return NAME in layout_of(corpus).stages(settings)
 
     def run(self, ctx: StageContext, outcome: Outcome) -> Outcome:
-        by_key = ctx.corpus.by_key()
+        by_key = ctx.by_key
         candidates = [a for a in outcome.actions if a.kind == ActionKind.PROMOTE_RULE and a.source == "deterministic" and a.targets[0] in by_key]
         cap = layout_of(ctx.corpus).rule_candidate_cap(ctx.settings)
         if cap is not None:

@@ -336,7 +336,7 @@ class MetadataStage:
         dropped = groups[limit:]
         groups = groups[:limit]
         answers = ask_each(ctx, NAME, groups, group_key, payload_for(ctx.corpus, groups), MetadataOutput, lambda r: r.decisions)
-        by_key = ctx.corpus.by_key()
+        by_key = ctx.by_key
         namer = Namer(ctx.corpus)
         out = Outcome(list(outcome.actions), list(outcome.findings))
         for g in groups:
