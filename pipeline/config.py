@@ -11,15 +11,20 @@ from __future__ import annotations
 import datetime as dt
 import json
 import os
+import re
 import tomllib
-from pathlib import Path
-from typing import Any, Literal
+from pathlib import Path, PurePosixPath
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 from pydantic_core import PydanticCustomError
 
 from .errors import ConfigError
 from .provider_defaults import defaults_for
+
+
+# memconsolidate's own folder in a store: journals, the signing key, the lock (pipeline/lock.py).
+STATE_DIR = ".memconsolidate"
 
 
 # --------------------------------------------------------------------------------------------
@@ -41,12 +46,39 @@ def _default_transitions() -> dict[str, TypeTransition]:
     }
 
 
+def store_relative(value: str) -> str:
+    """A path inside the store, POSIX-style; refused (a ValueError) when absolute, with a drive letter,
+    going up (`..`) or into memconsolidate's state folder: a setting naming a folder or file, from
+    the store's own config or any other, must never lead a reader or a writer out of the store."""
+    text = value.strip().replace("\\", "/")
+    p = PurePosixPath(text)
+    if not text or p.is_absolute() or ".." in p.parts or re.match(r"^[A-Za-z]:", text) or p.parts[0] == STATE_DIR:
+        raise PydanticCustomError("store_path", "must be a path inside the store, not {value}", {"value": repr(value)})
+    return p.as_posix()
+
+
+StorePath = Annotated[str, AfterValidator(store_relative)]
+
+
 class CruxStorage(BaseModel):
-    memoriesDir: str = "memories"
-    agentMemoriesDir: str = "memories/agents"
-    archiveDir: str = ".ai-ignored/executed"
-    compressionSourceArchive: str = ".ai-ignored/memories/sources"
-    indexFile: str = ".crux/memory-index.yml"
+    memoriesDir: StorePath = "memories"
+    agentMemoriesDir: StorePath = "memories/agents"
+    archiveDir: StorePath = ".ai-ignored/executed"
+    compressionSourceArchive: StorePath = ".ai-ignored/memories/sources"
+    indexFile: StorePath = ".crux/memory-index.yml"
+
+    @model_validator(mode="after")
+    def _index_is_an_index(self) -> CruxStorage:
+        # The index is rewritten whole: naming the store's config, a memory or an archive would
+        # replace that file with the index.
+        index = PurePosixPath(self.indexFile)
+        if index.suffix not in (".yml", ".yaml"):
+            raise PydanticCustomError("index_file", "indexFile must be a .yml file, not {value}", {"value": repr(self.indexFile)})
+        for name in ("memoriesDir", "agentMemoriesDir", "archiveDir", "compressionSourceArchive"):
+            if index.is_relative_to(getattr(self, name)):
+                raise PydanticCustomError("index_file", "indexFile {value} lies inside {name} ({folder})",
+                                          {"value": repr(self.indexFile), "name": name, "folder": repr(getattr(self, name))})
+        return self
 
 
 class CruxConfig(BaseModel):
@@ -58,7 +90,7 @@ class CruxConfig(BaseModel):
     enableMemoryCompression: bool = False
     enableMemoryConsolidation: bool = False
     storage: CruxStorage = Field(default_factory=CruxStorage)
-    trackingDir: str = ".crux/reference-tracking"
+    trackingDir: StorePath = ".crux/reference-tracking"
     typePriority: list[str] = Field(
         default_factory=lambda: ["core", "redflag", "goal", "learning", "idea", "archived"]
     )

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from .journal import run_views
-from .storage.files import STATE_DIR
+from .config import STATE_DIR
 
 
 @dataclass

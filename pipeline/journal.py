@@ -49,7 +49,7 @@ from .journal_check import (
     verify,
 )
 from .lock import state_dir
-from .storage.files import STATE_DIR
+from .config import STATE_DIR
 
 JOURNAL = "journal.json"
 SPARE = "journal.spare"  # preallocated room for the commit record: a full disk cannot stop the commit

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import MemconsolidateError
-from .storage.files import STATE_DIR
+from .config import STATE_DIR
 
 ABSENT = "absent"
 KEY_FILE = "key"

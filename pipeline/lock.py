@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Iterator
 
 from .errors import RunFailed, UsageError, os_reason
-from .storage.files import STATE_DIR
+from .config import STATE_DIR
 # The store (or its state folder) cannot be written at all: the user's to fix, so exit 2, not a failed run.
 UNWRITABLE = (errno.EROFS, errno.EACCES, errno.EPERM)
 

@@ -19,7 +19,7 @@ from .config import Settings
 from .errors import RunFailed, os_reason
 from .journal import committed_runs, recover, run_views, unfinished_runs, write_atomic
 from .lock import run_in_progress, state_dir, store_lock
-from .storage.files import STATE_DIR
+from .config import STATE_DIR
 from .model import Corpus, Plan
 from .plan import build_plan
 from .layouts.registry import get, open_store, resolve_root

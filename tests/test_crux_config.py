@@ -129,6 +129,10 @@ def test_defaults_when_the_file_says_nothing():
         ({"cruxMemories": {"typeTransitions": {"idea": {"promoteAt": "five"}}}}, "typeTransitions.idea.promoteAt"),
         ({"cruxMemories": {"sizeUnit": "pages"}}, "sizeUnit"),
         ({"cruxMemories": {"dream": {"workDir": ""}}}, "dream.workDir"),
+        ({"cruxMemories": {"storage": {"archiveDir": ".memconsolidate/runs"}}}, "cruxMemories.storage.archiveDir"),
+        # The index is rewritten whole: it may not be the config, a memory or inside a memory folder.
+        ({"cruxMemories": {"storage": {"indexFile": ".crux/crux-memories.json"}}}, "indexFile must be a .yml file"),
+        ({"cruxMemories": {"storage": {"indexFile": "memories/core/index.yml"}}}, "lies inside memoriesDir"),
         ([1, 2], "must be a JSON object"),
     ],
 )
@@ -199,3 +203,24 @@ def test_cli_bad_value_exit_2(tmp_path):
     cfg.write_text(json.dumps(data))
     err = one_line_exit_2(run_cli("plan", str(root), "--model", "none"))
     assert "cruxMemories.demoteAfterDaysUnreferenced" in err
+
+
+@pytest.mark.parametrize(
+    "toml, key",
+    [
+        ('[crux]\ntrackingDir = "../sibling/trk"\n', "crux.trackingDir"),
+        ('[crux.storage]\nmemoriesDir = "../sibling/mem"\n', "crux.storage.memoriesDir"),
+        ('[crux.storage]\narchiveDir = "/tmp/elsewhere"\n', "crux.storage.archiveDir"),
+        ('[crux.storage]\nindexFile = ".crux/crux-memories.json"\n', "crux.storage"),
+    ],
+)
+def test_a_store_toml_naming_a_crux_path_outside_the_store_is_refused(tmp_path, toml, key):
+    # The same rule as the store's own JSON config: a settings file of any source may not lead the
+    # reader (which listed the outside folder's files) or the writer out of the store.
+    root = copy_fixture(tmp_path)
+    (root / ".memconsolidate.toml").write_text(toml)
+    before = {p: p.read_bytes() for p in root.rglob("*") if p.is_file()}
+    for command in (("plan",), ("apply", "--yes")):
+        err = one_line_exit_2(run_cli(command[0], str(root), "--model", "none", *command[1:]))
+        assert f"invalid setting {key}" in err
+    assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file()} == before

@@ -107,6 +107,20 @@ def test_stub_consolidates_the_webhook_group_with_fields_computed_by_code(tmp_pa
     assert out["size"] == len(out["body"].splitlines())
 
 
+@pytest.mark.parametrize("declared", ["../../../escape", "/tmp/outside", ".memconsolidate", "a/b"])
+def test_a_declared_type_that_is_no_folder_name_keeps_the_output_in_its_members_folder(tmp_path, declared):
+    # A memory's own front matter names its type, and the type names the output's folder: a plan
+    # must never propose a file outside the store (apply would refuse it, but the plan said automatic).
+    store = copy_store(FIXTURES / "crux", tmp_path / "crux")
+    for key in WEBHOOK_GROUP:
+        path = store / key
+        path.write_text(path.read_text().replace('type: "learning"', f'type: "{declared}"', 1))
+    plan = plan_with(store, settings_for())
+    (action,) = of_kind(plan, "consolidate")
+    (out,) = action["outputs"]
+    assert out["path"] == "memories/learning/payments-reliability-and-webhooks.memory.md"
+
+
 def test_stub_leaves_busy_hostile_and_contradicting_memories_alone(tmp_path):
     store = copy_store(FIXTURES / "crux", tmp_path / "crux")
     plan = plan_with(store, settings_for())

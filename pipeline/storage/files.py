@@ -22,6 +22,7 @@ import yaml
 from frontmatter.default_handlers import YAMLHandler
 
 from ..text.yaml_load import TooDeep, check_depth
+from ..config import STATE_DIR
 from ..errors import MemconsolidateError
 from ..model import Finding
 
@@ -29,8 +30,6 @@ _YAML = YAMLHandler()
 # PyYAML raises more than YAMLError: a date like 2024-13-45 or a 5000-digit integer resolves to a
 # type it then cannot build (ValueError), and deep nesting can exhaust the stack.
 YAML_ERRORS = (yaml.YAMLError, ValueError, TypeError, OverflowError, RecursionError)
-# memconsolidate's own folder in a store: journals, the signing key, the lock (pipeline/lock.py).
-STATE_DIR = ".memconsolidate"
 SKIP_DIRS = {".git", "node_modules", "__pycache__", ".venv", STATE_DIR}
 
 

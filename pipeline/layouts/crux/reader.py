@@ -25,7 +25,7 @@ from pydantic import ValidationError
 
 from ...text.yaml_load import safe_load
 from ...kinds import FindingKind
-from ...config import CruxConfig, Settings
+from ...config import CruxConfig, Settings, store_relative
 from ...errors import ConfigError, UsageError
 from ...model import Corpus, IndexEntry, Memory, Tracker
 from ...storage.files import (
@@ -161,10 +161,10 @@ def _relative_dir(value: Any, where: str) -> str:
     """A store-relative folder; absolute paths and `..` would let the reader leave the store."""
     if not isinstance(value, str) or not value.strip():
         raise _fail(f"{where} must be a non-empty string")
-    p = PurePosixPath(value.strip().replace("\\", "/"))
-    if p.is_absolute() or ".." in p.parts or re.match(r"^[A-Za-z]:", value.strip()):
-        raise _fail(f"{where} must be a folder inside the store, not {value!r}")
-    return p.as_posix()
+    try:
+        return store_relative(value)  # the rule every path setting keeps, from any config
+    except ValueError:
+        raise _fail(f"{where} must be a folder inside the store, not {value!r}") from None
 
 
 # Where each CruxConfig field sits in the file, for error messages and reading.

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import datetime as dt
 import hashlib
+import re
 from collections import Counter
 from pathlib import PurePosixPath
 from typing import Any, Iterable, Sequence
@@ -95,10 +96,17 @@ def unique_slug(base: str, taken: set[str]) -> str:
 
 
 def crux_folder(member: Memory, type_: str, crux: CruxConfig) -> str:
-    """`{memoriesDir}/{type}` or, for agent scope, `{agentMemoriesDir}/{agent}/{type}`."""
-    if member.extra.get("scope") == "agent" and member.extra.get("agent"):
+    """`{memoriesDir}/{type}` or, for agent scope, `{agentMemoriesDir}/{agent}/{type}`; the folder
+    `member` is in when the type (a memory's own front matter says it) is no plain folder name
+    ("../../x", "/tmp/x"): a plan must not propose a file outside the store, even one apply refuses."""
+    if not _FOLDER_NAME.fullmatch(type_):
+        return str(PurePosixPath(member.key).parent)
+    if member.extra.get("scope") == "agent" and member.extra.get("agent"):  # a folder the member is in
         return str(PurePosixPath(crux.storage.agentMemoriesDir) / member.extra["agent"] / type_)
     return str(PurePosixPath(crux.storage.memoriesDir) / type_)
+
+
+_FOLDER_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
 
 
 def crux_frontmatter(title: str, description: str, members: Sequence[Memory], crux: CruxConfig, now: dt.date) -> dict[str, Any]:
