@@ -27,7 +27,7 @@ import shutil
 import stat
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
 from .errors import RunFailed, os_reason
@@ -536,16 +536,20 @@ def _simulate(root: Path, ops: list[Op]) -> _Sim:
 # --- execute ----------------------------------------------------------------------------------
 
 
-def _escapes(root: Path, rel_path: str) -> bool:
-    """Whether the deepest existing folder of `rel_path` resolves outside `root`."""
+def _astray(root: Path, rel_path: str) -> str | None:
+    """Where a symlinked folder on the way would carry a write to `rel_path`: out of `root`, or into
+    a state folder the path does not name (`memories/core -> ../.memconsolidate`); None if nowhere.
+    Judged on the deepest folder of the path that exists."""
     folder = (root / rel_path).parent
     while not folder.exists() and folder != root:
         folder = folder.parent
     try:
-        folder.resolve().relative_to(root.resolve())
+        below = folder.resolve().relative_to(root.resolve())
     except ValueError:
-        return True
-    return False
+        return "a folder on its path leads outside the store"
+    if STATE_DIR in below.parts and STATE_DIR not in PurePosixPath(rel_path).parts:
+        return f"a folder on its path leads into {STATE_DIR}/"
+    return None
 
 
 def _refuse_unsafe(root: Path, paths: list[str], folders: bool = False) -> None:
@@ -556,9 +560,9 @@ def _refuse_unsafe(root: Path, paths: list[str], folders: bool = False) -> None:
             raise RunFailed(f"refusing to change {p!r}: {exc}") from None
         if (root / p).is_symlink():
             raise RunFailed(f"refusing to change {p}: it is a symlink")
-        if _escapes(root, p):
-            # a symlinked folder on the way would carry the write out of the store
-            raise RunFailed(f"refusing to change {p}: a folder on its path leads outside the store")
+        astray = _astray(root, p)
+        if astray:
+            raise RunFailed(f"refusing to change {p}: {astray}")
 
 
 def cannot_write(root: Path, exc: OSError) -> str:

@@ -88,3 +88,20 @@ def test_a_bank_rules_file_symlinked_into_the_state_folder_takes_no_rule(tmp_pat
     assert res.returncode == 0, res.stderr
     assert (store / ".memconsolidate" / "key").read_bytes() == key_before
     assert (rules / "learned.md").is_symlink()
+
+
+def test_a_memory_folder_symlinked_into_the_state_folder_takes_no_write(tmp_path: Path) -> None:
+    # A promotion to core would have written the memory into .memconsolidate/ through the link.
+    store = copy_store(FIXTURES / "crux", tmp_path / "store")
+    planted = store / ".memconsolidate" / "planted"
+    planted.mkdir(parents=True)
+    core = store / "memories" / "core"
+    for path in core.iterdir():
+        path.rename(planted / path.name)
+    core.rmdir()
+    core.symlink_to("../.memconsolidate/planted")
+    before = sorted(p.name for p in planted.iterdir())
+    res = run_cli("apply", str(store), "--now", NOW, "--model", "none", "--yes")
+    assert res.returncode == 1, res.stderr
+    assert "leads into .memconsolidate/" in res.stderr and "Traceback" not in res.stderr
+    assert sorted(p.name for p in planted.iterdir()) == before
