@@ -27,7 +27,7 @@ from pipeline.model import Action, Finding
 from pipeline.layouts.claude import LAYOUT as CLAUDE
 from pipeline.rules.outcome import Outcome
 from pipeline.layouts.claude import memory_md, reader as claude, writer as claude_write
-from pipeline.layouts.claude.writer import first_prose, raw_scalar
+from pipeline.layouts.claude.index_rebuild import first_prose, raw_scalar
 
 EXPECTED = REPO / "tests" / "data" / "expected" / "claude"
 REAL = REAL_STORES / "orchestkit"  # read in place, copied writable to apply

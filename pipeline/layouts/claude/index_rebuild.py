@@ -1,0 +1,264 @@
+"""The MEMORY.md rebuild, and the cut of memories kept inside MEMORY.md.
+
+For every folder in which anything changed (and every `rebuild_index` / `trim_budget` on a
+MEMORY.md) the MEMORY.md is edited, not rewritten (`memory_md.rebuild`): headings, prose, order,
+sub-indexes and hooks stay; entry lines of files that are gone are removed (inline links to them
+struck out), a repeated entry line goes, and each file MEMORY.md no longer reaches gets an entry
+beside its siblings (else in one "Unindexed" section at the end). Within `index_budget_bytes` hooks
+are trimmed at word boundaries, never an entry dropped; over 200 lines the user is told. Titles and
+hooks of new entries come from the front matter (`name`, `description`), else the file stem and the
+body's first paragraph (`first_prose`). The old MEMORY.md is copied to `.archive/<run-id>/MEMORY.md`
+first. A MEMORY.md the reader could not read is never rewritten, and an edited one is written only
+if the same grammar, reading it back, reaches every surviving file and no entry is left dangling.
+
+A memory kept inside MEMORY.md itself (`MEMORY.md#<section>/<n>`) that is archived, pruned or merged
+away is cut out of MEMORY.md in place (`_cut_index_memories`), its lines checked against what was
+read; the old MEMORY.md is archived first, as above.
+
+Both return journal ops built on the bytes they read; the writer (`changes`) decides when they run.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Callable
+from urllib.parse import quote
+
+from ...changes import ChangeSet
+from ...config import Settings
+from ...journal import ABSENT, Op, sha
+from ...model import Corpus, Memory
+from ...storage.files import Unreadable, decode_text, read_text
+from ...storage.since_plan import DiskReads
+from ...text.lenient_frontmatter import split_frontmatter_lenient
+from ...text.lines import decode_utf8, encode_utf8, split_bom, with_old_line_endings
+from ...text.truncate import HOOK_STRIP
+from ...text.truncate import shorten as shorten_text
+from . import memory_md
+from .memory_md import IndexItem, rebuild
+from .paths import _in_folder, _name, archive_path, folder_of
+from .reader import INDEX
+
+# Characters that would break a `[title](target)` link or that the reader would unquote.
+_NEEDS_QUOTING = re.compile(r"[\s()\[\]<>%\\]")
+
+
+def _decode(data: bytes) -> tuple[str, bool]:
+    return decode_utf8(data)
+
+
+def _encode(text: str, bom: bool) -> bytes:
+    # backslashreplace: a note naming a file whose name is not UTF-8 must not crash the run
+    return encode_utf8(text, bom, "backslashreplace")
+
+
+_LIST_MARKER = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
+HOOK_CHARS = 150  # a derived hook is a pointer, not a summary
+
+
+def _structural(line: str) -> bool:
+    return line.startswith(("#", "```", "~~~", "<!--", "|")) or set(line) <= set("-=*_ ")
+
+
+def shorten(text: str, limit: int = HOOK_CHARS) -> str:
+    return shorten_text(text, limit, strip=HOOK_STRIP)
+
+
+def first_prose(body: str) -> str:
+    """The body's first paragraph (or list item) of prose, as one line.
+
+    When a table or code block comes first, the opening heading describes the file better than a
+    cell or a line of code would; with no heading either, prose further down is used.
+    """
+    para: list[str] = []
+    heading = ""
+    for line in body.splitlines():
+        s = line.strip()
+        if para and (not s or _structural(s)):
+            break
+        if not s:
+            continue
+        if s.startswith("#"):
+            heading = heading or s.lstrip("#").strip()
+            continue
+        if _structural(s):
+            if heading:
+                break
+            continue
+        item = _LIST_MARKER.match(s)
+        if item and para:
+            break
+        para.append(s[item.end() :] if item else s)
+        if item:
+            break
+    return shorten(" ".join(" ".join(para).split()) or heading)
+
+
+def raw_scalar(raw_frontmatter: str, key: str, parsed: str) -> str:
+    """The whole written value of a plain top-level `key:` line when YAML cut it short.
+
+    Real memory files write `description: review of #2041 ...` unquoted; YAML reads ` #2041 ...` as
+    a comment and keeps "review of". Claude Code shows the whole line, so the index hook does too.
+    """
+    m = re.search(rf"^{re.escape(key)}:[ \t]*(.*?)[ \t]*$", raw_frontmatter, re.MULTILINE)
+    if not m:
+        return parsed
+    written = m.group(1)
+    if not written or written[0] in "'\"[{|>&*!" or not written.startswith(parsed) or " #" not in written:
+        return parsed
+    return written
+
+
+def _title(text: str) -> str:
+    # Square brackets would end the link text early.
+    return " ".join(text.replace("[", "(").replace("]", ")").split())
+
+
+def _link_target(name: str) -> str:
+    # A name that is not UTF-8 (os keeps its bytes as surrogates) is percent-encoded byte for byte;
+    # the reader cannot map it back, so the 1:1 check leaves that index alone instead of crashing.
+    if _NEEDS_QUOTING.search(name) or any("\udc80" <= ch <= "\udcff" for ch in name):
+        return quote(name, errors="surrogateescape")
+    return name
+
+
+def index_heading(folder: str) -> str:
+    parts = [p for p in folder.split("/") if p not in ("", ".")]
+    if not parts:
+        return "Memory"
+    name = parts[-1]
+    if name == "memory" and len(parts) > 1:
+        name = parts[-2]
+    return f"{name} Memory"
+
+
+def _description(root: Path, key: str, m: Memory, settings: Settings) -> str:
+    if not m.description or not m.has_frontmatter:
+        return m.description
+    try:
+        raw = split_frontmatter_lenient(read_text(root, root / key, settings.max_file_bytes))[0].raw
+    except Unreadable:
+        return m.description
+    return raw_scalar(raw, "description", m.description)
+
+
+def _rebuild_index(
+    root: Path, corpus: Corpus, settings: Settings, run_id: str, index_key: str, archived: set[str], out: ChangeSet,
+    created: dict[str, tuple[str, str]] | None = None,
+    disk: DiskReads | None = None,
+) -> tuple[Op | None, Op | None, str, str]:
+    """(write of the new MEMORY.md, write of its archived copy, summary, why not) for one folder."""
+    if index_key not in corpus.indexes:
+        return None, None, "", "MEMORY.md could not be read: left untouched, not rebuilt"
+    path = root / index_key
+    if path.is_symlink():
+        return None, None, "", "MEMORY.md is a symlink: left untouched"
+    old: bytes | None = None
+    existing: str | None = None
+    bom = False
+    if path.exists():
+        try:
+            # One read: the text rebuilt from and the bytes the write expects are the same bytes.
+            old = (disk or DiskReads(root, settings.max_file_bytes)).bytes(index_key)
+            if old is None:
+                raise Unreadable("it is gone")
+            existing = decode_text(old)
+        except Unreadable as exc:
+            return None, None, "", f"MEMORY.md could not be read again ({exc}): not rebuilt"
+        bom = split_bom(old)[0]
+    by_key = corpus.by_key()
+    folder = folder_of(index_key)
+    surviving = [k for k in corpus.indexes[index_key] if k not in archived] + sorted(created or {})
+    names = {_name(k) for k in surviving}
+    read = _sibling_reader(root, folder, settings, disk)
+    before = memory_md.reach(existing or "", names, read)
+    linked_names = set(before.entries) | set(before.inline)
+    gone = sorted(n for n in linked_names if n not in names)
+    items = []
+    made = created or {}
+    for key in surviving:
+        if _name(key) in before.reached:
+            continue
+        m = by_key.get(key)
+        if key in made:
+            title, hook = made[key]
+            items.append(IndexItem(filename=_link_target(_name(key)), title=_title(title) or _name(key)[:-3], hook=hook))
+            continue
+        stem = _name(key)[: -len(".md")] if key.endswith(".md") else _name(key)
+        title = (_title(m.title) if m else "") or stem
+        hook = (_description(root, key, m, settings) if m else "") or (first_prose(m.body) if m else "")
+        items.append(IndexItem(filename=_link_target(_name(key)), title=title, hook=hook))
+    rebuilt = rebuild(
+        None if existing is None else existing.replace("\r\n", "\n"),
+        index_heading(folder),
+        items,
+        gone,
+        settings.claude.index_budget_bytes,
+        settings.claude.index_min_hook_chars,
+    )
+    text = rebuilt.text
+    # The reader decides what the next plan sees: every surviving file reached, no entry left dangling.
+    after = memory_md.reach(text, names, read)
+    if set(after.reached) != names or after.dangling(names) or len(after.entries) != len(set(after.entries)):
+        return None, None, "", "the rebuilt index would not reach every file exactly once: left untouched"
+    out.notes.extend(f"{index_key}: {w}" for w in rebuilt.warnings)
+    text = text if existing is None else with_old_line_endings(text, existing)
+    data = _encode(text, bom)
+    if old is not None and data == old:
+        return None, None, "", "index already up to date"
+    removed = len(rebuilt.removed)
+    summary = f"{removed} entr{'y' if removed == 1 else 'ies'} removed, {len(rebuilt.added)} added, {len(after.reached)} reached"
+    if old is None:
+        summary = f"created with {len(items)} entries"
+    copy = Op("write", archive_path(folder, run_id, INDEX), data=old, expect=ABSENT) if old is not None else None
+    # built on `old`: a MEMORY.md edited since this read is not replaced
+    return Op("write", index_key, data=data, expect=ABSENT if old is None else sha(old)), copy, summary, ""
+
+
+def _cut_index_memories(
+    corpus: Corpus, settings: Settings, run_id: str, index_key: str, keys: list[str], disk: DiskReads
+) -> tuple[list[Op] | None, str]:
+    """The ops that cut memories kept inside MEMORY.md out of it (its old copy archived first), or
+    None and why not. Each memory's lines must still hold what the reader read from them."""
+    if (Path(corpus.root) / index_key).is_symlink():
+        return None, "not edited, MEMORY.md is a symlink: left untouched"
+    try:
+        old = disk.bytes(index_key)
+    except Unreadable as exc:
+        return None, f"not edited, cannot read it again: {exc}"
+    if old is None:
+        return None, "not edited, it is gone"
+    text, bom = _decode(old)
+    lines = text.replace("\r\n", "\n").split("\n")
+    by_key = corpus.by_key()
+    drop: set[int] = set()
+    for key in keys:
+        start, end = by_key[key].extra["lines"]
+        if "\n".join(lines[start:end]).strip("\n") != by_key[key].body:
+            return None, f"not edited, {_name(key)} no longer holds what was read"
+        drop.update(range(start, end))
+        # A paragraph between two blank lines leaves one of them, not both.
+        if start > 0 and end < len(lines) and not lines[start - 1].strip() and not lines[end].strip():
+            drop.add(end)
+    # Each kept line keeps its own ending (a file with mixed endings keeps every one of them).
+    eols = ["\r\n" if piece.endswith("\r") else "\n" for piece in text.split("\n")]
+    kept = [n for n in range(len(lines)) if n not in drop]
+    new = "".join(lines[n] + eols[n] for n in kept[:-1]) + (lines[kept[-1]] if kept else "")
+    folder = folder_of(index_key)
+    copy = Op("write", archive_path(folder, run_id, INDEX), data=old, expect=ABSENT)
+    return [copy, Op("write", index_key, data=_encode(new, bom), expect=sha(old))], ""
+
+
+def _sibling_reader(root: Path, folder: str, settings: Settings, disk: DiskReads | None) -> Callable[[str], str | None]:
+    """How the rebuild looks inside a sibling for further links (sub-indexes), as the reader does."""
+    reads = disk or DiskReads(root, settings.max_file_bytes)
+
+    def read(name: str) -> str | None:
+        try:
+            data = reads.bytes(_in_folder(folder, name))
+            return None if data is None else decode_text(data)
+        except Unreadable:
+            return None
+
+    return read
