@@ -105,3 +105,18 @@ def test_a_memory_folder_symlinked_into_the_state_folder_takes_no_write(tmp_path
     assert res.returncode == 1, res.stderr
     assert "leads into .memconsolidate/" in res.stderr and "Traceback" not in res.stderr
     assert sorted(p.name for p in planted.iterdir()) == before
+
+
+def test_the_fleet_state_is_never_put_inside_a_store_it_runs(tmp_path: Path) -> None:
+    # `--discover STORE` (a folder that is itself a store) put the default state file in the store's
+    # root: a file no journal knows, so undo could not give the store back as it was.
+    store = copy_store(FIXTURES / "zylos", tmp_path / "z")
+    before = sorted(p.relative_to(store).as_posix() for p in store.rglob("*"))
+    res = run_cli("fleet", "run", "--if-due", "--discover", str(store), "--now", NOW, "--model", "none")
+    assert res.returncode == 2 and "would lie inside the store" in res.stderr, res.stderr
+    res = run_cli("fleet", "run", "--if-due", str(store), "--state", str(store / "sub" / "s.jsonl"), "--now", NOW, "--model", "none")
+    assert res.returncode == 2 and "would lie inside the store" in res.stderr, res.stderr
+    assert sorted(p.relative_to(store).as_posix() for p in store.rglob("*")) == before
+    # Outside the stores it runs, as before.
+    res = run_cli("fleet", "run", "--if-due", "--discover", str(store), "--state", str(tmp_path / "s.jsonl"), "--now", NOW, "--model", "none")
+    assert res.returncode == 0, res.stderr

@@ -23,7 +23,19 @@ def test_line_endings_are_the_first_one_the_text_uses():
     assert newline_of("a\rb\r") == "\r"
     assert newline_of("a\nb") == "\n"
     assert newline_of("no break") == "\n" and newline_of("", "\r\n") == "\r\n"
-    assert split_eol("x\r\n") == ("x", "\r\n") and split_eol("x\u2028") == ("x", "\u2028")
+    # A Markdown line ends at CRLF, LF or CR only: U+2028 is inside it (split_lines, below).
+    assert split_eol("x\r\n") == ("x", "\r\n") and split_eol("x\r") == ("x", "\r") and split_eol("x\u2028") == ("x\u2028", "")
+
+
+def test_markdown_lines_end_at_crlf_lf_and_cr_only():
+    from pipeline.text.lines import split_lines
+
+    text = "a\r\nb\rc\nd\u2028### e\x85f\x0cg\n\n"
+    assert split_lines(text) == ["a", "b", "c", "d\u2028### e\x85f\x0cg", ""]
+    assert "".join(split_lines(text, keepends=True)) == text
+    for plain in ("", "x", "x\n", "\n", "x\n\ny", "x\r\ny\r\n"):  # where both agree
+        assert split_lines(plain) == plain.splitlines()
+        assert split_lines(plain, keepends=True) == plain.splitlines(keepends=True)
 
 
 def test_a_cr_only_file_gets_cr_lines_from_every_writer():

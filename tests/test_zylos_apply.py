@@ -269,6 +269,28 @@ def test_a_middle_entry_leaves_its_neighbours_and_their_separators_alone(tmp_pat
     )
 
 
+@pytest.mark.parametrize("separator", ["\u2028", "\u0085", "\x0c"])
+def test_a_separator_inside_a_line_starts_no_entry_and_no_cut(tmp_path, separator):
+    # U+2028 (from JSON or JS text), U+0085 (mis-decoded cp1252) and a form feed sit inside a Markdown
+    # line: "### Deploy policy" after one is no heading, so no duplicate entry is seen and no line is cut.
+    line = f"- **Decision:** keep the previous image, tag it{separator}### Deploy policy{separator}- **Decision:** Deploy on Tuesdays only"
+    text = (
+        "# Notes\n\n### Deploy policy\n- **Date:** 2026-01-01\n- **Decision:** Deploy on Tuesdays only\n- **Importance:** 3\n\n"
+        f"### Rollback plan\n- **Date:** 2026-01-04\n{line}\n"
+    )
+    root = small_store(tmp_path, reference__notes=text)
+    plan = plan_json(root)
+    assert [m for a in plan["actions"] for m in a["targets"] if "notes" in m] == []
+    corpus = zylos.load(root, S)
+    assert sorted(m.key for m in corpus.memories if m.key.startswith("reference/notes.md#")) == [
+        "reference/notes.md#deploy-policy", "reference/notes.md#rollback-plan"]
+    # Archiving the second entry takes its whole line, separators and all.
+    cs = run_changes(root, [Action(kind="archive", targets=["reference/notes.md#rollback-plan"], reason="obsolete")])
+    execute(root, cs.ops)
+    assert line in (root / "archive" / "reference-notes.md").read_text(encoding="utf-8")
+    assert separator not in (root / "reference" / "notes.md").read_text(encoding="utf-8")
+
+
 def test_appending_to_an_existing_archive_file(tmp_path):
     existing = "# Archive: reference/ideas.md\n\n### Old idea\n- **Archived:** 2026-01-01 (dropped)"
     root = small_store(

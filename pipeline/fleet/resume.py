@@ -69,6 +69,16 @@ def _started(header: dict[str, Any]) -> dt.datetime | None:
     return when if when.tzinfo else when.replace(tzinfo=dt.timezone.utc)
 
 
+def _refuse_inside_a_store(path: Path, stores: set[str]) -> None:
+    """A state file inside a store it runs (the default, when the `--discover` folder is itself a
+    store) would be a file of that store no journal knows: undo could not give the store back as
+    it was."""
+    where = path.parent.resolve() / path.name
+    for store in sorted(stores):
+        if where.is_relative_to(Path(store)):
+            raise UsageError(f"the fleet state {path} would lie inside the store {store}: pass --state with a path outside the stores")
+
+
 class FleetState:
     """The open state file of one fleet run; `finished` are the records an earlier attempt left."""
 
@@ -76,6 +86,7 @@ class FleetState:
         self.path = path
         wall = wall or dt.datetime.now(dt.timezone.utc)
         wanted = set(targets)
+        _refuse_inside_a_store(path, wanted)
         lines = _lines(path)
         header = lines[0] if lines and lines[0].get("schema") == SCHEMA and "fleet_run" in lines[0] else None
         started = _started(header) if header else None

@@ -31,16 +31,30 @@ def encode_utf8(text: str, bom: bool, errors: str = "strict") -> bytes:
     return (UTF8_BOM if bom else b"") + text.encode("utf-8", errors)
 
 
-# What `str.splitlines` ends a line at (a writer splits as the reader does).
+# What `str.splitlines` ends a line at: none of these may enter a memory through an edit (a reader
+# splitting that way would see a line the file does not have).
 LINE_BREAKS = "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
 _NEWLINE = re.compile(r"\r\n|\r|\n")
+_LINE_END = re.compile(r"(\r\n|\r|\n)")
+
+
+def split_lines(text: str, keepends: bool = False) -> list[str]:
+    """The lines of a Markdown file as Markdown and the agents writing it see them: ended by CRLF, LF
+    or CR only. `str.splitlines` also ends a line at U+2028, U+0085, a form feed and other separators,
+    which sit inside a Markdown line: a "### heading" after one of them is no heading, and a grammar
+    that took it for one would cut another entry's line in half. Otherwise as `str.splitlines`."""
+    parts = _LINE_END.split(text)
+    lines = [parts[i] + parts[i + 1] if keepends else parts[i] for i in range(0, len(parts) - 1, 2)]
+    if parts[-1]:
+        lines.append(parts[-1])
+    return lines
 
 
 def split_eol(line: str) -> tuple[str, str]:
-    """A line (as `splitlines(keepends=True)` gives it) and its ending, apart."""
+    """A line (as `split_lines(keepends=True)` gives it) and its ending, apart."""
     if line.endswith("\r\n"):
         return line[:-2], "\r\n"
-    if line and line[-1] in LINE_BREAKS:
+    if line and line[-1] in "\r\n":
         return line[:-1], line[-1]
     return line, ""
 

@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING
 from ...journal import Op, state
 from ...model import Action, Memory
 from ...storage.files import Unreadable
+from ...text.lines import split_lines
 from ...storage.text_edits import EditRefused, Fields, Replacement, edit_bytes, merged, only_fields, replacements_of
 from .entries import FENCE, FIELD, HEADING, _strip_md
 from .reader import STATEMENT_FIELDS
@@ -113,7 +114,7 @@ def _entry_edit(w: _Writer, key: str, new: Fields) -> None:
     start = m.extra["line_start"]
     edits = merged(w.entry_edits.get(key, {}), new)
     only_fields(edits, {"body": 1}, key)
-    original = ref.text.splitlines(keepends=True)
+    original = split_lines(ref.text, keepends=True)
     segs = statement_segments(original, start, ref.block_end(start))
     if " ".join(s.text for s in segs) != m.body:
         raise EditRefused(f"{key}: its statement is no longer what the plan read")

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ...text.lines import FENCE
+from ...text.lines import FENCE, split_lines
 
 # rotate-session.js: `^# Session Log:\s*(\d{4}-\d{2}-\d{2})\s*$`, anywhere in the file.
 SESSION_HEADER = re.compile(r"^# Session Log:\s*(\d{4}-\d{2}-\d{2})\s*$", re.MULTILINE)
@@ -54,7 +54,7 @@ def parse_reference(text: str) -> ReferenceText:
     section (`## Active`, `## Completed`, ...). Headings inside fenced code blocks do not count. A
     line that follows a field and is neither a field nor blank continues that field's value.
     """
-    lines = text.splitlines()
+    lines = split_lines(text)
     entries: list[Entry] = []
     section: str | None = None
     current: Entry | None = None

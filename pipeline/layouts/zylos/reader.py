@@ -27,6 +27,7 @@ from ...config import Settings
 from ...model import Corpus, Memory
 from ...rules.duplicates import MERGE_PROTECTED
 from ...rules.text import slugify
+from ...text.lines import split_lines
 from ...storage.files import Unreadable, as_date, mtime_of, parse_error, read_text_sha, rel, walk_files
 # The entry grammar, defined once for this reader and the writer (names kept importable from here).
 from .entries import FENCE, FIELD, HEADING, SESSION_HEADER, Entry, parse_entries  # noqa: F401
@@ -151,7 +152,7 @@ def entry_memories(file_key: str, kind: str, text: str, mtime: float | None) -> 
 
 
 def _title(text: str) -> str:
-    for line in text.splitlines():
+    for line in split_lines(text):
         match = HEADING.match(line)
         if match and len(match.group(1)) == 1:
             return match.group(2).strip()

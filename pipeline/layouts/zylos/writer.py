@@ -62,7 +62,7 @@ from ...report import render_run_report
 from .rules.freshness import OBSOLETE_STATUSES, REVIEW_BANDS, age_days, band, immune
 from ...storage.files import Unreadable
 from ...storage.since_plan import DiskReads, changed_since_plan
-from ...text.lines import decode_utf8, encode_utf8, ends_with_blank_line, split_eol
+from ...text.lines import decode_utf8, encode_utf8, ends_with_blank_line, split_eol, split_lines
 from ...text.lines import newline_of as eol_of
 from .entries import Entry, field_line, parse_reference, session_header
 from .reader import ARCHIVE_DIR, CURRENT_SESSION
@@ -119,7 +119,7 @@ class RefFile:
 
     @classmethod
     def parse(cls, key: str, bom: bool, text: str) -> RefFile:
-        lines = text.splitlines(keepends=True)
+        lines = split_lines(text, keepends=True)
         parsed = parse_reference(text)  # the reader's grammar: its blocks are the ones cut here
         return cls(
             key=key,
