@@ -28,12 +28,14 @@ def test_line_endings_are_the_first_one_the_text_uses():
 
 
 def test_markdown_lines_end_at_crlf_lf_and_cr_only():
-    from pipeline.text.lines import split_lines
+    from pipeline.text.lines import line_count, split_lines
 
     text = "a\r\nb\rc\nd\u2028### e\x85f\x0cg\n\n"
     assert split_lines(text) == ["a", "b", "c", "d\u2028### e\x85f\x0cg", ""]
     assert "".join(split_lines(text, keepends=True)) == text
-    for plain in ("", "x", "x\n", "\n", "x\n\ny", "x\r\ny\r\n"):  # where both agree
+    assert line_count(text) == 5
+    for plain in ("", "x", "x\n", "\n", "x\n\ny", "x\r\ny\r\n", "\r\r\n", "x\r"):  # where both agree
+        assert line_count(plain) == len(plain.splitlines())
         assert split_lines(plain) == plain.splitlines()
         assert split_lines(plain, keepends=True) == plain.splitlines(keepends=True)
 

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from urllib.parse import unquote
 
 from ...text.truncate import HOOK_STRIP, shorten
-from ...text.lines import is_fence
+from ...text.lines import is_fence, line_count, split_lines
 
 INDEX = "MEMORY.md"
 MAX_LINES = 200  # Claude Code loads the first 200 lines of MEMORY.md
@@ -378,7 +378,7 @@ def _fit(render: Callable[[int | None], str], budget: int, min_hook: int, max_li
     text = render(None)
     warnings: list[str] = []
     if len(text.encode()) > budget:
-        limit = max(len(line) for line in text.splitlines()) if text else 0
+        limit = max(len(line) for line in split_lines(text)) if text else 0
         while len(text.encode()) > budget and limit > 0:
             limit -= 4
             text = render(max(limit, 0))
@@ -388,7 +388,7 @@ def _fit(render: Callable[[int | None], str], budget: int, min_hook: int, max_li
             )
         if len(text.encode()) > budget:
             warnings.append(f"index is {len(text.encode())} bytes, over its {budget}-byte budget, with every hook trimmed")
-    count = len(text.splitlines())
+    count = line_count(text)  # as Claude Code counts them: at line breaks only
     if count > max_lines:
         warnings.append(
             f"index is {count} lines: Claude Code loads the first {max_lines}; every entry kept — move a section into a sub-index file"

@@ -32,6 +32,7 @@ from typing import Any, Iterator
 
 from ...config import Settings
 from ...text.lenient_frontmatter import split_frontmatter_lenient
+from ...text.lines import line_count
 from . import memory_md
 from ...kinds import FindingKind
 from ...model import Corpus, Finding, IndexEntry, Memory
@@ -429,7 +430,7 @@ def load_folder(root: Path, folder: Path, settings: Settings, corpus: Corpus) ->
         found = memory_md.reach(text, [p.name for p in files], _reader_of(root, folder, settings))
         corpus.index_entries.extend(index_entries(text, index_key, folder_key, found))
         corpus.extra["index_bytes"][index_key] = len(text.encode("utf-8"))
-        corpus.extra["index_lines"][index_key] = len(text.splitlines())
+        corpus.extra["index_lines"][index_key] = line_count(text)
         if found.sub_indexes:
             corpus.extra["sub_indexes"][index_key] = [_key(folder_key, n) for n in found.sub_indexes]
     sub = set(found.sub_indexes) if found else set()

@@ -23,6 +23,7 @@ from typing import Any, Mapping
 
 from pydantic import ValidationError
 
+from ...text.lines import line_count
 from ...text.yaml_load import safe_load
 from ...kinds import FindingKind
 from ...config import CruxConfig, Settings, store_relative
@@ -313,7 +314,7 @@ def body_size(body: str, unit: str) -> int:
         return len(body.encode("utf-8"))
     if unit == "tokens":
         return math.ceil(len(body) / 4)
-    return len(body.splitlines())
+    return line_count(body)
 
 
 def _memory_id(parsed: Parsed) -> str | None:
@@ -375,7 +376,7 @@ def _to_memory(primary: Parsed, twin: Parsed | None, twin_key: str | None, setti
         "compressed": primary.key.endswith(CRUX_SUFFIX) or meta.get("compressed") is True,
         "tracker": None,
         "size": body_size(primary.body, crux.sizeUnit),
-        "lines": len(primary.body.splitlines()),
+        "lines": line_count(primary.body),
         "consolidated_from": _id_list(meta.get("consolidated_from", meta.get("consolidatedFrom"))),
         "consolidation_topic": _text(meta.get("consolidation_topic", meta.get("consolidationTopic"))) or None,
         "consolidation_part": as_int(meta.get("consolidation_part", meta.get("consolidationPart"))),
@@ -384,7 +385,7 @@ def _to_memory(primary: Parsed, twin: Parsed | None, twin_key: str | None, setti
     if twin is not None:
         # The uncompressed original: what a consolidation or recompression starts from.
         extra["twin_body"] = twin.body
-        extra["twin_lines"] = len(twin.body.splitlines())
+        extra["twin_lines"] = line_count(twin.body)
         read_shas[twin.key] = twin.sha
     return Memory(
         key=primary.key,
