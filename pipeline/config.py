@@ -52,7 +52,7 @@ def store_relative(value: str) -> str:
     the store's own config or any other, must never lead a reader or a writer out of the store."""
     text = value.strip().replace("\\", "/")
     p = PurePosixPath(text)
-    if not text or p.is_absolute() or ".." in p.parts or re.match(r"^[A-Za-z]:", text) or p.parts[0] == STATE_DIR:
+    if not text or p.is_absolute() or ".." in p.parts or re.match(r"^[A-Za-z]:", text) or p.parts[:1] == (STATE_DIR,):
         raise PydanticCustomError("store_path", "must be a path inside the store, not {value}", {"value": repr(value)})
     return p.as_posix()
 
@@ -75,7 +75,7 @@ class CruxStorage(BaseModel):
         if index.suffix not in (".yml", ".yaml"):
             raise PydanticCustomError("index_file", "indexFile must be a .yml file, not {value}", {"value": repr(self.indexFile)})
         for name in ("memoriesDir", "agentMemoriesDir", "archiveDir", "compressionSourceArchive"):
-            if index.is_relative_to(getattr(self, name)):
+            if getattr(self, name) != "." and index.is_relative_to(getattr(self, name)):  # "." is the store
                 raise PydanticCustomError("index_file", "indexFile {value} lies inside {name} ({folder})",
                                           {"value": repr(self.indexFile), "name": name, "folder": repr(getattr(self, name))})
         return self

@@ -205,6 +205,12 @@ def test_cli_bad_value_exit_2(tmp_path):
     assert "cruxMemories.demoteAfterDaysUnreferenced" in err
 
 
+def test_the_store_root_itself_is_a_folder_inside_the_store():
+    # "." has no first part: checked without an IndexError, accepted, and not taken to hold the index.
+    crux = parse_config({"cruxMemories": {"storage": {"memoriesDir": "."}, "dream": {"workDir": "."}}}, CruxConfig()).crux
+    assert crux.storage.memoriesDir == "." and crux.storage.indexFile == ".crux/memory-index.yml"
+
+
 @pytest.mark.parametrize(
     "toml, key",
     [
