@@ -179,8 +179,8 @@ def write_atomic(path: Path, data: bytes, mode: int | None = None, expect: str |
             os.close(fd)
         if mode is not None:
             os.chmod(tmp, mode)  # exact bits back (undo of a 0600 file), whatever the umask
-        elif path.exists():
-            os.chmod(tmp, path.stat().st_mode & 0o7777)
+        elif (kept := _regular_mode(path)) is not None:
+            os.chmod(tmp, kept)  # a rewrite keeps the file's mode; a symlink's target lends it none
         _write_fault()
         if expect is not None:
             _check(path, expect)  # last moment before the replace: keep the race window tiny
@@ -189,6 +189,16 @@ def write_atomic(path: Path, data: bytes, mode: int | None = None, expect: str |
         tmp.unlink(missing_ok=True)
         raise
     _fsync_dir(path.parent)
+
+
+def _regular_mode(path: Path) -> int | None:
+    """The permission bits of the regular file at `path` itself, or None (absent, or a symlink: the
+    mode of whatever it points to, a world-writable /tmp or a setuid program, is not the file's)."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    return st.st_mode & 0o7777 if stat.S_ISREG(st.st_mode) else None
 
 
 def _read_or_absent(path: Path) -> bytes | None:

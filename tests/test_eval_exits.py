@@ -102,3 +102,33 @@ def test_a_good_model_passes_unless_it_errors_on_more_than_a_tenth(fake_openai, 
     assert res.returncode == 1, res.stdout + res.stderr
     assert "reorder (openai/fake): too many errors: 8 of 69 cases (12%), more than the 10% allowed" in res.stderr
     assert "below threshold" not in res.stderr  # 61 of 69 right is above the floor: the errors alone fail it
+
+
+import pytest
+
+
+@pytest.mark.parametrize(
+    "stage, line, says",
+    [
+        ("reorder", '{"id": "r1", "stage": "reorder"}', "line 1: a must be a string"),
+        ("reorder", '{"id": "r1", "stage": "reorder", "a": "x", "b": "y", "label": "yes"}', "line 1: label must be true or false"),
+        ("reorder", '{"id": ["x"], "stage": "reorder", "a": "x", "b": "y", "label": true}', "line 1: a case needs at least id and stage"),
+        ("rule", '{"id": "u1", "stage": "rule", "text": null, "label": true}', "line 1: text must be a string"),
+        ("split", '{"id": "s1", "stage": "split", "cap": "x", "sections": "nope"}', "is not a split case"),
+        ("metadata", '{"id": "m1", "stage": "metadata", "members": [1, 2]}', "is not a metadata case"),
+        ("reorder", '{"id": "r1", "stage": "reorder", "a": ' + "[" * 100000 + "]" * 100000 + "}", "line 1: not valid JSON"),
+    ],
+)
+def test_a_dataset_case_of_the_wrong_shape_is_a_usage_error_on_one_line(tmp_path, stage, line, says):
+    dataset = tmp_path / "d.jsonl"
+    dataset.write_text(line + "\n")
+    res = run_cli("eval", "--stage", stage, "--dataset", str(dataset), "--model", "stub")
+    assert res.returncode == 2, res.stderr
+    assert says in res.stderr and len(res.stderr.strip().splitlines()) == 1 and "internal error" not in res.stderr
+
+
+def test_a_dataset_that_is_not_utf8_is_a_usage_error(tmp_path):
+    dataset = tmp_path / "d.jsonl"
+    dataset.write_bytes(b'{"id": "r1", "stage": "reorder", "a": "\xff"}\n')
+    res = run_cli("eval", "--stage", "reorder", "--dataset", str(dataset), "--model", "stub")
+    assert res.returncode == 2 and "not UTF-8" in res.stderr, res.stderr

@@ -180,6 +180,19 @@ def test_recorded_replies_replay_with_the_mock_model(stubs, tmp_path, prompts):
     assert "missing or stale for prompt version 1" in missing.reason and "re-record" in missing.reason
 
 
+def test_a_recording_is_never_appended_through_a_symlink(stubs, tmp_path, prompts):
+    # A planted `<stage>.jsonl -> elsewhere` would have taken each recorded line into that file.
+    rec = tmp_path / "rec"
+    rec.mkdir()
+    elsewhere = tmp_path / "elsewhere.txt"
+    elsewhere.write_text("keep\n")
+    (rec / "t_pairs.jsonl").symlink_to(elsewhere)
+    with make_client(LLMConfig(model="stub"), prompts_dir=prompts, recordings=rec, record=True) as recorder:
+        (reply,) = recorder.structured_many("t_pairs", [Pair(a="b a", b="a b")], Verdict)
+    assert isinstance(reply, StageCallError) and "symlink" in reply.reason
+    assert elsewhere.read_text() == "keep\n"
+
+
 def test_a_new_prompt_version_makes_recordings_stale(stubs, tmp_path, prompts):
     rec = tmp_path / "rec"
     with make_client(LLMConfig(model="stub"), prompts_dir=prompts, recordings=rec, record=True) as recorder:

@@ -120,3 +120,25 @@ def test_the_fleet_state_is_never_put_inside_a_store_it_runs(tmp_path: Path) -> 
     # Outside the stores it runs, as before.
     res = run_cli("fleet", "run", "--if-due", "--discover", str(store), "--state", str(tmp_path / "s.jsonl"), "--now", NOW, "--model", "none")
     assert res.returncode == 0, res.stderr
+
+
+def test_a_file_replaced_through_a_planted_symlink_takes_no_mode_from_its_target(tmp_path: Path) -> None:
+    # `fleet plan --plans-dir DIR` with `DIR/<plan file> -> /tmp` made a world-writable, sticky plan
+    # file; a link to a setuid program, a setuid one. The link is replaced, and its target lends nothing.
+    from pipeline.journal import write_atomic
+
+    target = tmp_path / "program"
+    target.write_bytes(b"#!/bin/sh\n")
+    target.chmod(0o4755)
+    link = tmp_path / "x.plan.json"
+    link.symlink_to(target)
+    write_atomic(link, b"{}\n")
+    assert not link.is_symlink() and link.read_bytes() == b"{}\n"
+    assert link.stat().st_mode & 0o7777 == 0o644
+    assert target.read_bytes() == b"#!/bin/sh\n" and target.stat().st_mode & 0o7777 == 0o4755
+    # A regular file keeps its own mode when rewritten.
+    own = tmp_path / "own.json"
+    own.write_bytes(b"old")
+    own.chmod(0o600)
+    write_atomic(own, b"new")
+    assert own.stat().st_mode & 0o7777 == 0o600

@@ -56,23 +56,36 @@ def default_dataset(stage: str) -> Path:
     return evals_dir() / "datasets" / f"{stage}.jsonl"
 
 
+# The fields a judged stage's case must carry, and their types (the contract's dataset format).
+_FIELDS: dict[str, dict[str, type]] = {
+    "reorder": {"a": str, "b": str, "label": bool},
+    "conflict": {"a": str, "b": str, "label": bool},
+    "rule": {"text": str, "label": bool},
+}
+
+
 def load_cases(path: Path, stage: str | None = None) -> list[dict[str, Any]]:
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
         raise UsageError(f"cannot read dataset {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError as exc:
+        raise UsageError(f"dataset {path}: not UTF-8 (byte {exc.start})") from None
     cases = []
     for n, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
             case = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):
             raise UsageError(f"dataset {path} line {n}: not valid JSON") from None
-        if not isinstance(case, dict) or "id" not in case or "stage" not in case:
-            raise UsageError(f"dataset {path} line {n}: a case needs at least id and stage")
+        if not isinstance(case, dict) or not isinstance(case.get("id"), str) or not isinstance(case.get("stage"), str):
+            raise UsageError(f"dataset {path} line {n}: a case needs at least id and stage (strings)")
         if stage is not None and case["stage"] != stage:
             raise UsageError(f"dataset {path} line {n}: stage {case['stage']!r}, expected {stage!r}")
+        for field, kind in _FIELDS.get(case["stage"], {}).items():
+            if not isinstance(case.get(field), kind):
+                raise UsageError(f"dataset {path} line {n}: {field} must be {'true or false' if kind is bool else 'a string'}")
         cases.append(case)
     if not cases:
         raise UsageError(f"dataset {path} has no cases")

@@ -123,8 +123,13 @@ class Recordings:
         line = json.dumps(row, sort_keys=True, ensure_ascii=False, separators=(",", ":")) + "\n"
         with self._lock:
             self.directory.mkdir(parents=True, exist_ok=True)
-            # One write of one line in append mode: concurrent writers do not interleave lines.
-            with open(self.path(request.stage), "a", encoding="utf-8") as fh:
+            # One write of one line in append mode: concurrent writers do not interleave lines. Never
+            # through a symlink (a planted `<stage>.jsonl` link would take the line elsewhere).
+            try:
+                fd = os.open(self.path(request.stage), os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW, 0o644)
+            except OSError as exc:
+                raise CallFailed(f"cannot record to {self.path(request.stage)}: {exc.strerror or exc} (a symlink is never followed)") from None
+            with os.fdopen(fd, "a", encoding="utf-8") as fh:
                 fh.write(line)
             rows[key] = row
         return True
