@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given, strategies as st
 from helpers import NOW, plan_json, run_cli, snapshot
 
 from pipeline.config import Settings
@@ -401,3 +402,10 @@ def test_a_cwd_naming_another_project_is_not_trusted(tmp_path, monkeypatch):
     assert [f.kind for f in corpus.findings] == ["staleness_skipped"]
     assert reader.names_project("/home/a/my_app.v2", "-home-a-my-app-v2")
     assert reader.names_project("/home/a/my_app.v2", "-home-a-my_app-v2")
+
+
+@given(st.sets(st.from_regex(r"0?[0-9]{1,3}[-_a][a-z-]{0,6}\.md", fullmatch=True), max_size=12), st.integers(0, 999))
+def test_a_numbered_line_stands_for_the_one_file_starting_with_its_number(names, number):
+    # What `numbered` means, written as plainly as it was before the names were indexed by number.
+    found = [n for n in names if n.startswith((f"{number}-", f"{number}_"))]
+    assert memory_md.numbered(number, memory_md.by_number(names)) == (found[0] if len(found) == 1 else None)
