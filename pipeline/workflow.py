@@ -35,6 +35,11 @@ def recover_store(root: Path, say: Say) -> None:
     ours, refused = unfinished_runs(root)
     for view in refused:
         say(view.refusal())
+    holder = run_in_progress(root)
+    if holder is not None and ours:
+        # A run holding the lock is live, not interrupted: nothing to recover, nothing to wait for.
+        say(f"a run (pid {holder}) is working on the store: this plan reads it as that run has left it so far")
+        return
     empty = {v.name for v in run_views(root) if v.empty}
     for name in sorted(empty & set(ours)):
         # read-only: a folder interrupted before its journal is left for a command that writes

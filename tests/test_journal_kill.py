@@ -110,6 +110,21 @@ def test_second_concurrent_run_is_refused(bank_store):
 
 
 
+def test_a_plan_during_a_live_run_says_so_and_rolls_nothing_back(bank_store):
+    # A run holding the lock is live: a plan then neither calls it interrupted nor recovers it.
+    first = start_cli(APPLY[0], str(bank_store), *APPLY[1:], hold_at=1)
+    try:
+        assert first.wait_for_step(1)
+        res = run_cli("plan", str(bank_store), "--now", NOW, "--model", "none", "--json")
+        assert res.returncode == 0, res.stderr
+        assert "is working on the store" in res.stderr and "interrupted" not in res.stderr
+        assert "rolled back" not in res.stderr
+    finally:
+        first.release()
+        done = first.wait(timeout=60)
+    assert done.returncode == 0, done.stderr
+
+
 def test_undo_killed_at_every_step_then_undone_again_is_exactly_before(fixture_store):
     """A kill anywhere in an undo, even right after its own commit, and a second `undo` leave the
     store as it was before the run: files and folders (the run's new folders too)."""
