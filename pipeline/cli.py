@@ -253,6 +253,7 @@ def runs(path: PathArg, as_json: Annotated[bool, json_flag("the runs kept, oldes
     def body() -> None:
         from .history import run_history
         from .layouts.registry import resolve_root
+        from .lock import run_in_progress
         from .render.runs import render_runs
 
         settings, _ = make_settings(opts, path)
@@ -261,7 +262,7 @@ def runs(path: PathArg, as_json: Annotated[bool, json_flag("the runs kept, oldes
         if as_json:
             emit_json(entries)
         else:
-            sys.stdout.write(render_runs(entries, str(root), settings.journal.keep_runs, _width()))
+            sys.stdout.write(render_runs(entries, str(root), settings.journal.keep_runs, _width(), live=run_in_progress(root)))
 
     guarded(body)
 

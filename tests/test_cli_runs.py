@@ -117,3 +117,17 @@ def test_run_ids_of_one_store_count_up_within_a_second(tmp_path):
         (runs / run_id).mkdir()
         ids.append(run_id)
     assert ids == sorted(ids) and len(set(ids)) == 20
+
+
+def test_a_live_run_is_in_progress_not_unfinished():
+    from pipeline.render.runs import run_log
+
+    runs = [
+        {"run_id": "R1", "created": "2026-11-29T09:00:00+00:00", "status": "prepared", "applied": [], "files": 0},
+        {"run_id": "R2", "created": "2026-11-29T10:00:00+00:00", "status": "prepared", "applied": [], "files": 0},
+    ]
+    text = "\n".join(run_log(runs, "/s", live="4242"))
+    # The newest unfinished journal is the live run's; an older one is a crashed run's.
+    assert "in progress (pid 4242)" in text and text.count("unfinished: the next command") == 1
+    assert text.index("in progress") < text.index("unfinished")
+    assert "in progress" not in "\n".join(run_log(runs, "/s"))

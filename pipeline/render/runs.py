@@ -36,10 +36,13 @@ def _kinds(kinds: list[str]) -> str:
     return ", ".join(f"{n} {k}" for k, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
-def run_log(runs: list[dict[str, Any]], root: str, width: int = PIPE_WIDTH) -> list[str]:
-    """Runs newest first, like `git log`: id and time, what it did, how to undo it."""
+def run_log(runs: list[dict[str, Any]], root: str, width: int = PIPE_WIDTH, live: str | None = None) -> list[str]:
+    """Runs newest first, like `git log`: id and time, what it did, how to undo it. `live`: the pid of a
+    run holding the store's lock now (its journal is the newest unfinished one: in progress, not
+    interrupted)."""
     lines: list[str] = []
     undone_by = {r["undo_of"]: r["run_id"] for r in runs if r.get("undo_of")}
+    working = next((r["run_id"] for r in reversed(runs) if r["status"] == "prepared"), None) if live else None
     for r in reversed(runs):
         head = f"run {r['run_id']}  {when(r['created'])}"
         if r.get("model"):
@@ -47,6 +50,8 @@ def run_log(runs: list[dict[str, Any]], root: str, width: int = PIPE_WIDTH) -> l
         lines.append(head)
         if r.get("undo_of"):
             lines.extend(wrap(f"undid run {r['undo_of']}: {plural(r['files'], 'file')} restored", width, "    "))
+        elif r["status"] == "prepared" and r["run_id"] == working:
+            lines.append(f"    in progress (pid {live}): another command is working on the store")
         elif r["status"] == "prepared":
             lines.append("    unfinished: the next command on the store rolls it back")
         else:
@@ -61,11 +66,11 @@ def run_log(runs: list[dict[str, Any]], root: str, width: int = PIPE_WIDTH) -> l
     return lines
 
 
-def render_runs(runs: list[dict[str, Any]], root: str, keep: int, width: int = PIPE_WIDTH) -> str:
+def render_runs(runs: list[dict[str, Any]], root: str, keep: int, width: int = PIPE_WIDTH, live: str | None = None) -> str:
     if not runs:
         return joined([f"No runs recorded in {root}."])
     head = f"{plural(len(runs), 'run')} kept in {root} (the newest {keep} are kept; older ones are pruned after an apply)"
-    return joined([*wrap(head, width, "", "  "), "", *run_log(runs, root, width)])
+    return joined([*wrap(head, width, "", "  "), "", *run_log(runs, root, width, live)])
 
 
 def action_line(n: int | None, a: Action, width: int) -> list[str]:

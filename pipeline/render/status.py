@@ -43,7 +43,7 @@ def render_status(info: dict[str, Any], width: int = PIPE_WIDTH, config: str | N
     if runs:
         more = f"; `memconsolidate runs {root}` lists all {len(runs)}" if len(runs) > SHOWN_RUNS else ""
         out.extend(wrap(f"Last runs (newest first{more})", width, "", "  "))
-        out.extend(run_log(runs[-SHOWN_RUNS:], root, width))
+        out.extend(run_log(runs[-SHOWN_RUNS:], root, width, info.get("run_in_progress")))
     else:
         out.append("No runs applied yet.")
     return joined(out)
