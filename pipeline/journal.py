@@ -48,7 +48,7 @@ from .journal_check import (
     store_key,
     verify,
 )
-from .lock import state_dir
+from .lock import open_regular, state_dir
 from .config import STATE_DIR
 
 JOURNAL = "journal.json"
@@ -241,18 +241,6 @@ def _read_fd(fd: int) -> bytes:
         chunks.append(chunk)
         offset += len(chunk)
     return b"".join(chunks)
-
-
-def _open_regular(path: Path, flags: int) -> int:
-    """Open a store file to change it where it is: never a FIFO, and never a file with a second name
-    (a hard link to a snapshot or an outside file would grow or shrink that other file too)."""
-    fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK)
-    st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
-        os.close(fd)
-        why = "not a regular file" if not stat.S_ISREG(st.st_mode) else "it has other hard links"
-        raise OSError(errno.EINVAL, why, str(path))
-    return fd
 
 
 def _hard_linked(path: Path) -> bool:
@@ -772,7 +760,7 @@ def _in_place(target: Path, op: Op, expected: dict[str, str] | None) -> None:
     """Append to or cut back a file where it is: whoever holds it open keeps writing to the file
     everyone sees. Refused if it is not what the journal recorded (an agent wrote meanwhile)."""
     flags = os.O_RDWR | (os.O_APPEND if op.kind == "append" else 0)
-    fd = _open_regular(target, flags)
+    fd = open_regular(target, flags)
     try:
         data = _read_fd(fd) if expected is not None and op.path in expected else None
         if data is not None and sha(data) != expected[op.path]:  # type: ignore[index]
@@ -835,7 +823,7 @@ def _restore(
     """Put `p` back to before the run by the cheapest way that needs no free space; returns a note."""
     target = root / p
     if "append" in entry:
-        fd = _open_regular(target, os.O_RDWR)
+        fd = open_regular(target, os.O_RDWR)
         try:
             if sha(_read_fd(fd)) != state(cur):
                 # written since rollback read it: cutting now could drop those bytes; next time decides
@@ -870,7 +858,7 @@ def _restore(
             return None
     blob = read_blob(run, entry["blob"], entry["before"])
     if cur is not None and len(cur) < len(blob) and blob.startswith(cur):
-        fd = _open_regular(target, os.O_WRONLY | os.O_APPEND)  # an append this run cut off: add it back
+        fd = open_regular(target, os.O_WRONLY | os.O_APPEND)  # an append this run cut off: add it back
         try:
             _write_all(fd, blob[len(cur) :])
             _fsync_quietly(fd)

@@ -57,24 +57,31 @@ def _ignore_in_git(path: Path) -> None:
         fh.write(b"# created by memconsolidate: its journals hold copies of your memories\n*\n")
 
 
+def open_regular(path: Path, flags: int, mode: int = 0o600) -> int:
+    """Open a file to change it where it is: never through a symlink, never a FIFO (which would block
+    the open), never a file with a second name (a hard link to a memory, a snapshot or an outside
+    file would grow or shrink that other file too). OSError (EINVAL) says which."""
+    fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK, mode)
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
+        os.close(fd)
+        why = "not a regular file" if not stat.S_ISREG(st.st_mode) else "it has other hard links"
+        raise OSError(errno.EINVAL, why, str(path))
+    return fd
+
+
 @contextmanager
 def store_lock(root: Path) -> Iterator[None]:
     path = state_dir(root) / "lock"
     try:
-        # O_NOFOLLOW: a planted `lock -> ~/file` symlink would have us truncate that file
-        fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600)
+        # Taking the lock writes the pid into it: a planted symlink, FIFO or hard link (a store
+        # unpacked from an archive can carry one to a memory) is never our lock.
+        fd = open_regular(path, os.O_RDWR | os.O_CREAT)
     except OSError as exc:
         if exc.errno in UNWRITABLE:
             raise not_writable(root, exc) from None
-        raise RunFailed(f"cannot open the lock file {path}: {exc.strerror} (a symlink is never followed)") from None
+        raise RunFailed(f"cannot use the lock file {path}: {exc.strerror} (a symlink is never followed): remove it and run again") from None
     try:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):  # a planted FIFO or device is not our lock
-            raise RunFailed(f"the lock file {path} is not a regular file")
-        if st.st_nlink != 1:
-            # A hard link (a store unpacked from an archive can carry one) makes the lock another
-            # file too, a memory perhaps, and taking the lock writes the pid into it.
-            raise RunFailed(f"the lock file {path} is also another file ({st.st_nlink} hard links): remove it and run again")
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

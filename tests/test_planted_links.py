@@ -39,7 +39,7 @@ def test_a_fleet_state_hard_linked_to_a_memory_is_refused_and_the_memory_kept(tm
     os.link(store / BLOG, folder / ".memconsolidate-fleet.jsonl")
     res = run_cli("fleet", "run", "--if-due", "--discover", str(folder), "--now", NOW, "--model", "none")
     assert res.returncode == 2, res.stderr
-    assert "not a file of its own" in res.stderr and res.stdout == ""
+    assert "other hard links" in res.stderr and res.stdout == ""
     assert (store / BLOG).read_bytes() == memory
 
 

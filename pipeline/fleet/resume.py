@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from ..errors import UsageError
+from ..lock import open_regular
 from .task import STATUSES
 
 SCHEMA = "memconsolidate.fleet-state/1"
@@ -118,17 +119,13 @@ class FleetState:
             self._append({"schema": SCHEMA, "fleet_run": self.fleet_run, "started": wall.isoformat(timespec="seconds")})
 
     def _open(self, truncate: bool) -> int:
-        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | os.O_NOFOLLOW
         try:
-            fd = os.open(self.path, flags, 0o600)
+            # Starting afresh empties the file and each store appends to it: a hard link would make
+            # it another file too (a store's memories, in a folder unpacked from an archive).
+            fd = open_regular(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND)
         except OSError as exc:
-            raise UsageError(f"cannot write the fleet state {self.path}: {exc.strerror or exc} (a symlink is never followed)") from None
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
-            # A hard link would make the state another file too (a store's memories, in a folder
-            # unpacked from an archive): starting afresh empties the file, appending adds to it.
-            os.close(fd)
-            raise UsageError(f"the fleet state {self.path} is not a file of its own (a hard link or not a regular file): remove it or pass --state")
+            raise UsageError(f"cannot write the fleet state {self.path}: {exc.strerror or exc} (a symlink is never followed): "
+                             "remove it or pass --state") from None
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
