@@ -27,6 +27,7 @@ from .fleet.cli import app as _fleet_app
 from .printable import printable
 from .render.text import terminal_width
 from .storage.gc_pause import freeze_at_exit
+from .text.counts import plural
 
 EPILOG = """\
 Exit codes: 0 success (also `run --if-due` when not due or when another run holds the store);
@@ -205,19 +206,22 @@ def undo(
     *,
     opts: Options,
 ) -> None:
-    """Restore the store byte-for-byte to how it was before a run."""
+    """Restore the store byte-for-byte to how it was before a run (lines added since at the end of its files are kept)."""
 
     def body() -> None:
         from .workflow import undo_store
 
         record = undo_store(path, run, say)
         target = record.info.get("undo_of", record.run_id)
+        kept: dict[str, int] = record.info.get("kept_added", {})
         if as_json:
             emit_json({"undone": target, "run_id": record.run_id if "undo_of" in record.info else None,
-                       "restored": sorted(record.touched)})
+                       "restored": sorted(record.touched), "kept_added": kept})
         elif not opts.quiet:
             n = len(record.touched)
             _print(f"Undid run {target}: {n} {'file' if n == 1 else 'files'} restored.")
+            for p, size in kept.items():
+                _print(f"  kept what was added to {printable(p)} since the run ({plural(size, 'byte')}), after its bytes from before it")
 
     guarded(body)
 

@@ -650,6 +650,8 @@ def _prepare(root: Path, run: Path, run_id: str, sim: _Sim, info: dict, key: byt
     live = _Live(run, {})
     for n, (p, data) in enumerate(sorted(sim.before.items())):
         entry: dict[str, Any] = {"before": state(data), "after": state(sim.after[p]), "states": sorted(sim.states.get(p, ()))}
+        if (left := sim.after[p]) is not None:
+            entry["after_size"] = len(left)  # what `undo` needs to tell lines an agent added since
         if p in sim.appends:
             length, added = sim.appends[p]
             name = f"added/{n:05d}"
@@ -1174,20 +1176,58 @@ def _state_of(root: Path, record: RunRecord, side: str) -> list[str]:
     return differ
 
 
-def undo_ops(root: Path, record: RunRecord) -> list[Op]:
-    """The ops that put back what `record` changed; refuses if those files changed since."""
+def _lines_added_since(run: Path, entry: dict[str, Any], cur: bytes | None | _Other) -> tuple[bytes, bytes] | None:
+    """(the bytes from before the run, the lines added since) when `cur` is exactly what the run
+    left plus whole lines after it (an agent appending a memory the next morning); else None.
+
+    Raises RunFailed when the lines cannot go back onto the bytes from before the run as lines:
+    those bytes do not end with a line break, so the first added line would join their last one."""
+    size = entry.get("after_size")
+    if size is None or entry["before"] == ABSENT or not isinstance(cur, bytes) or len(cur) <= size:
+        return None
+    left = cur[:size]
+    if sha(left) != entry["after"] or not (size == 0 or left.endswith((b"\n", b"\r"))):
+        return None  # the run's last line was written on, or something else changed
+    before = cur[: entry["append"]["length"]] if "append" in entry else read_blob(run, entry["blob"], entry["before"])
+    if before and not before.endswith((b"\n", b"\r")):
+        raise RunFailed("its bytes from before the run do not end with a line break, so the lines added since would "
+                        "join their last line")
+    return before, cur[size:]
+
+
+def undo_ops(root: Path, record: RunRecord) -> tuple[list[Op], dict[str, int]]:
+    """The ops that put back what `record` changed, and the bytes of lines added since that they
+    keep (path -> count): a file holding exactly what the run left plus lines added at its end gets
+    its bytes from before the run plus those lines. Refuses if the files changed any other way."""
     run = runs_dir(root) / record.run_id
     try:
         check_paths(root, record)
     except Refused as exc:
         raise RunFailed(f"cannot undo run {record.run_id}: {exc}") from None
-    changed = _state_of(root, record, "after")
+    added: dict[str, tuple[bytes, bytes, str]] = {}
+    changed = []
+    for p in _state_of(root, record, "after"):
+        cur = _now(root / p)
+        try:
+            found = _lines_added_since(run, record.touched[p], cur)
+        except (OSError, Refused) as exc:
+            raise RunFailed(f"cannot undo run {record.run_id}: the copy of {p} is unusable ({exc})") from None
+        except RunFailed as exc:
+            raise RunFailed(f"cannot undo run {record.run_id}: {p} gained lines since it ran, but {exc}") from None
+        if found is None:
+            changed.append(p)
+        else:
+            added[p] = (*found, _state_now(cur))
     if changed:
         shown = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
         raise RunFailed(f"cannot undo run {record.run_id}: changed since it ran: {shown}")
     ops: list[Op] = []
     for p, entry in sorted(record.touched.items()):
-        if entry["before"] == ABSENT:
+        if p in added:
+            # Rewritten, not cut in place: the lines after the run's bytes stay, the run's go.
+            before, lines, now = added[p]
+            ops.append(Op("write", p, data=before + lines, expect=now, mode=entry.get("mode")))
+        elif entry["before"] == ABSENT:
             if entry["after"] != ABSENT:
                 ops.append(Op("remove", p, expect=entry["after"]))
         elif entry["after"] == entry["before"]:
@@ -1201,11 +1241,12 @@ def undo_ops(root: Path, record: RunRecord) -> list[Op]:
             except (OSError, Refused) as exc:
                 raise RunFailed(f"cannot undo run {record.run_id}: the copy of {p} is unusable ({exc})") from None
             ops.append(Op("write", p, data=blob, expect=entry["after"], mode=entry.get("mode")))
-    return ops
+    return ops, {p: len(lines) for p, (_, lines, _) in sorted(added.items())}
 
 
 def undo(root: Path, run_id: str | None = None) -> RunRecord:
-    runs = [r for r in committed_runs(root) if "undo_of" not in r.info]
+    committed = committed_runs(root)
+    runs = [r for r in committed if "undo_of" not in r.info]
     if run_id is not None and run_id not in {r.run_id for r in runs}:
         refused = [v for v in run_views(root) if v.name == run_id and v.problem]
         if refused:
@@ -1222,14 +1263,18 @@ def undo(root: Path, run_id: str | None = None) -> RunRecord:
         target = matches[0]
     key = store_key(state_dir(root), create=True)
     assert key is not None
-    if not _state_of(root, target, "before"):
-        # Already back to before (an undo that crashed after its own commit): its folders may
-        # still be there, then record it.
+    if any(r.info.get("undo_of") == target.run_id for r in committed) or not _state_of(root, target, "before"):
+        # Already undone (an undo that crashed after its own commit, maybe keeping lines added since,
+        # or a store put back by hand): its folders may still be there, then record it.
         _remove_created_dirs(root, target)
         target.status = "undone"
         _save_record(runs_dir(root) / target.run_id, target, key)
         return target
-    result = execute(root, undo_ops(root, target), info={"undo_of": target.run_id})
+    ops, kept = undo_ops(root, target)
+    info: dict[str, Any] = {"undo_of": target.run_id}
+    if kept:
+        info["kept_added"] = kept  # lines added since the run, left in place after the run's undone bytes
+    result = execute(root, ops, info=info)
     _remove_created_dirs(root, target)
     target.status = "undone"
     _save_record(runs_dir(root) / target.run_id, target, key)

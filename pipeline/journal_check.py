@@ -42,7 +42,7 @@ _SHA = re.compile(r"[0-9a-f]{64}")
 _KEY = re.compile(rb"([0-9a-f]{64}) ([0-9]{1,20})\n")
 MAX_JOURNAL_BYTES = 256 * 1024 * 1024
 _RECORD_KEYS = {"run_id", "status", "created", "touched", "dirs_created", "ops", "info", "hmac"}
-_ENTRY_KEYS = {"before", "after", "states", "blob", "mode", "append", "live"}
+_ENTRY_KEYS = {"before", "after", "after_size", "states", "blob", "mode", "append", "live"}
 _APPEND_KEYS = {"length", "added", "size", "sha"}
 _OP_KEYS = {"kind", "path", "dest", "length"}
 
@@ -218,6 +218,8 @@ def _entry(p: str, e: Any) -> None:
         raise Refused(f"states of {p!r} is not a list")
     for s in states:
         _state(s, f"a state of {p!r}")
+    if "after_size" in e:
+        _count(e["after_size"], f"size after the run of {p!r}")
     if "mode" in e and (_count(e["mode"], f"mode of {p!r}") > 0o7777):
         raise Refused(f"mode of {p!r} is out of range")
     if "live" in e and not (isinstance(e["live"], str) and LIVE.fullmatch(e["live"])):
