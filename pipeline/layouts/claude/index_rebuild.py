@@ -11,6 +11,11 @@ body's first paragraph (`first_prose`). The old MEMORY.md is copied to `.archive
 first. A MEMORY.md the reader could not read is never rewritten, and an edited one is written only
 if the same grammar, reading it back, reaches every surviving file and no entry is left dangling.
 
+A file archived is gone from the whole tree index: its tree-index lines (`- 6. Title` for `6-…md`)
+go like its entry lines, in MEMORY.md and in the sub-indexes MEMORY.md reaches (`_edit_sub_indexes`:
+entry and numbered lines removed, inline links struck out, nothing added or trimmed; each old copy
+archived first, each write built on the bytes read), so a resolver given the number finds no ghost.
+
 A memory kept inside MEMORY.md itself (`MEMORY.md#<section>/<n>`) that is archived, pruned or merged
 away is cut out of MEMORY.md in place (`_cut_index_memories`), its lines checked against what was
 read; the old MEMORY.md is archived first, as above.
@@ -21,6 +26,7 @@ Both return journal ops built on the bytes they read; the writer (`changes`) dec
 from __future__ import annotations
 
 import re
+import sys
 from pathlib import Path
 from typing import Callable
 from urllib.parse import quote
@@ -147,13 +153,14 @@ def _rebuild_index(
     root: Path, corpus: Corpus, settings: Settings, run_id: str, index_key: str, archived: set[str], out: ChangeSet,
     created: dict[str, tuple[str, str]] | None = None,
     disk: DiskReads | None = None,
-) -> tuple[Op | None, Op | None, str, str]:
-    """(write of the new MEMORY.md, write of its archived copy, summary, why not) for one folder."""
+) -> tuple[list[Op], str, str]:
+    """(the writes, archived copies first, of the new MEMORY.md and of the sub-indexes that pointed at
+    archived files; summary; why not) for one folder."""
     if index_key not in corpus.indexes:
-        return None, None, "", "MEMORY.md could not be read: left untouched, not rebuilt"
+        return [], "", "MEMORY.md could not be read: left untouched, not rebuilt"
     path = root / index_key
     if path.is_symlink():
-        return None, None, "", "MEMORY.md is a symlink: left untouched"
+        return [], "", "MEMORY.md is a symlink: left untouched"
     old: bytes | None = None
     existing: str | None = None
     bom = False
@@ -165,13 +172,23 @@ def _rebuild_index(
                 raise Unreadable("it is gone")
             existing = decode_text(old)
         except Unreadable as exc:
-            return None, None, "", f"MEMORY.md could not be read again ({exc}): not rebuilt"
+            return [], "", f"MEMORY.md could not be read again ({exc}): not rebuilt"
         bom = split_bom(old)[0]
     by_key = corpus.by_key()
     folder = folder_of(index_key)
     surviving = [k for k in corpus.indexes[index_key] if k not in archived] + sorted(created or {})
     names = {_name(k) for k in surviving}
-    read = _sibling_reader(root, folder, settings, disk)
+    archived_here = {_name(k) for k in corpus.indexes[index_key] if k in archived}
+    # A tree index's `- 6. Title` stood for the one file named `6-…md`: gone with it, if archived.
+    gone_numbers = {int(n): name for n, name in memory_md.by_number(names | archived_here).items()
+                    if name in archived_here and str(int(n)) == n}
+    sub_ops, sub_texts, sub_summary = _edit_sub_indexes(
+        corpus, settings, run_id, index_key, archived, archived_here, gone_numbers, disk or DiskReads(root, settings.max_file_bytes))
+    on_disk = _sibling_reader(root, folder, settings, disk)
+
+    def read(name: str) -> str | None:  # the sub-indexes as this run leaves them
+        return sub_texts[name] if name in sub_texts else on_disk(name)
+
     before = memory_md.reach(existing or "", names, read)
     linked_names = set(before.entries) | set(before.inline)
     gone = sorted(n for n in linked_names if n not in names)
@@ -196,24 +213,78 @@ def _rebuild_index(
         gone,
         settings.claude.index_budget_bytes,
         settings.claude.index_min_hook_chars,
+        gone_numbers=gone_numbers,
     )
     text = rebuilt.text
     # The reader decides what the next plan sees: every surviving file reached, no entry left dangling.
     after = memory_md.reach(text, names, read)
-    if set(after.reached) != names or after.dangling(names) or len(after.entries) != len(set(after.entries)):
-        return None, None, "", "the rebuilt index would not reach every file exactly once: left untouched"
+    if (set(after.reached) != names or after.dangling(names) or len(after.entries) != len(set(after.entries))
+            or _numbered_left(text, gone_numbers)):
+        return [], "", "the rebuilt index would not reach every file exactly once: left untouched"
     out.notes.extend(f"{index_key}: {w}" for w in rebuilt.warnings)
     text = text if existing is None else with_old_line_endings(text, existing)
     data = _encode(text, bom)
     if old is not None and data == old:
-        return None, None, "", "index already up to date"
+        return sub_ops, sub_summary, "" if sub_ops else "index already up to date"
     removed = len(rebuilt.removed)
     summary = f"{removed} entr{'y' if removed == 1 else 'ies'} removed, {len(rebuilt.added)} added, {len(after.reached)} reached"
     if old is None:
         summary = f"created with {len(items)} entries"
-    copy = Op("write", archive_path(folder, run_id, INDEX), data=old, expect=ABSENT) if old is not None else None
+    summary = "; ".join(filter(None, (summary, sub_summary)))
+    copy = [Op("write", archive_path(folder, run_id, INDEX), data=old, expect=ABSENT)] if old is not None else []
     # built on `old`: a MEMORY.md edited since this read is not replaced
-    return Op("write", index_key, data=data, expect=ABSENT if old is None else sha(old)), copy, summary, ""
+    return copy + [Op("write", index_key, data=data, expect=ABSENT if old is None else sha(old))] + sub_ops, summary, ""
+
+
+def _numbered_left(text: str, gone_numbers: dict[int, str]) -> bool:
+    """Whether an index still has a `- N. Title` line standing for a file now gone."""
+    return any(p.number in gone_numbers for p in memory_md.parse(text) if p.entry is None and not p.code)
+
+
+def _edit_sub_indexes(
+    corpus: Corpus, settings: Settings, run_id: str, index_key: str, archived: set[str], archived_here: set[str],
+    gone_numbers: dict[int, str], disk: DiskReads,
+) -> tuple[list[Op], dict[str, str], str]:
+    """The sub-indexes MEMORY.md reaches that point at files this run archives, edited like MEMORY.md
+    (their entry lines and `- N. Title` lines removed, inline links struck out; nothing added, no hook
+    trimmed: Claude Code does not load them): (the writes, each after its archived copy; each edited
+    sub-index's new text by name; a summary). One that cannot be read again, or that would still
+    point at an archived file read back, is left as it is and said so in the summary."""
+    ops: list[Op] = []
+    texts: dict[str, str] = {}
+    said: list[str] = []
+    folder = folder_of(index_key)
+    for key in corpus.extra.get("sub_indexes", {}).get(index_key, []):
+        name = _name(key)
+        if key in archived or folder_of(key) != folder:
+            continue
+        try:
+            old = disk.bytes(key)
+            if old is None:
+                continue
+            existing = decode_text(old)
+        except Unreadable as exc:
+            said.append(f"{name} not edited, cannot read it again: {exc}")
+            continue
+        parsed = memory_md.parse(existing.replace("\r\n", "\n"))
+        gone = {n for p in parsed if not p.code for n in [p.entry, *(lk[3] for lk in p.links)] if n in archived_here}
+        if not gone and not _numbered_left(existing.replace("\r\n", "\n"), gone_numbers):
+            continue
+        rebuilt = rebuild(existing.replace("\r\n", "\n"), "", [], gone, sys.maxsize, 0, sys.maxsize, gone_numbers=gone_numbers)
+        left = memory_md.parse(rebuilt.text)
+        if _numbered_left(rebuilt.text, gone_numbers) or any(
+                n in archived_here for p in left if not p.code for n in [p.entry, *(lk[3] for lk in p.links)]):
+            said.append(f"{name} not edited: it would still point at an archived file")
+            continue
+        new = _encode(with_old_line_endings(rebuilt.text, existing), split_bom(old)[0])
+        if new == old:
+            continue
+        texts[name] = rebuilt.text
+        ops += [Op("write", archive_path(folder, run_id, name), data=old, expect=ABSENT),
+                Op("write", key, data=new, expect=sha(old))]  # built on `old`: one edited since is not replaced
+        removed = len(rebuilt.removed)
+        said.append(f"{name}: {removed} entr{'y' if removed == 1 else 'ies'} removed")
+    return ops, texts, "; ".join(said)
 
 
 def _cut_index_memories(

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Callable, Collection
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
@@ -302,10 +302,14 @@ def _block_end(lines: list[str], parsed: list[Line], i: int) -> int:
 
 def rebuild(
     existing: str | None, heading: str, add: list[IndexItem], gone: Collection[str], budget: int, min_hook: int,
-    max_lines: int = MAX_LINES,
+    max_lines: int = MAX_LINES, gone_numbers: Mapping[int, str] | None = None,
 ) -> RebuiltIndex:
     """MEMORY.md with entries added for `add`, entries for `gone` removed (inline links to them
-    struck out), and repeated entry lines dropped; everything else stays where the author put it."""
+    struck out), and repeated entry lines dropped; everything else stays where the author put it.
+
+    `gone_numbers`: the tree-index numbers (`- 6. Title`) that stood for a file now gone, with its
+    name: their lines are entries of that file, removed like the others."""
+    gone_numbers = gone_numbers or {}
     if existing is None or not existing.strip():
         return _fresh(heading, add, budget, min_hook, max_lines)
     parsed = parse(existing.replace("\r\n", "\n"))
@@ -320,6 +324,10 @@ def rebuild(
         if p.entry is not None and (p.entry in gone or p.entry in seen):
             keep[p.n] = False
             removed.append(p.entry)
+            continue
+        if p.entry is None and p.number is not None and p.number in gone_numbers:
+            keep[p.n] = False
+            removed.append(gone_numbers[p.number])
             continue
         if p.entry is not None:
             seen.add(p.entry)

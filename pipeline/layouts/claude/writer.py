@@ -201,13 +201,11 @@ def changes(
             fc.index_note = edited[index_key]
             continue
         created = {k: (title, hook) for k, (_, title, hook) in d.created.items() if folder_of(k) == name}
-        op, archived_copy, summary, why = _rebuild_index(root, corpus, settings, run_id, index_key, archived_keys, out, created, disk)
-        if op is None:
+        index_ops, summary, why = _rebuild_index(root, corpus, settings, run_id, index_key, archived_keys, out, created, disk)
+        if not index_ops:
             fc.index_note = why
             continue
-        if archived_copy is not None:
-            ops_writes.append(archived_copy)
-        ops_writes.append(op)
+        ops_writes.extend(index_ops)
         fc.index = summary
         index_written.add(index_key)
     for index_key, idxs in d.index_actions.items():

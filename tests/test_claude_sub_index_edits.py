@@ -1,0 +1,141 @@
+"""A tree index (MEMORY.md and sub-index files, numbered `- N. Title` lines for `N-…md` files, as
+some real Claude Code stores keep them): a file the run archives loses its lines everywhere the index
+points at it, not just in MEMORY.md's links. Before, its numbered lines and its sub-index entries
+were left dangling (a resolver script given the number found nothing). Stores built here, in the
+shape of ../shared/real-stores/wild/webeverything."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from helpers import NOW, run_cli, snapshot
+
+PLAN = ["--now", NOW, "--model", "none", "--max-retire", "0.5"]  # two of five files retired
+APPLY = [*PLAN, "--yes"]
+
+FRONT = "---\nname: {name}\ndescription: {desc}\ntype: feedback\n---\n\n{body}\n"
+MEMORY_MD = """# Memory
+
+Core rules, by number (open one with the resolver):
+
+- 1. Migrations first — run migrations before the rolling deploy
+- 2. Migrations first (copy) — the same rule, written again
+- **[Ops](index-ops.md)** — the ops cluster
+"""
+INDEX_OPS = """---
+name: index-ops
+description: the ops cluster
+---
+
+Ops cluster — see also [the queue copy](5-queue-copy.md) when in doubt:
+
+- 2. Migrations first (copy) — the same rule, written again
+- 3. Cache keys — cache keys carry the schema version
+- [Queue retries](4-queue.md) — retry the queue three times
+- [Queue retries (copy)](5-queue-copy.md) — retry the queue three times
+"""
+FILES = {
+    "1-migrations.md": ("migrations", "run migrations first", "Run migrations before the rolling deploy."),
+    "2-migrations-copy.md": ("migrations-copy", "run migrations first", "Run migrations before the rolling deploy."),
+    "3-cache.md": ("cache", "cache keys", "Cache keys carry the schema version, so a deploy never reads stale entries."),
+    "4-queue.md": ("queue", "queue retries", "Retry the queue worker three times with backoff."),
+    "5-queue-copy.md": ("queue-copy", "queue retries", "Retry the queue worker three times with backoff."),
+}
+
+
+def tree_store(root: Path, eol: str = "\n") -> Path:
+    root.mkdir(parents=True)
+    (root / "MEMORY.md").write_bytes(MEMORY_MD.replace("\n", eol).encode())
+    (root / "index-ops.md").write_bytes(INDEX_OPS.replace("\n", eol).encode())
+    for name, (n, desc, body) in FILES.items():
+        (root / name).write_text(FRONT.format(name=n, desc=desc, body=body), encoding="utf-8")
+    return root
+
+
+def _apply(store: Path) -> dict:
+    res = run_cli("apply", str(store), *APPLY, "--json")
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)
+
+
+def test_the_plan_archives_the_two_copies(tmp_path):
+    """What the rest of this file relies on: the duplicates merge, the copies go."""
+    store = tree_store(tmp_path / "s")
+    res = run_cli("plan", str(store), *PLAN, "--json")
+    merges = [a for a in json.loads(res.stdout)["actions"] if a["kind"] == "merge_duplicate"]
+    assert sorted(a["survivor"] for a in merges) == ["1-migrations.md", "4-queue.md"]
+
+
+@pytest.mark.parametrize("eol", ["\n", "\r\n"])
+def test_archived_files_lose_their_numbered_lines_and_sub_index_entries(tmp_path, eol):
+    store = tree_store(tmp_path / "s", eol)
+    old_index, old_sub = (store / "MEMORY.md").read_bytes(), (store / "index-ops.md").read_bytes()
+    result = _apply(store)
+    run_id = result["run_id"]
+    assert not (store / "2-migrations-copy.md").exists() and not (store / "5-queue-copy.md").exists()
+
+    index = (store / "MEMORY.md").read_bytes().decode()
+    assert "- 2. Migrations first (copy)" not in index
+    assert "- 1. Migrations first" in index and "**[Ops](index-ops.md)**" in index
+    sub = (store / "index-ops.md").read_bytes().decode()
+    assert "- 2. Migrations first (copy)" not in sub
+    assert "(5-queue-copy.md)" not in sub
+    assert "see also ~~the queue copy~~ when in doubt" in sub  # prose kept, its link struck out
+    assert "- 3. Cache keys" in sub and "- [Queue retries](4-queue.md)" in sub
+    assert sub.startswith(f"---{eol}name: index-ops{eol}")  # front matter and line endings kept
+    assert all(line.endswith("\r") == (eol == "\r\n") for line in sub.split("\n")[:-1])
+    # the old copies are archived first, byte for byte
+    assert (store / ".archive" / run_id / "MEMORY.md").read_bytes() == old_index
+    assert (store / ".archive" / run_id / "index-ops.md").read_bytes() == old_sub
+
+
+def test_the_next_plan_finds_nothing_dangling_and_undo_restores_every_index(tmp_path):
+    store = tree_store(tmp_path / "s")
+    before = snapshot(store)
+    _apply(store)
+    again = run_cli("plan", str(store), *PLAN, "--json")
+    plan = json.loads(again.stdout)
+    assert not [a for a in plan["actions"] if a["kind"] == "rebuild_index"], plan["actions"]
+    assert not [f for f in plan["findings"] if "dangling" in f["reason"] or "no longer exists" in f["reason"]]
+    res = run_cli("undo", str(store))
+    assert res.returncode == 0, res.stderr
+    assert snapshot(store) == before
+
+
+def test_a_sub_index_edited_since_the_plan_read_it_is_not_replaced(tmp_path, monkeypatch):
+    """The sub-index write is built on the bytes read: one an agent edited meanwhile refuses the run."""
+    from pipeline import journal
+
+    store = tree_store(tmp_path / "s")
+    real = journal._simulate
+
+    def agent_then_simulate(root, ops):
+        with open(store / "index-ops.md", "a", encoding="utf-8") as fh:
+            fh.write("- 6. Written meanwhile — by the agent\n")
+        return real(root, ops)
+
+    monkeypatch.setattr(journal, "_simulate", agent_then_simulate)
+    from pipeline.api import apply_plan, build_plan, open_store
+    from pipeline.config import Settings
+    from pipeline.errors import RunFailed
+
+    settings = Settings.model_validate({"now": NOW, "llm": {"model": "none"}, "max_retire_fraction": 0.5})
+    corpus, settings = open_store(store, settings)
+    plan = build_plan(corpus, settings)
+    with pytest.raises(RunFailed, match="index-ops.md changed since it was read"):
+        apply_plan(corpus, plan, settings)
+    assert (store / "index-ops.md").read_text(encoding="utf-8").endswith("- 6. Written meanwhile — by the agent\n")
+    assert (store / "2-migrations-copy.md").exists()
+
+
+def test_a_sub_index_that_is_not_reached_is_left_alone(tmp_path):
+    """Only the sub-indexes MEMORY.md reaches are indexes of the folder; another file listing the copy
+    is a memory, and memories are not rewritten by an archive elsewhere."""
+    store = tree_store(tmp_path / "s")
+    (store / "MEMORY.md").write_text(MEMORY_MD.replace("- **[Ops](index-ops.md)** — the ops cluster\n", ""), encoding="utf-8")
+    sub = (store / "index-ops.md").read_bytes()
+    _apply(store)
+    assert (store / "index-ops.md").read_bytes() == sub
