@@ -114,8 +114,15 @@ import pytest
         ("reorder", '{"id": "r1", "stage": "reorder", "a": "x", "b": "y", "label": "yes"}', "line 1: label must be true or false"),
         ("reorder", '{"id": ["x"], "stage": "reorder", "a": "x", "b": "y", "label": true}', "line 1: a case needs at least id and stage"),
         ("rule", '{"id": "u1", "stage": "rule", "text": null, "label": true}', "line 1: text must be a string"),
-        ("split", '{"id": "s1", "stage": "split", "cap": "x", "sections": "nope"}', "is not a split case"),
-        ("metadata", '{"id": "m1", "stage": "metadata", "members": [1, 2]}', "is not a metadata case"),
+        ("split", '{"id": "s1", "stage": "split", "cap": "x", "sections": "nope"}', "line 1: not a split case (cap: "),
+        ("split", '{"id": "s1", "stage": "split", "cap": 5, "sections": [], "gold": []}', "line 1: not a split case (sections: "),
+        ("split", '{"id": "s1", "stage": "split", "cap": 5, "sections": [{"heading": "h"}], "gold": [[0]]}',
+         "line 1: not a split case (sections.0.body: field required)"),
+        ("split", '{"id": "s1", "stage": "split", "cap": true, "sections": [{"heading": "h", "body": "b"}], "gold": [[0]]}',
+         "line 1: not a split case (cap: "),
+        ("metadata", '{"id": "m1", "stage": "metadata", "members": [1, 2]}', "line 1: not a metadata case (members.0: "),
+        ("metadata", '{"id": "m1", "stage": "metadata", "members": [{"body": "x", "tags": "ops"}]}',
+         "line 1: not a metadata case (members.0.tags: "),
         ("reorder", '{"id": "r1", "stage": "reorder", "a": ' + "[" * 100000 + "]" * 100000 + "}", "line 1: not valid JSON"),
     ],
 )
@@ -132,3 +139,17 @@ def test_a_dataset_that_is_not_utf8_is_a_usage_error(tmp_path):
     dataset.write_bytes(b'{"id": "r1", "stage": "reorder", "a": "\xff"}\n')
     res = run_cli("eval", "--stage", "reorder", "--dataset", str(dataset), "--model", "stub")
     assert res.returncode == 2 and "not UTF-8" in res.stderr, res.stderr
+
+
+def test_a_bug_in_a_content_stage_is_not_blamed_on_the_dataset(monkeypatch):
+    """Shapes are checked as the cases are read; a KeyError the stage itself raises on a well-formed
+    case is a bug to see (the CLI's internal error), not "a case is not a split case"."""
+    from pipeline.config import Settings
+    from pipeline.evaluate import content, run_eval
+
+    def broken(cases, client, settings):
+        return {}["a key the stage forgot"]
+
+    monkeypatch.setitem(content.CONTENT_STAGES, "split", broken)
+    with pytest.raises(KeyError, match="a key the stage forgot"):
+        run_eval("split", None, Settings.model_validate({"llm": {"model": "stub"}}), client=None)

@@ -7,6 +7,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
 from ..errors import UsageError
 
 EVALS_ENV = "MEMCONSOLIDATE_EVALS"
@@ -64,6 +66,47 @@ _FIELDS: dict[str, dict[str, type]] = {
 }
 
 
+class _Member(BaseModel):
+    """A memory of a metadata case (`created`, `source`, `strength` and the like may come too)."""
+
+    model_config = ConfigDict(extra="allow", strict=True)
+    title: str = ""
+    description: str = ""
+    body: str = ""
+    type: str | None = None
+    tags: list[str] = []
+
+
+class _MetadataCase(BaseModel):
+    model_config = ConfigDict(extra="allow", strict=True)
+    members: list[_Member] = Field(min_length=1)
+    must_keep: list[str] = []
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="allow", strict=True)
+    heading: str
+    body: str
+
+
+class _SplitCase(BaseModel):
+    model_config = ConfigDict(extra="allow", strict=True)
+    cap: int = Field(ge=1)
+    sections: list[_Section] = Field(min_length=1)
+    gold: list[list[int]]
+
+
+# The content stages' cases, checked whole as they are read: a case of another shape is the
+# dataset's fault (exit 2, its line named), and nothing the stage then raises is blamed on the data.
+_SHAPES: dict[str, type[BaseModel]] = {"metadata": _MetadataCase, "split": _SplitCase}
+
+
+def _shape_error(exc: ValidationError) -> str:
+    first = exc.errors()[0]
+    where = ".".join(str(part) for part in first["loc"])
+    return f"{where}: {first['msg'][0].lower()}{first['msg'][1:]}" if where else first["msg"]
+
+
 def load_cases(path: Path, stage: str | None = None) -> list[dict[str, Any]]:
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
@@ -86,6 +129,11 @@ def load_cases(path: Path, stage: str | None = None) -> list[dict[str, Any]]:
         for field, kind in _FIELDS.get(case["stage"], {}).items():
             if not isinstance(case.get(field), kind):
                 raise UsageError(f"dataset {path} line {n}: {field} must be {'true or false' if kind is bool else 'a string'}")
+        if case["stage"] in _SHAPES:
+            try:
+                _SHAPES[case["stage"]].model_validate(case)
+            except ValidationError as exc:
+                raise UsageError(f"dataset {path} line {n}: not a {case['stage']} case ({_shape_error(exc)})") from None
         cases.append(case)
     if not cases:
         raise UsageError(f"dataset {path} has no cases")
