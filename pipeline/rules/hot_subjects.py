@@ -20,17 +20,21 @@ hot words as each); they are paired when that bucket holds only them or they are
 order (tests/test_hot_subjects.py hides one pair among 10,000 memories). A memory standing for others
 is the only one of them paired through a bucket: the others reach a third memory through it alone.
 
-How it is computed: each filing is one int, (bucket, the rank it is ordered by, the member) packed
-so that sorting the ints (in C) lays each bucket out in order; the pairs are the neighbours with the
-same bucket. Python steps once per member (its hot words' ranks) and never per filing: every step
-over the filings is a C-level map (on a bank of 50k memories, 250k filings).
+How it is computed: a filing's place in its bucket is one int, (the rank it is ordered by, the
+member), unique among all filings. One dict keys each bucket (its words' ranks) to the place of its
+first filing, which is so the bucket's number: a filing given another's number is not its bucket's
+first, and its bucket is shared. Most buckets hold one filing (on a bank of 50k memories, 197k buckets
+of 248k filings; 75k filings in shared buckets), so only the filings of shared buckets are laid out
+as ints (bucket, place) and sorted (in C); the pairs are the neighbours with the same bucket. Python
+steps once per member (its hot words' ranks) and never per filing: every step over the filings is a
+C-level map.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Set as AbstractSet
-from itertools import compress, count, islice, repeat
-from operator import add, eq, floordiv, itemgetter, mod, mul, ne
+from collections.abc import Iterable, Iterator, Mapping, Sequence, Set as AbstractSet
+from itertools import compress, islice, repeat
+from operator import add, eq, floordiv, itemgetter, lt, mod, mul, ne, not_
 from typing import Any, Protocol, TypeVar
 
 # How many of a memory's rarest hot words its buckets are made of.
@@ -79,54 +83,78 @@ def paired_by_hot_words(frequency: Mapping[str, int], members: Iterable[K], word
 
     Keys are anything ordered (subject_pairs.py passes numbers in the order of the keys).
     """
-    rank = {w: i for i, w in enumerate(sorted(frequency, key=lambda w: (frequency[w], w)))}
-    hot_words = frozenset(rank)
+    # Ranks from 1, so that `filter(None, ...)` drops exactly the words that are not hot (None).
+    rank = {w: i for i, w in enumerate(sorted(frequency, key=lambda w: (frequency[w], w)), 1)}
     keys = sorted(set(members))
     # Each memory's hot words as their ranks, rarest first; those with fewer than two left out.
-    sigs = [tuple(sorted(map(rank.__getitem__, hot_words.intersection(words[k])))) for k in keys]
+    sigs = [tuple(sorted(filter(None, map(rank.get, words[k])))) for k in keys]
     if min(map(len, sigs), default=2) < 2:
         fits = list(map((1).__lt__, map(len, sigs)))
         keys, sigs = list(compress(keys, fits)), list(compress(sigs, fits))
     out: set[tuple[K, K]] = set()
-    first = dict(zip(reversed(sigs), reversed(keys)))  # each set of hot words: its first member
+    first: dict[tuple[int, ...], K] = {}  # each set of hot words: its first member (keys are in order)
+    stand_ins = list(map(first.setdefault, sigs, keys))
     if len(first) < len(keys):
-        last = dict(first)
-        for k, sig in compress(zip(keys, sigs), map(ne, keys, map(first.__getitem__, sigs))):
-            out.add((last[sig], k))
+        last: dict[tuple[int, ...], K] = {}
+        for k, sig in compress(zip(keys, sigs), map(ne, keys, stand_ins)):
+            out.add((last.get(sig, first[sig]), k))
             last[sig] = k
-    filed = list(dict.fromkeys(sigs))  # in the order of their first members' keys
-    firsts = list(map(first.__getitem__, filed))
-    pairs = _bucket_neighbours(filed, len(rank))
-    out.update(zip(map(firsts.__getitem__, map(min, pairs)), map(firsts.__getitem__, map(max, pairs))))
+    firsts = list(first.values())  # numbered in the order of their keys: the smaller number, the smaller key
+    smaller, larger = _bucket_neighbours(list(first), len(rank))
+    out.update(zip(map(firsts.__getitem__, smaller), map(firsts.__getitem__, larger)))
     return out
 
 
-def _bucket_neighbours(sigs: list[tuple[int, ...]], base: int) -> list[tuple[int, int]]:
-    """The members (numbers: places in `sigs`) that are neighbours in a bucket, each pair in the
-    bucket's order."""
-    stride = len(sigs)
-    unit = (base + 1) * stride  # a filing: bucket * unit + order * stride + member
-    bucket_of: dict[tuple[int, ...], int] = {}
-    # A bucket's number (times unit): the place of its first filing (setdefault takes the next of
-    # `numbers` at every filing, so the numbers are not consecutive; only equal or not matters).
-    numbers = count(0, unit)
-    filings: list[int] = []
-    size = list(map(min, map(len, sigs), repeat(RAREST)))
-    for rarest, buckets in _BUCKETS.items():
-        chosen = list(map(rarest.__eq__, size))
-        lane = list(compress(range(stride), chosen))
-        if not lane:
+def _lanes(sigs: list[tuple[int, ...]]) -> Iterator[tuple[int, Sequence[int], Sequence[tuple[int, ...]]]]:
+    """The members filed alike, by how many of their rarest hot words they are filed under (all of
+    them up to RAREST): that number, their numbers (indexes in `sigs`) and their hot words. When one
+    lane has every member (on a bank: everyone has five or more hot words) it is `sigs` itself, not a copy."""
+    size = list(map(len, sigs))
+    present = set(size)
+    for rarest in _BUCKETS:
+        sizes = {n for n in present if min(n, RAREST) == rarest}
+        if not sizes:
             continue
-        lane_sigs = list(compress(sigs, chosen))
-        for kept, left_out in buckets:
-            bucket = map(bucket_of.setdefault, map(itemgetter(*kept), lane_sigs), numbers)
-            if left_out is None:  # no other word: ordered after every member that has one
-                within = map(add, lane, repeat(base * stride))
+        if sizes == present:
+            yield rarest, range(len(sigs)), sigs
+        else:
+            chosen = list(map(sizes.__contains__, size))
+            yield rarest, list(compress(range(len(sigs)), chosen)), list(compress(sigs, chosen))
+
+
+def _bucket_neighbours(sigs: list[tuple[int, ...]], base: int) -> tuple[list[int], list[int]]:
+    """The members (numbers: indexes in `sigs`, whose ranks run from 1 to `base`) that are neighbours
+    in a bucket: the smaller number of each pair, and the larger."""
+    stride = len(sigs)
+    # A filing's place in its bucket's order, as one int: the rank it is ordered by * stride + the
+    # member (rank base + 1 when it has no other word: after every member that has one). No two
+    # filings share a place (a member's filings are ordered by different ranks), so the place of a
+    # bucket's first filing is the bucket's number.
+    unit = (base + 2) * stride  # above every place
+    number_of: dict[tuple[int, ...], int] = {}  # each bucket (its words' ranks): its number
+    numbers: list[int] = []  # each filing: its bucket's number
+    places: list[int] = []  # each filing: its place
+    for rarest, lane, lane_sigs in _lanes(sigs):
+        for kept, left_out in _BUCKETS[rarest]:
+            if left_out is None:
+                place = list(map(add, lane, repeat((base + 1) * stride)))
             else:
-                within = map(add, map(mul, map(itemgetter(left_out), lane_sigs), repeat(stride)), lane)
-            filings.extend(map(add, bucket, within))
+                place = list(map(add, map(mul, map(itemgetter(left_out), lane_sigs), repeat(stride)), lane))
+            numbers += map(number_of.setdefault, map(itemgetter(*kept), lane_sigs), place)
+            places += place
+    # A filing numbered by another's place is not its bucket's first: only such buckets, holding
+    # more than one filing, give pairs (on a bank of 50k memories, 75k of 248k filings). Each of their
+    # filings becomes one int, number * unit + place, so that sorting lays each bucket out in order.
+    later = list(map(ne, numbers, places))
+    filings = list(map(add, map(mul, compress(numbers, later), repeat(unit)), compress(places, later)))
+    filings += map(mul, set(compress(numbers, later)), repeat(unit + 1))  # their first filings: place == number
     filings.sort()
     buckets_in_order = list(map(floordiv, filings, repeat(unit)))
     members = list(map(mod, filings, repeat(stride)))
-    together = map(eq, buckets_in_order, islice(buckets_in_order, 1, None))
-    return list(compress(zip(members, islice(members, 1, None)), together))
+    together = list(map(eq, buckets_in_order, islice(buckets_in_order, 1, None)))
+    before, after = list(compress(members, together)), list(compress(islice(members, 1, None), together))
+    # A bucket's order is by rank, not by number: each pair turned smaller first.
+    rising = list(map(lt, before, after))
+    falling = list(map(not_, rising))
+    return (list(compress(before, rising)) + list(compress(after, falling)),
+            list(compress(after, rising)) + list(compress(before, falling)))
