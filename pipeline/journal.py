@@ -28,6 +28,7 @@ import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from .errors import RunFailed, os_reason
@@ -1180,25 +1181,33 @@ def _lines_added_since(run: Path, entry: dict[str, Any], cur: bytes | None | _Ot
     """(the bytes from before the run, the lines added since) when `cur` is exactly what the run
     left plus whole lines after it (an agent appending a memory the next morning); else None.
 
-    Raises RunFailed when the lines cannot go back onto the bytes from before the run as lines:
-    those bytes do not end with a line break, so the first added line would join their last one."""
+    Raises RunFailed when the lines cannot be kept: the run appended to the file in place (undo cuts
+    such a file back where it is, or not at all), or the bytes from before the run do not end with a
+    line break (the first added line would join their last one)."""
     size = entry.get("after_size")
     if size is None or entry["before"] == ABSENT or not isinstance(cur, bytes) or len(cur) <= size:
         return None
     left = cur[:size]
-    if sha(left) != entry["after"] or not (size == 0 or left.endswith((b"\n", b"\r"))):
-        return None  # the run's last line was written on, or something else changed
-    before = cur[: entry["append"]["length"]] if "append" in entry else read_blob(run, entry["blob"], entry["before"])
+    if sha(left) != entry["after"] or not (size == 0 or left.endswith((b"\n", b"\r"))) or not cur.endswith((b"\n", b"\r")):
+        return None  # the run's last line written on, a line still being written, or something else
+    if "append" in entry:
+        # Cut back in place or not at all: a rewrite would leave an agent holding the file open
+        # writing on into a file no one reads any more.
+        raise RunFailed("the run appended to it in place, and undo takes such an append back only by cutting "
+                        "the file where it is: save the lines added since, remove them, undo, then add them back")
+    before = read_blob(run, entry["blob"], entry["before"])
     if before and not before.endswith((b"\n", b"\r")):
         raise RunFailed("its bytes from before the run do not end with a line break, so the lines added since would "
                         "join their last line")
     return before, cur[size:]
 
 
-def undo_ops(root: Path, record: RunRecord) -> tuple[list[Op], dict[str, int]]:
+def undo_ops(root: Path, record: RunRecord, later: Sequence[RunRecord] = ()) -> tuple[list[Op], dict[str, int]]:
     """The ops that put back what `record` changed, and the bytes of lines added since that they
-    keep (path -> count): a file holding exactly what the run left plus lines added at its end gets
-    its bytes from before the run plus those lines. Refuses if the files changed any other way."""
+    keep (path -> count): a file the run rewrote that holds exactly what the run left plus whole
+    lines added at its end gets its bytes from before the run plus those lines, unless one of the
+    `later` runs (applied after it, not undone) changed it too: those lines may be that run's.
+    Refuses if the files changed any other way."""
     run = runs_dir(root) / record.run_id
     try:
         check_paths(root, record)
@@ -1207,6 +1216,10 @@ def undo_ops(root: Path, record: RunRecord) -> tuple[list[Op], dict[str, int]]:
     added: dict[str, tuple[bytes, bytes, str]] = {}
     changed = []
     for p in _state_of(root, record, "after"):
+        after_it = [r.run_id for r in later if p in r.touched]
+        if after_it:
+            raise RunFailed(f"cannot undo run {record.run_id}: {p} was changed since by run {after_it[-1]}, applied after it: "
+                            f"undo that run first")
         cur = _now(root / p)
         try:
             found = _lines_added_since(run, record.touched[p], cur)
@@ -1263,14 +1276,16 @@ def undo(root: Path, run_id: str | None = None) -> RunRecord:
         target = matches[0]
     key = store_key(state_dir(root), create=True)
     assert key is not None
-    if any(r.info.get("undo_of") == target.run_id for r in committed) or not _state_of(root, target, "before"):
+    done = [r for r in committed if r.info.get("undo_of") == target.run_id]
+    if done or not _state_of(root, target, "before"):
         # Already undone (an undo that crashed after its own commit, maybe keeping lines added since,
         # or a store put back by hand): its folders may still be there, then record it.
         _remove_created_dirs(root, target)
         target.status = "undone"
         _save_record(runs_dir(root) / target.run_id, target, key)
-        return target
-    ops, kept = undo_ops(root, target)
+        return done[-1] if done else target
+    later = [r for r in runs if (r.created, r.run_id) > (target.created, target.run_id)]
+    ops, kept = undo_ops(root, target, later)
     info: dict[str, Any] = {"undo_of": target.run_id}
     if kept:
         info["kept_added"] = kept  # lines added since the run, left in place after the run's undone bytes

@@ -139,3 +139,55 @@ def test_a_sub_index_that_is_not_reached_is_left_alone(tmp_path):
     sub = (store / "index-ops.md").read_bytes()
     _apply(store)
     assert (store / "index-ops.md").read_bytes() == sub
+
+
+def test_an_authors_numbered_list_is_not_taken_for_tree_index_lines(tmp_path):
+    """`- 2. Never force-push to main` is a house rule, not the entry of `2-migrations-copy.md`: its
+    title is not that file's, so it stays when the file is archived."""
+    store = tree_store(tmp_path / "s")
+    rules = "## House rules\n\n- 1. Always run the tests before a push\n- 2. Never force-push to main\n"
+    (store / "MEMORY.md").write_text(MEMORY_MD + "\n" + rules, encoding="utf-8")
+    _apply(store)
+    index = (store / "MEMORY.md").read_text(encoding="utf-8")
+    assert rules in index
+    assert "- 2. Migrations first (copy)" not in index  # the tree-index line of the archived copy goes
+
+
+def test_a_sub_index_keeps_every_other_byte(tmp_path):
+    """Only lines pointing at archived files change: repeated entries of surviving files (a second
+    listing "by date"), trailing blank lines and a missing final newline stay as written."""
+    store = tree_store(tmp_path / "s")
+    by_date = "\n## By date\n\n- [Queue retries](4-queue.md) — 2026-03\n- 3. Cache keys — 2026-02\n\n\n"
+    text = INDEX_OPS + by_date + "- [Queue retries](4-queue.md) — again, no final newline"
+    (store / "index-ops.md").write_text(text, encoding="utf-8")
+    _apply(store)
+    expected = (text.replace("- 2. Migrations first (copy) — the same rule, written again\n", "")
+                .replace("- [Queue retries (copy)](5-queue-copy.md) — retry the queue three times\n", "")
+                .replace("[the queue copy](5-queue-copy.md)", "~~the queue copy~~"))
+    assert (store / "index-ops.md").read_text(encoding="utf-8") == expected
+
+
+def test_a_symlinked_sub_index_is_left_alone_and_the_run_applies(tmp_path):
+    store = tree_store(tmp_path / "s")
+    (store / "shared").mkdir()
+    (store / "index-ops.md").rename(store / "shared" / "ops.txt")
+    (store / "index-ops.md").symlink_to("shared/ops.txt")
+    sub = (store / "shared" / "ops.txt").read_bytes()
+    result = _apply(store)
+    assert not (store / "2-migrations-copy.md").exists()
+    assert (store / "shared" / "ops.txt").read_bytes() == sub and (store / "index-ops.md").is_symlink()
+    report = (store / ".archive" / result["run_id"] / "REPORT.md").read_text(encoding="utf-8")
+    assert "index-ops.md not edited, it is a symlink: 3 lines still point at archived files" in report
+
+
+def test_a_sub_index_named_like_the_run_report_keeps_both(tmp_path):
+    """The sub-index's old copy and the run's report would both be `.archive/<run>/REPORT.md`: the
+    report takes the other name, as it does beside an archived memory of that name."""
+    store = tree_store(tmp_path / "s")
+    (store / "index-ops.md").rename(store / "REPORT.md")
+    (store / "MEMORY.md").write_text(MEMORY_MD.replace("index-ops.md", "REPORT.md"), encoding="utf-8")
+    sub = (store / "REPORT.md").read_bytes()
+    result = _apply(store)
+    shelf = store / ".archive" / result["run_id"]
+    assert (shelf / "REPORT.md").read_bytes() == sub
+    assert "consolidation report" in (shelf / "REPORT.memconsolidate.md").read_text(encoding="utf-8").lower()

@@ -1,10 +1,12 @@
 """`undo` after an agent added lines: the run's changes go, the agent's lines stay.
 
-An agent writes the morning after a nightly apply (a memory appended to `memories.jsonl`, a line to
-`MEMORY.md` or `state.md`). Undo used to refuse the whole run then, leaving the person to choose
-between the run's changes and the agent's lines. A file holding exactly what the run left plus whole
-lines after it now gets its bytes from before the run plus those lines; any other change still
-refuses the undo and changes nothing.
+An agent writes the morning after a nightly apply (a line to `MEMORY.md`, `state.md`, a rewritten
+`memories.jsonl`). Undo used to refuse the whole run then, leaving the person to choose between the
+run's changes and the agent's lines. A file the run rewrote, holding exactly what the run left plus
+whole lines after it, now gets its bytes from before the run plus those lines. A file the run
+appended to in place is cut back in place or not at all (an agent may hold it open), a later run
+that changed the file must be undone first, and any other change still refuses the undo; a refused
+undo changes nothing.
 """
 
 from __future__ import annotations
@@ -34,17 +36,22 @@ def _apply(store):
 
 
 def _rewritten(record) -> list[str]:
-    """Paths the run changed and left in place (not created, not moved away)."""
-    return sorted(p for p, e in record.touched.items() if "absent" not in (e["before"], e["after"]) and e["before"] != e["after"])
+    """Paths the run rewrote (not created, not moved away, not appended to in place)."""
+    return sorted(p for p, e in record.touched.items()
+                  if "absent" not in (e["before"], e["after"]) and e["before"] != e["after"] and "append" not in e)
 
 
-@pytest.mark.parametrize("layout", ["bank", "claude", "crux", "zylos"])
-def test_lines_added_to_every_file_the_run_changed_are_kept_by_undo(fixture_store, layout):
+def _appended(record) -> list[str]:
+    return sorted(p for p, e in record.touched.items() if "append" in e)
+
+
+@pytest.mark.parametrize("layout", ["claude", "crux", "zylos"])  # bank runs only append (below)
+def test_lines_added_to_every_file_the_run_rewrote_are_kept_by_undo(fixture_store, layout):
     store = fixture_store(layout)
     before = snapshot(store)
     record = _apply(store)
     changed = _rewritten(record)
-    assert changed, f"the {layout} fixture's run changes no file in place"
+    assert changed, f"the {layout} fixture's run rewrites no file"
     for p in changed:
         with open(store / p, "ab") as fh:  # what an agent does: open, append, close
             fh.write(LINE[layout])
@@ -59,19 +66,55 @@ def test_lines_added_to_every_file_the_run_changed_are_kept_by_undo(fixture_stor
 
 
 def test_the_undo_json_names_what_it_kept(fixture_store):
-    store = fixture_store("bank")
+    store = fixture_store("claude")
     record = _apply(store)
-    blog = _rewritten(record)[0]
-    with open(store / blog, "ab") as fh:
-        fh.write(LINE["bank"] * 2)
+    index = _rewritten(record)[0]
+    with open(store / index, "ab") as fh:
+        fh.write(LINE["claude"] * 2)
     res = run_cli("undo", str(store), "--json")
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
-    assert out["undone"] == record.run_id and out["kept_added"] == {blog: 2 * len(LINE["bank"])}
+    assert out["undone"] == record.run_id and out["kept_added"] == {index: 2 * len(LINE["claude"])}
+
+
+def test_lines_added_to_a_file_the_run_appended_to_in_place_refuse_the_undo(fixture_store):
+    """Undo takes an append back by cutting the file where it is (an agent may hold it open, writing
+    on): with lines after the run's, that cut would drop them and a rewrite would strand that agent,
+    so the undo is refused, changing nothing, and says what to do."""
+    store = fixture_store("bank")
+    record = _apply(store)
+    blog = _appended(record)[0]
+    with open(store / blog, "ab") as fh:
+        fh.write(LINE["bank"])
+    after = snapshot(store)
+    res = run_cli("undo", str(store))
+    assert res.returncode == 1
+    assert f"{blog} gained lines since it ran, but the run appended to it in place" in res.stderr
+    assert snapshot(store) == after
+
+
+def test_undoing_a_run_that_a_later_run_changed_the_same_file_after_is_refused(fixture_store):
+    """The lines after the first run's bytes are then the later run's own (with its merges and summed
+    strengths), not an agent's: they are never kept as if added by hand; undo the later run first."""
+    store = fixture_store("claude")
+    first = _apply(store)
+    index = next(p for p in _rewritten(first) if p.endswith("MEMORY.md"))
+    folder = (store / index).parent
+    memory = next(p for p in sorted(folder.glob("*.md")) if p.name != "MEMORY.md")
+    (folder / f"{memory.stem}_again.md").write_bytes(memory.read_bytes())  # the next run merges it
+    second = _apply(store)
+    assert index in second.touched
+    after = snapshot(store)
+    res = run_cli("undo", str(store), "--run", first.run_id)
+    assert res.returncode == 1
+    assert f"{index} was changed since by run {second.run_id}, applied after it: undo that run first" in res.stderr
+    assert snapshot(store) == after
+    assert run_cli("undo", str(store), "--run", second.run_id).returncode == 0
+    assert run_cli("undo", str(store), "--run", first.run_id).returncode == 0
 
 
 def test_an_undo_with_nothing_added_keeps_nothing_and_restores_byte_for_byte(fixture_store):
-    store = fixture_store("bank")
+    store = fixture_store("claude")
     before = snapshot(store)
     _apply(store)
     res = run_cli("undo", str(store), "--json")
@@ -79,37 +122,39 @@ def test_an_undo_with_nothing_added_keeps_nothing_and_restores_byte_for_byte(fix
     assert json.loads(res.stdout)["kept_added"] == {} and snapshot(store) == before
 
 
-@pytest.mark.parametrize("edit", ["middle", "last_line", "shorter"])
+@pytest.mark.parametrize("edit", ["middle", "last_line", "half_a_line", "shorter"])
 def test_any_other_change_still_refuses_the_undo_and_changes_nothing(fixture_store, edit):
-    store = fixture_store("bank")
+    store = fixture_store("claude")
     record = _apply(store)
-    blog = _rewritten(record)[0]
-    data = (store / blog).read_bytes()
+    index = _rewritten(record)[0]
+    data = (store / index).read_bytes()
     if edit == "middle":  # a line rewritten, then one appended
         first = data.index(b"\n")
-        data = data[:first].replace(b'"', b"'", 1) + data[first:] + LINE["bank"]
+        data = data[:first] + b" (edited)" + data[first:] + LINE["claude"]
     elif edit == "last_line":  # written onto the run's last line: no line break before the addition
         data = data.rstrip(b"\n") + b" and more\n"
+    elif edit == "half_a_line":  # a line still being written: no line break at its end yet
+        data = data + LINE["claude"].rstrip(b"\n")
     else:
         data = data[: len(data) // 2]
-    (store / blog).write_bytes(data)
+    (store / index).write_bytes(data)
     after = snapshot(store)
     res = run_cli("undo", str(store))
     assert res.returncode == 1
-    assert f"changed since it ran: {blog}" in res.stderr and "Traceback" not in res.stderr
+    assert f"changed since it ran: {index}" in res.stderr and "Traceback" not in res.stderr
     assert snapshot(store) == after
 
 
 def test_lines_that_would_join_the_last_pre_run_line_refuse_the_undo(fixture_store):
     """Bytes from before the run without a final line break: the first added line would be glued
     onto their last line (a JSONL record broken), so the undo is refused and nothing changes."""
-    store = fixture_store("bank")
-    blog = "blog/memories.jsonl"
-    (store / blog).write_bytes((store / blog).read_bytes().rstrip(b"\n"))
+    store = fixture_store("claude")
+    index = ".claude/projects/-home-dev-acme-shop/memory/MEMORY.md"  # the fixture's run rewrites it
+    (store / index).write_bytes((store / index).read_bytes().rstrip(b"\n"))
     record = _apply(store)
-    assert blog in _rewritten(record)
-    with open(store / blog, "ab") as fh:
-        fh.write(LINE["bank"])
+    assert index in _rewritten(record)
+    with open(store / index, "ab") as fh:
+        fh.write(LINE["claude"])
     after = snapshot(store)
     res = run_cli("undo", str(store))
     assert res.returncode == 1
@@ -122,13 +167,13 @@ def test_an_undo_keeping_added_lines_killed_at_every_step_loses_nothing(fixture_
     second undo then finishes it: the store from before the run plus the agent's lines."""
     step, finished = 1, False
     while not finished:
-        store = fixture_store("bank", f"k{step}")
+        store = fixture_store("zylos", f"k{step}")
         before = snapshot(store)
         changed = _rewritten(_apply(store))
         for p in changed:
             with open(store / p, "ab") as fh:
-                fh.write(LINE["bank"])
-        expected = {**before, **{p: before[p] + LINE["bank"] for p in changed}}
+                fh.write(LINE["zylos"])
+        expected = {**before, **{p: before[p] + LINE["zylos"] for p in changed}}
         killed = run_cli("undo", str(store), env={**os.environ, FAULT_ENV: str(step)})
         if killed.returncode == 0:  # more steps than the undo has
             finished = True
@@ -136,6 +181,8 @@ def test_an_undo_keeping_added_lines_killed_at_every_step_loses_nothing(fixture_
             assert killed.returncode == 99, killed.stderr
             again = run_cli("undo", str(store))
             assert again.returncode == 0, again.stderr
+            # even when the kill came after the undo's commit, the second undo says what it kept
+            assert all(f"kept what was added to {p}" in again.stdout for p in changed), again.stdout
         assert snapshot(store) == expected, f"kill at undo step {step}"
         step += 1
     assert step > 4

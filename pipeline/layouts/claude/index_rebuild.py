@@ -26,7 +26,6 @@ Both return journal ops built on the bytes they read; the writer (`changes`) dec
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 from typing import Callable
 from urllib.parse import quote
@@ -39,6 +38,7 @@ from ...storage.files import Unreadable, decode_text, read_text
 from ...storage.since_plan import DiskReads
 from ...text.lenient_frontmatter import split_frontmatter_lenient
 from ...text.lines import decode_utf8, encode_utf8, split_bom, with_old_line_endings
+from ...text.counts import plural
 from ...text.truncate import HOOK_STRIP
 from ...text.truncate import shorten as shorten_text
 from . import memory_md
@@ -178,12 +178,14 @@ def _rebuild_index(
     folder = folder_of(index_key)
     surviving = [k for k in corpus.indexes[index_key] if k not in archived] + sorted(created or {})
     names = {_name(k) for k in surviving}
-    archived_here = {_name(k) for k in corpus.indexes[index_key] if k in archived}
-    # A tree index's `- 6. Title` stood for the one file named `6-…md`: gone with it, if archived.
-    gone_numbers = {int(n): name for n, name in memory_md.by_number(names | archived_here).items()
+    archived_here = {_name(k): k for k in corpus.indexes[index_key] if k in archived}
+    # A tree index's `- 6. Title` stood for the one file named `6-…md`: gone with it, if archived
+    # (and if the line's title is the file's own: memory_md.numbered_entry_of).
+    gone_numbers = {int(n): (name, f"{name} {by_key[archived_here[name]].title if archived_here[name] in by_key else ''}")
+                    for n, name in memory_md.by_number(names | set(archived_here)).items()
                     if name in archived_here and str(int(n)) == n}
     sub_ops, sub_texts, sub_summary = _edit_sub_indexes(
-        corpus, settings, run_id, index_key, archived, archived_here, gone_numbers, disk or DiskReads(root, settings.max_file_bytes))
+        root, corpus, run_id, index_key, archived, set(archived_here), gone_numbers, disk or DiskReads(root, settings.max_file_bytes))
     on_disk = _sibling_reader(root, folder, settings, disk)
 
     def read(name: str) -> str | None:  # the sub-indexes as this run leaves them
@@ -236,20 +238,20 @@ def _rebuild_index(
     return copy + [Op("write", index_key, data=data, expect=ABSENT if old is None else sha(old))] + sub_ops, summary, ""
 
 
-def _numbered_left(text: str, gone_numbers: dict[int, str]) -> bool:
-    """Whether an index still has a `- N. Title` line standing for a file now gone."""
-    return any(p.number in gone_numbers for p in memory_md.parse(text) if p.entry is None and not p.code)
+def _numbered_left(text: str, gone_numbers: memory_md.GoneLeaves) -> bool:
+    """Whether an index still has a `- N. Title` line that is the entry of a file now gone."""
+    return any(memory_md.numbered_entry_of(p, gone_numbers) for p in memory_md.parse(text))
 
 
 def _edit_sub_indexes(
-    corpus: Corpus, settings: Settings, run_id: str, index_key: str, archived: set[str], archived_here: set[str],
-    gone_numbers: dict[int, str], disk: DiskReads,
+    root: Path, corpus: Corpus, run_id: str, index_key: str, archived: set[str], archived_here: set[str],
+    gone_numbers: memory_md.GoneLeaves, disk: DiskReads,
 ) -> tuple[list[Op], dict[str, str], str]:
-    """The sub-indexes MEMORY.md reaches that point at files this run archives, edited like MEMORY.md
-    (their entry lines and `- N. Title` lines removed, inline links struck out; nothing added, no hook
-    trimmed: Claude Code does not load them): (the writes, each after its archived copy; each edited
-    sub-index's new text by name; a summary). One that cannot be read again, or that would still
-    point at an archived file read back, is left as it is and said so in the summary."""
+    """The sub-indexes MEMORY.md reaches that point at files this run archives, with those lines
+    gone (`memory_md.strike`: entry and numbered lines removed, inline links struck out, every other
+    byte kept; nothing added: Claude Code does not load them): (the writes, each after its archived
+    copy; each edited sub-index's new text by name; a summary). One that is a symlink or cannot be
+    read again is left as it is, and the summary says so."""
     ops: list[Op] = []
     texts: dict[str, str] = {}
     said: list[str] = []
@@ -266,24 +268,16 @@ def _edit_sub_indexes(
         except Unreadable as exc:
             said.append(f"{name} not edited, cannot read it again: {exc}")
             continue
-        parsed = memory_md.parse(existing.replace("\r\n", "\n"))
-        gone = {n for p in parsed if not p.code for n in [p.entry, *(lk[3] for lk in p.links)] if n in archived_here}
-        if not gone and not _numbered_left(existing.replace("\r\n", "\n"), gone_numbers):
+        text, removed = memory_md.strike(existing, archived_here, gone_numbers)
+        if not removed:
             continue
-        rebuilt = rebuild(existing.replace("\r\n", "\n"), "", [], gone, sys.maxsize, 0, sys.maxsize, gone_numbers=gone_numbers)
-        left = memory_md.parse(rebuilt.text)
-        if _numbered_left(rebuilt.text, gone_numbers) or any(
-                n in archived_here for p in left if not p.code for n in [p.entry, *(lk[3] for lk in p.links)]):
-            said.append(f"{name} not edited: it would still point at an archived file")
+        if (root / key).is_symlink():
+            said.append(f"{name} not edited, it is a symlink: {plural(len(removed), 'line')} still point at archived files")
             continue
-        new = _encode(with_old_line_endings(rebuilt.text, existing), split_bom(old)[0])
-        if new == old:
-            continue
-        texts[name] = rebuilt.text
+        texts[name] = text
         ops += [Op("write", archive_path(folder, run_id, name), data=old, expect=ABSENT),
-                Op("write", key, data=new, expect=sha(old))]  # built on `old`: one edited since is not replaced
-        removed = len(rebuilt.removed)
-        said.append(f"{name}: {removed} entr{'y' if removed == 1 else 'ies'} removed")
+                Op("write", key, data=_encode(text, split_bom(old)[0]), expect=sha(old))]  # built on `old`
+        said.append(f"{name}: {plural(len(removed), 'line')} to archived files removed or struck out")
     return ops, texts, "; ".join(said)
 
 

@@ -67,6 +67,7 @@ class Line:
     hook_at: int = -1  # where the entry's hook starts (after its separator), -1 without a hook
     sep: str = ""
     number: int | None = None  # `- 6. Title` without a link: a numbered leaf reference
+    number_end: int = -1  # where the text after the number starts
 
     @property
     def hook(self) -> str:
@@ -125,7 +126,7 @@ def _parse_line(line: Line) -> None:
     if first is None:
         num = _NUMBERED.match(s)
         if num and not line.links:
-            line.number = int(num.group(1))
+            line.number, line.number_end = int(num.group(1)), num.end() - 1
         return
     line.entry = first[3]
     closing = _CLOSE.match(s, first[1])  # always matches (everything in it is optional)
@@ -157,6 +158,47 @@ def numbered(number: int, numbers: dict[str, str | None]) -> str | None:
     """The one file a tree index's `- N. Title` line stands for (`N-…md` or `N_…md`), if exactly one
     (`numbers`: `by_number` of the folder's names)."""
     return numbers.get(str(number))
+
+
+# A file gone from a folder, by the number a tree index gave it: (its name, its name and title).
+GoneLeaves = Mapping[int, tuple[str, str]]
+_TITLE_END = re.compile(r"\s+(?:—|–|--|-)\s+")
+_WORD = re.compile(r"[^\W_]+")
+
+
+def numbered_entry_of(line: Line, gone: GoneLeaves) -> str | None:
+    """The gone file a `- N. Title` line is the entry of, if any: N stood for it and the title is its
+    own (at least half of the title's words of three letters or more are words of the file's name or
+    title, or run together in them: `Close-out` in `closeout`). So an author's own numbered list
+    (`- 2. Never force-push to main` beside a `2-notes.md`) is never taken for entries."""
+    if line.number is None or line.code or line.number not in gone:
+        return None
+    name, own_text = gone[line.number]
+    title = _TITLE_END.split(line.text[line.number_end :], maxsplit=1)[0]
+    words = {w for w in _WORD.findall(title.casefold()) if len(w) > 2}
+    own = _WORD.findall(own_text.casefold())
+    squashed = "".join(own)
+    return name if words and 2 * sum(1 for w in words if w in own or w in squashed) >= len(words) else None
+
+
+def strike(text: str, gone: Collection[str], gone_numbers: GoneLeaves) -> tuple[str, list[str]]:
+    """An index file (a sub-index) without the entry lines of `gone` files and of gone numbered
+    leaves, inline links to them struck out; every other byte as it was (line endings, repeats,
+    trailing lines), and the names whose lines went, once per line."""
+    pieces = text.split("\n")
+    removed: list[str] = []
+    kept: list[str] = []
+    for p, piece in zip(parse(text), pieces):
+        if not p.code:
+            entry = p.entry if p.entry in gone else numbered_entry_of(p, gone_numbers)
+            if entry is not None:
+                removed.append(entry)
+                continue
+            for start, end, title, name in sorted((lk for lk in p.links if lk[3] in gone), reverse=True):
+                piece = piece[:start] + f"~~{title}~~" + piece[end:]
+                removed.append(name)
+        kept.append(piece)
+    return "\n".join(kept), removed
 
 
 def linked(lines: list[Line], names: Collection[str]) -> list[str]:
@@ -302,13 +344,13 @@ def _block_end(lines: list[str], parsed: list[Line], i: int) -> int:
 
 def rebuild(
     existing: str | None, heading: str, add: list[IndexItem], gone: Collection[str], budget: int, min_hook: int,
-    max_lines: int = MAX_LINES, gone_numbers: Mapping[int, str] | None = None,
+    max_lines: int = MAX_LINES, gone_numbers: GoneLeaves | None = None,
 ) -> RebuiltIndex:
     """MEMORY.md with entries added for `add`, entries for `gone` removed (inline links to them
     struck out), and repeated entry lines dropped; everything else stays where the author put it.
 
-    `gone_numbers`: the tree-index numbers (`- 6. Title`) that stood for a file now gone, with its
-    name: their lines are entries of that file, removed like the others."""
+    `gone_numbers`: the files now gone that a tree index's `- 6. Title` lines stood for
+    (`numbered_entry_of`): those lines are their entries, removed like the others."""
     gone_numbers = gone_numbers or {}
     if existing is None or not existing.strip():
         return _fresh(heading, add, budget, min_hook, max_lines)
@@ -325,9 +367,9 @@ def rebuild(
             keep[p.n] = False
             removed.append(p.entry)
             continue
-        if p.entry is None and p.number is not None and p.number in gone_numbers:
+        if (leaf := numbered_entry_of(p, gone_numbers)) is not None:
             keep[p.n] = False
-            removed.append(gone_numbers[p.number])
+            removed.append(leaf)
             continue
         if p.entry is not None:
             seen.add(p.entry)

@@ -229,7 +229,9 @@ def changes(
             if not (fc.archived or fc.noted or fc.index):
                 continue
             report = dream_report(corpus, run_id, settings.now, [fc], flagged, archived_keys, d, scope=name)
-            taken = {_name(k) for k, _, _ in fc.archived}
+            # every name this run puts in the folder's archive: its memories and its indexes' old copies
+            shelf = archive_path(name, run_id, "")
+            taken = {_name(k) for k, _, _ in fc.archived} | {op.path[len(shelf):] for op in ops_writes if op.path.startswith(shelf)}
             report_name = REPORT_NAME if REPORT_NAME not in taken else "REPORT.memconsolidate.md"
             n = 2
             while report_name in taken:  # an archived file may carry the fallback name too: never write over it
