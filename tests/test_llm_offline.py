@@ -283,6 +283,47 @@ def test_canonical_json_is_sorted_nfc_and_compact():
         canonical_json({"x": float("nan")})
 
 
+def _canonical_by_definition(value):
+    """canonical_json as first written: every string NFC'd, every key made a string, then dumped."""
+    from collections.abc import Mapping
+
+    def nfc(v):
+        if isinstance(v, str):
+            return unicodedata.normalize("NFC", v)
+        if isinstance(v, Mapping):
+            return {nfc(str(k)): nfc(x) for k, x in v.items()}
+        if isinstance(v, (list, tuple)):
+            return [nfc(x) for x in v]
+        return v
+
+    data = value.model_dump(mode="json") if isinstance(value, BaseModel) else value
+    return json.dumps(nfc(data), sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+
+
+def test_canonical_json_keeps_its_definition_on_odd_values():
+    # The fast paths (ASCII strings, plain numbers, dicts before the Mapping test, one encoder) give
+    # the same bytes as the definition: keys made strings by str() (True -> "True", 10 sorts before
+    # 9), Mappings that are not dicts, tuples, str and int subclasses, non-NFC text in keys.
+    from collections import OrderedDict, UserDict
+
+    class Text(str):
+        pass
+
+    class Count(int):
+        pass
+
+    values = [
+        {10: "a", 9: "b"}, {True: 1, None: 2, 1.5: 3}, UserDict({"b": (1, 2), "a": OrderedDict(z=1, y=2)}),
+        {unicodedata.normalize("NFD", "clé"): [Text("x"), Count(3), True, None, 1.0, 10**30, "ﬀÅ"]},
+        [Text(unicodedata.normalize("NFD", "é")), ("t", {"k": "\u0000\"\n"})], "plain", 7, None, Pair(b="2", a="1"),
+    ]
+    for value in values:
+        assert canonical_json(value) == _canonical_by_definition(value), value
+    for bad in ({"x": float("inf")}, {"x": {1, 2}}, {"x": object()}):
+        with pytest.raises((TypeError, ValueError)):
+            canonical_json(bad)
+
+
 _TRIPPED: list[str] = []
 
 

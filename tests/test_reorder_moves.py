@@ -56,3 +56,31 @@ def _every_swap(a: list[str], b: list[str]) -> tuple[list[str], list[str], list[
 def test_the_swap_is_that_of_trying_every_exchange_in_the_same_order():
     for a, b in _word_orders(6, seed=1):
         assert _swap(a, b) == _every_swap(a, b), (a, b)
+
+
+def _moved_or_swapped(seed: int):
+    """(a, b) pairs of up to 14 words (past what every order covers) where b is a with one block
+    moved, two blocks exchanged, or shuffled: most moves pass `_one_seam`, shuffles mostly do not."""
+    rng = random.Random(seed)
+    for _ in range(3000):
+        n = rng.randint(0, 14)
+        a = [rng.choice("abcdefgh"[: rng.randint(1, 8)]) for _ in range(n)]
+        cuts = sorted(rng.randint(0, n) for _ in range(4))
+        p, q, s, t = cuts
+        kind = rng.randrange(3)
+        if kind == 0:
+            rest = a[:p] + a[q:]
+            yield a, rest[:s - (q - p) if s >= q else s] + a[p:q] + rest[s - (q - p) if s >= q else s :]
+        elif kind == 1:
+            yield a, a[:p] + a[s:t] + a[q:s] + a[p:q] + a[t:]
+        else:
+            yield a, rng.sample(a, n)
+
+
+def test_the_moves_of_longer_texts_are_those_of_trying_every_move():
+    found = 0
+    for a, b in _moved_or_swapped(seed=2):
+        moves = _moves(a, b)
+        assert moves == _every_move(a, b), (a, b)
+        found += bool(moves)
+    assert found > 1000  # the pairs with a move were searched, not only ruled out

@@ -14,12 +14,19 @@ from pydantic import BaseModel
 def nfc(value: Any) -> Any:
     """NFC-normalise every string (keys included) so that é and e+◌́ give the same key."""
     if isinstance(value, str):
-        return unicodedata.normalize("NFC", value)
-    if isinstance(value, Mapping):
+        # ASCII text is NFC as it is (normalize returns it unchanged too, after a look-up per character).
+        return value if value.isascii() else unicodedata.normalize("NFC", value)
+    if type(value) in _LEAVES:
+        return value  # a number, a bool or null: no string in it (the Mapping test is the slow one)
+    if isinstance(value, (dict, Mapping)):  # a dict first: a plain type check, not the ABC's
         return {nfc(str(k)): nfc(v) for k, v in value.items()}
     if isinstance(value, (list, tuple)):
         return [nfc(v) for v in value]
     return value
+
+
+# Exact types (a subclass could also be a Mapping or a list) that hold no string.
+_LEAVES = frozenset({int, float, bool, type(None)})
 
 
 def to_data(value: Any) -> Any:
@@ -31,9 +38,11 @@ def to_data(value: Any) -> Any:
 
 def canonical_json(value: Any) -> str:
     """Sorted keys, NFC strings, no whitespace, no NaN. Raises TypeError/ValueError if not JSON."""
-    return json.dumps(
-        nfc(to_data(value)), sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False
-    )
+    return _CANONICAL.encode(nfc(to_data(value)))
+
+
+# What `json.dumps(value, sort_keys=True, ...)` would build for every call; encode() keeps no state.
+_CANONICAL = json.JSONEncoder(sort_keys=True, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
 
 
 def sha256_hex(text: str) -> str:

@@ -53,9 +53,11 @@ def stub(payload: ReorderInput) -> ReorderOutput:
     return ReorderOutput(decisions=decisions)
 
 
-def candidate_pairs(corpus: Corpus, outcome: Outcome) -> list[tuple[Memory, Memory]]:
-    """(survivor, other) for every reorder group, in plan order."""
-    by_key = corpus.by_key()
+def candidate_pairs(corpus: Corpus, outcome: Outcome, by_key: dict[str, Memory] | None = None) -> list[tuple[Memory, Memory]]:
+    """(survivor, other) for every reorder group, in plan order. `by_key`: the corpus's memories by
+    key when the caller has them already (the stage context's, made once a run)."""
+    if by_key is None:
+        by_key = corpus.by_key()
     pairs: list[tuple[Memory, Memory]] = []
     for f in outcome.findings:
         if f.kind != FindingKind.REORDER_CANDIDATE:
@@ -95,11 +97,11 @@ class ReorderStage:
         return True
 
     def run(self, ctx: StageContext, outcome: Outcome) -> Outcome:
-        pairs = candidate_pairs(ctx.corpus, outcome)
+        by_key = ctx.by_key
+        pairs = candidate_pairs(ctx.corpus, outcome, by_key)
         if not pairs:
             return outcome
         answers = ask_all(ctx, NAME, pairs, _pair_key, make_payload, ReorderOutput, lambda r: r.decisions)
-        by_key = ctx.by_key
         same: dict[str, list[str]] = {}
         reasons: dict[str, str] = {}
         for pair_key, d in sorted(answers.items()):

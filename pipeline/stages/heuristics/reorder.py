@@ -51,6 +51,8 @@ def _moves(a: list[str], b: list[str]) -> list[tuple[int, int, int]]:
     same_head = next((t for t in range(n) if a[t] != b[t]), n)
     # (Two equal lists differ nowhere: every move that keeps them equal counts, none is ruled out.)
     same_tail = next((t for t in range(n - same_head) if a[n - 1 - t] != b[n - 1 - t]), n)
+    if same_head < n and not _one_seam(a, b, same_head, n - same_tail):
+        return []  # most pairs are shuffles: proven to be no move without trying every block
     found = []
     for i in range(n):
         for j in range(i + 1, n + 1):
@@ -69,6 +71,27 @@ def _moves(a: list[str], b: list[str]) -> list[tuple[int, int, int]]:
                 if rest[:k] + block + rest[k:] == b:
                     found.append((i, j, k))
     return found
+
+
+def _one_seam(a: list[str], b: list[str], first: int, end: int) -> bool:
+    """Whether b[first:end] (a != b: `first` is where they first differ, `end - 1` where they last
+    do) has at most one pair of neighbours that are not also neighbours somewhere in a.
+
+    Every move passes this test, so a pair that fails it has no move. Moving a[i:j] to k rotates
+    one span of a and leaves the rest: b[L:R] == a[M:R] + a[L:M] (L, M, R = k, i, j when the block
+    moves left, i, j, k + j - i when it moves right) and b == a outside [L, R). Every place where
+    they differ is in that span, so L <= first and end <= R. Inside b[L:R] the two neighbours
+    b[x], b[x + 1] are a[y], a[y + 1] for some y, except at the one seam where the pieces meet;
+    b[first:end] lies inside b[L:R], so it has that seam or none.
+    """
+    pairs_of_a = set(zip(a, a[1:]))
+    seams = 0
+    for x in range(first, end - 1):
+        if (b[x], b[x + 1]) not in pairs_of_a:
+            seams += 1
+            if seams > 1:
+                return False
+    return True
 
 
 def _swap(a: list[str], b: list[str]) -> tuple[list[str], list[str], list[str]] | None:
@@ -97,6 +120,8 @@ def _swap(a: list[str], b: list[str]) -> tuple[list[str], list[str], list[str]] 
 def _uninvert(words: list[str]) -> list[str]:
     """'should you merge' -> 'you should merge': question-style inversion is not a change of meaning."""
     out = list(words)
+    if AUXILIARIES.isdisjoint(out):
+        return out  # nothing to swap back (most texts): one set test instead of a look at every word
     for i in range(len(out) - 1):
         if out[i] in AUXILIARIES and out[i + 1] in PRONOUNS:
             out[i], out[i + 1] = out[i + 1], out[i]
@@ -115,10 +140,12 @@ def _list_items(text: str) -> tuple[str, list[str]] | None:
 
 
 def _same_list(text_a: str, text_b: str) -> bool:
-    la, lb = _list_items(text_a), _list_items(text_b)
-    if not la or not lb:
+    la = _list_items(text_a)
+    if not la:
+        return False  # (b is not split when a is no list: the answer is already known)
+    lb = _list_items(text_b)
+    if not lb:
         return False
-    items_a = sorted([la[0].split()[-1:][0] if la[0] else "", *la[1]])
     # The head's last word is the first item ("runs node 20" -> item "node 20" starts after the verb).
     heads_a, heads_b = la[0].split(), lb[0].split()
     for cut in range(1, min(len(heads_a), len(heads_b)) + 1):
@@ -127,7 +154,6 @@ def _same_list(text_a: str, text_b: str) -> bool:
             ib = sorted([" ".join(heads_b[cut:]), *lb[1]])
             if ia == ib and all(ia):
                 return True
-    del items_a
     return False
 
 
