@@ -52,7 +52,7 @@ def test_undo_refuses_when_files_changed_since(bank_store):
         fh.write('{"id": "m900", "text": "written after the run"}\n')
     res = run_cli("undo", str(store))
     assert res.returncode == 1
-    assert "changed since" in res.stderr
+    assert "blog/memories.jsonl gained lines since it ran, but the run appended to it in place" in res.stderr
     assert "m900" in (store / "blog" / "memories.jsonl").read_text()
 
 
