@@ -352,6 +352,26 @@ def files(root: Path) -> dict[str, bytes]:
     return {k: v for k, v in snapshot(root).items() if not k.endswith("/")}
 
 
+def kill_undo_at_every_step(prepare, check_again=lambda again: None) -> int:
+    """Kill `undo` at fault step 1, 2, ... until it runs to its end, each time on a fresh store from
+    `prepare(step)` (a store with a run applied, and the snapshot it must have after the undo). After
+    each kill a second `undo` must finish it (`check_again` looks at its output) and the store must be
+    exactly that snapshot. Returns how many steps the undo passed."""
+    step = 1
+    while True:
+        store, expected = prepare(step)
+        killed = run_cli("undo", str(store), env={**os.environ, FAULT_ENV: str(step)})
+        if killed.returncode != 0:
+            assert killed.returncode == 99, killed.stderr
+            again = run_cli("undo", str(store))
+            assert again.returncode == 0, again.stderr
+            check_again(again)
+        assert snapshot(store) == expected, f"kill at undo step {step}"
+        if killed.returncode == 0:  # more steps than the undo has
+            return step - 1
+        step += 1
+
+
 def kill_apply_then_recover(store: Path, step: int, env: dict | None = None) -> tuple[dict, dict]:
     """Kill `apply` at fault step `step` (it exits 99), let the next `plan` recover the store, and
     check it is exactly as before; returns (the snapshot before, the snapshot right after the kill)."""
