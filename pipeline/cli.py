@@ -206,7 +206,7 @@ def undo(
     *,
     opts: Options,
 ) -> None:
-    """Restore the store byte-for-byte to how it was before a run (lines added since at the end of its files are kept)."""
+    """Restore the store byte-for-byte to how it was before a run (whole lines added since to a file it rewrote are kept)."""
 
     def body() -> None:
         from .workflow import undo_store

@@ -26,9 +26,9 @@ import secrets
 import shutil
 import stat
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from collections.abc import Sequence
 from typing import Any, Literal
 
 from .errors import RunFailed, os_reason

@@ -13,7 +13,7 @@ import datetime as dt
 from collections import Counter
 from dataclasses import dataclass
 from itertools import compress
-from operator import attrgetter
+from operator import attrgetter, methodcaller
 from typing import Callable, Hashable, Iterable, TypeVar
 
 from ..actions import MergeDuplicateAction
@@ -28,9 +28,14 @@ _K = TypeVar("_K", bound=Hashable)
 MERGE_PROTECTED = "merge_protected"
 
 
+# Whether a memory's adapter lets the text rules compare it, from its `extra` (zylos sets "compare":
+# False on its tier files): a C-level callable, so a pass over a whole store can map it.
+compared_by_adapter = methodcaller("get", "compare", True)
+
+
 def comparable(m: Memory) -> bool:
     """Memories the text rules may group: not excluded by their adapter, with some text."""
-    return m.extra.get("compare", True) and bool(normalized_body(m))
+    return compared_by_adapter(m.extra) and bool(normalized_body(m))
 
 
 def survivor_key(m: Memory) -> tuple:
@@ -103,7 +108,7 @@ def text_groups(memories: list[Memory]) -> TextGroups:
     texts: list[str] = []
     for m in memories:
         # `comparable(m)`, written out to keep the text it looks up
-        if not m.extra.get("compare", True):
+        if not compared_by_adapter(m.extra):
             continue
         norm = normalized_body(m)
         if not norm:

@@ -21,10 +21,11 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import TypeVar
 from itertools import chain, compress, count, islice, repeat
-from operator import attrgetter, eq, lt, methodcaller, ne, not_
+from operator import attrgetter, eq, lt, ne, not_
 
 from ..model import Memory
 from ..storage.gc_pause import gc_paused
+from .duplicates import compared_by_adapter
 from .hot_subjects import paired_by_hot_words
 from .pair_windows import Offer, places
 from .text import normalized_body, significant_of_normalized
@@ -88,9 +89,6 @@ def _tag_word(tag: str) -> str:
     return f"#tag:{tag.lower()}"
 
 
-# A memory's extra says whether it may be compared (`comparable`, duplicates.py).
-_compares = methodcaller("get", "compare", True)
-
 T = TypeVar("T")
 
 
@@ -113,8 +111,9 @@ class _Search:
         # once. None: every memory is comparable (the usual case, asked without a list).
         is_live: list[bool] | None = None
         live = memories
-        if not (all(texts) and all(map(_compares, map(attrgetter("extra"), memories)))):
-            is_live = list(map(all, zip(map(_compares, map(attrgetter("extra"), memories)), texts)))
+        allowed = list(map(compared_by_adapter, map(attrgetter("extra"), memories)))
+        if not (all(texts) and all(allowed)):
+            is_live = list(map(all, zip(allowed, texts)))
             live = list(compress(memories, is_live))
             texts = list(compress(texts, is_live))
         tags = list(map(attrgetter("tags"), live))

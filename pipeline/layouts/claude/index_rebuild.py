@@ -178,11 +178,12 @@ def _rebuild_index(
     folder = folder_of(index_key)
     surviving = [k for k in corpus.indexes[index_key] if k not in archived] + sorted(created or {})
     names = {_name(k) for k in surviving}
-    archived_here = {_name(k): k for k in corpus.indexes[index_key] if k in archived}
+    # Each archived file of the folder by name, with what its title is matched against.
+    archived_here = {_name(k): f"{_name(k)} {by_key[k].title if k in by_key else ''}"
+                     for k in corpus.indexes[index_key] if k in archived}
     # A tree index's `- 6. Title` stood for the one file named `6-…md`: gone with it, if archived
     # (and if the line's title is the file's own: memory_md.numbered_entry_of).
-    gone_numbers = {int(n): (name, f"{name} {by_key[archived_here[name]].title if archived_here[name] in by_key else ''}")
-                    for n, name in memory_md.by_number(names | set(archived_here)).items()
+    gone_numbers = {int(n): (name, archived_here[name]) for n, name in memory_md.by_number(names | set(archived_here)).items()
                     if name in archived_here and str(int(n)) == n}
     sub_ops, sub_texts, sub_summary = _edit_sub_indexes(
         root, corpus, run_id, index_key, archived, set(archived_here), gone_numbers, disk or DiskReads(root, settings.max_file_bytes))
@@ -221,7 +222,7 @@ def _rebuild_index(
     # The reader decides what the next plan sees: every surviving file reached, no entry left dangling.
     after = memory_md.reach(text, names, read)
     if (set(after.reached) != names or after.dangling(names) or len(after.entries) != len(set(after.entries))
-            or _numbered_left(text, gone_numbers)):
+            or any(memory_md.numbered_entry_of(p, gone_numbers) for p in after.lines)):
         return [], "", "the rebuilt index would not reach every file exactly once: left untouched"
     out.notes.extend(f"{index_key}: {w}" for w in rebuilt.warnings)
     text = text if existing is None else with_old_line_endings(text, existing)
@@ -236,11 +237,6 @@ def _rebuild_index(
     copy = [Op("write", archive_path(folder, run_id, INDEX), data=old, expect=ABSENT)] if old is not None else []
     # built on `old`: a MEMORY.md edited since this read is not replaced
     return copy + [Op("write", index_key, data=data, expect=ABSENT if old is None else sha(old))] + sub_ops, summary, ""
-
-
-def _numbered_left(text: str, gone_numbers: memory_md.GoneLeaves) -> bool:
-    """Whether an index still has a `- N. Title` line that is the entry of a file now gone."""
-    return any(memory_md.numbered_entry_of(p, gone_numbers) for p in memory_md.parse(text))
 
 
 def _edit_sub_indexes(

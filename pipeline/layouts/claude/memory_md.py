@@ -181,22 +181,32 @@ def numbered_entry_of(line: Line, gone: GoneLeaves) -> str | None:
     return name if words and 2 * sum(1 for w in words if w in own or w in squashed) >= len(words) else None
 
 
+def _gone_entry(p: Line, gone: Collection[str], gone_numbers: GoneLeaves) -> str | None:
+    """The gone file a line is the entry of (its link's, or its `- N. Title`'s), if any."""
+    return p.entry if p.entry is not None and p.entry in gone else numbered_entry_of(p, gone_numbers)
+
+
+def _struck_out(p: Line, text: str, gone: Collection[str], removed: list[str]) -> str:
+    """`text` (the line `p`, maybe with its line ending) with its links to `gone` files struck out,
+    each one's name added to `removed`."""
+    for start, end, title, name in sorted((lk for lk in p.links if lk[3] in gone and lk[3] != p.entry), reverse=True):
+        text = text[:start] + f"~~{title}~~" + text[end:]
+        removed.append(name)
+    return text
+
+
 def strike(text: str, gone: Collection[str], gone_numbers: GoneLeaves) -> tuple[str, list[str]]:
     """An index file (a sub-index) without the entry lines of `gone` files and of gone numbered
     leaves, inline links to them struck out; every other byte as it was (line endings, repeats,
     trailing lines), and the names whose lines went, once per line."""
-    pieces = text.split("\n")
     removed: list[str] = []
     kept: list[str] = []
-    for p, piece in zip(parse(text), pieces):
+    for p, piece in zip(parse(text), text.split("\n")):
         if not p.code:
-            entry = p.entry if p.entry in gone else numbered_entry_of(p, gone_numbers)
-            if entry is not None:
+            if (entry := _gone_entry(p, gone, gone_numbers)) is not None:
                 removed.append(entry)
                 continue
-            for start, end, title, name in sorted((lk for lk in p.links if lk[3] in gone), reverse=True):
-                piece = piece[:start] + f"~~{title}~~" + piece[end:]
-                removed.append(name)
+            piece = _struck_out(p, piece, gone, removed)
         kept.append(piece)
     return "\n".join(kept), removed
 
@@ -363,20 +373,14 @@ def rebuild(
     for p in parsed:
         if p.code:
             continue
-        if p.entry is not None and (p.entry in gone or p.entry in seen):
+        entry = _gone_entry(p, gone, gone_numbers) or (p.entry if p.entry in seen else None)
+        if entry is not None:  # gone, or listed already
             keep[p.n] = False
-            removed.append(p.entry)
-            continue
-        if (leaf := numbered_entry_of(p, gone_numbers)) is not None:
-            keep[p.n] = False
-            removed.append(leaf)
+            removed.append(entry)
             continue
         if p.entry is not None:
             seen.add(p.entry)
-        struck = [lk for lk in p.links if lk[3] in gone and lk[3] != p.entry]
-        for start, end, title, name in sorted(struck, reverse=True):
-            lines[p.n] = lines[p.n][:start] + f"~~{title}~~" + lines[p.n][end:]
-            removed.append(name)
+        lines[p.n] = _struck_out(p, lines[p.n], gone, removed)
     sep = next((p.sep for p in parsed if p.entry and p.sep and keep[p.n]), DEFAULT_SEP)
     sections = sum(1 for p in parsed if p.heading and not p.code)
     anchors = [p for p in parsed if p.entry is not None and keep[p.n] and not p.code]
