@@ -28,7 +28,7 @@ from ..storage.gc_pause import gc_paused
 from .duplicates import compared_by_adapter
 from .hot_subjects import paired_by_hot_words
 from .pair_windows import Offer, places
-from .text import normalized_body, significant_of_normalized
+from .text import normalized_body, significant_of_each
 
 
 @dataclass(frozen=True)
@@ -120,17 +120,16 @@ class _Search:
         own: Sequence[AbstractSet[str]]
         if any(tags):
             # A memory's tags are words of its own ("#tag:..."; no word of a normal form has a "#"),
-            # added in place to a copy of its body's words: copied as `frozenset.union` copied them
-            # (every later step reads sets of the same sizes), without a third set per memory and
-            # without keeping all the bodies' sets to the end for their sizes.
-            with_tags = list(map(set, map(significant_of_normalized, texts)))
+            # added in place to the set of its body's words: one set per memory, and the bodies'
+            # sizes taken before, not kept as sets of their own to the end.
+            with_tags = significant_of_each(texts, set)
             body_sizes = list(map(len, with_tags))
             for _ in map(set.update, with_tags, map(map, repeat(_tag_word), tags)):
                 pass
             own = with_tags
             del with_tags
         else:
-            own = list(map(significant_of_normalized, texts))
+            own = significant_of_each(texts, frozenset)
             body_sizes = list(map(len, own))
         del texts, tags
         live_keys = list(map(attrgetter("key"), live))
