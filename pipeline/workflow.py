@@ -24,6 +24,7 @@ from .model import Corpus, Plan
 from .plan import build_plan
 from .layouts.registry import get, open_store, resolve_root
 from .stages.base import StageProgress
+from .storage.gc_pause import reading_for_a_plan
 
 Say = Callable[[str], None]
 Progress = Callable[[StageProgress], None]  # hears the LLM stages' progress (a bar at a terminal)
@@ -56,8 +57,9 @@ def plan_store(path: str, settings: Settings, say: Say, progress: Progress | Non
 
     root = resolve_root(path)
     recover_store(root, say)
-    corpus, settings = open_store(root, settings)
-    return corpus, settings, build_plan(corpus, settings, stage_runner(settings, progress=progress))
+    with reading_for_a_plan():
+        corpus, settings = open_store(root, settings)
+        return corpus, settings, build_plan(corpus, settings, stage_runner(settings, progress=progress))
 
 
 def apply_store(
@@ -73,10 +75,11 @@ def apply_store(
     with store_lock(root):
         for message in recover(root):
             say(message)
-        corpus, settings = open_store(root, settings)
         from .stages import stage_runner
 
-        plan = build_plan(corpus, settings, stage_runner(settings, progress=progress))
+        with reading_for_a_plan():
+            corpus, settings = open_store(root, settings)
+            plan = build_plan(corpus, settings, stage_runner(settings, progress=progress))
         actions = select_actions(plan, select, resolve)
         if not actions:
             return plan, None
@@ -173,12 +176,13 @@ def run_store(
     with store_lock(root):
         for message in recover(root):
             say(message)
-        corpus, settings = open_store(root, settings)
-        if if_due:
-            due, why = is_due(read_state(root), settings, wall)
-            if not due:
-                return RunOutcome(ran=False, reason=why)
-        plan = build_plan(corpus, settings, stage_runner(settings, progress=progress))
+        with reading_for_a_plan():
+            corpus, settings = open_store(root, settings)
+            if if_due:
+                due, why = is_due(read_state(root), settings, wall)
+                if not due:
+                    return RunOutcome(ran=False, reason=why)
+            plan = build_plan(corpus, settings, stage_runner(settings, progress=progress))
         if before_apply is not None:
             before_apply(plan)
         actions = select_actions(plan, None, None)
@@ -219,8 +223,9 @@ def status_store(path: str, settings: Settings, progress: Progress | None = None
 
     root = resolve_root(path)
     unfinished, refused = unfinished_runs(root)
-    corpus, settings = open_store(root, settings)
-    plan = build_plan(corpus, settings, stage_runner(settings, progress=progress))
+    with reading_for_a_plan():
+        corpus, settings = open_store(root, settings)
+        plan = build_plan(corpus, settings, stage_runner(settings, progress=progress))
     by_type = Counter(m.type or "untyped" for m in corpus.memories)
     budgets = [f.model_dump(by_alias=True, exclude_none=True) for f in plan.findings if f.kind in (FindingKind.OVER_BUDGET, FindingKind.NEAR_BUDGET)]
     runs = committed_runs(root)

@@ -31,7 +31,7 @@ from pipeline.plan import build_plan, run_rules
 from pipeline.rules import absolutize_dates, duplicates
 from pipeline.rules.relative_dates import prefilter
 from pipeline.rules.text import normalize, normalized_body, normalized_text
-from pipeline.storage.gc_pause import gc_paused
+from pipeline.storage.gc_pause import gc_paused, reading_for_a_plan
 
 NOW = dt.date(2026, 11, 29)
 
@@ -538,10 +538,11 @@ def test_a_bank_memory_keeps_a_shared_key_dict_through_the_plan(tmp_path):
 def test_a_big_store_read_is_frozen_for_the_collector_until_the_rules_are_done(tmp_path):
     root = bench.synthetic_bank(tmp_path, 50)
     gc.unfreeze()
-    corpus, settings = open_store(root, Settings(now=NOW))
-    assert gc.get_freeze_count() > len(corpus.memories)  # the memories and what they hold: not walked
-    run_rules(corpus, settings)
-    assert gc.get_freeze_count() == 0  # the collector's again: cyclic garbage frozen with them is still found
+    with reading_for_a_plan():  # as every command reads a store for its plan
+        corpus, settings = open_store(root, Settings(now=NOW))
+        assert gc.get_freeze_count() > len(corpus.memories)  # the memories and what they hold: not walked
+        run_rules(corpus, settings)
+        assert gc.get_freeze_count() == 0  # the collector's again: cyclic garbage frozen with them is still found
 
 
 def _substituted(text: str) -> str:

@@ -74,3 +74,54 @@ def test_a_plan_leaves_what_someone_else_froze_frozen():
         assert gc.get_freeze_count() == frozen
     finally:
         gc.unfreeze()
+
+
+
+def _two_banks(root):
+    for name in ("alpha", "beta"):
+        (root / name).mkdir(parents=True)
+        (root / name / "memories.jsonl").write_text(
+            "".join(f'{{"id": "{name}{i}", "text": "note {i} of {name} about the build cache", "revision": 1}}\n' for i in range(20)))
+    return root
+
+
+def test_a_read_freezes_only_for_the_plan_that_follows_it(tmp_path):
+    """The reader freezes a bank's memories only in the window a command opens from the read to its
+    plan, and the window leaves nothing frozen: with several banks, or no plan at all."""
+    from pipeline.layouts.registry import open_store
+    from pipeline.storage.gc_pause import reading_for_a_plan
+    from pipeline.workflow import run_store
+
+    store = _two_banks(tmp_path / "store")
+    assert gc.get_freeze_count() == 0
+    open_store(store, settings_for("none"))  # alone: nothing frozen, nothing to thaw later
+    assert gc.get_freeze_count() == 0
+    with reading_for_a_plan():
+        open_store(store, settings_for("none"))
+        assert gc.get_freeze_count() > 0  # frozen for the plan (the perf it is for)
+    assert gc.get_freeze_count() == 0  # no plan came: thawed as the window closed
+    plan_with(store, settings_for("stub"))
+    assert gc.get_freeze_count() == 0
+    run_store(str(store), settings_for("none"), lambda _: None, if_due=False)  # ran: state.json says so
+    assert gc.get_freeze_count() == 0
+    skipped = run_store(str(store), settings_for("none"), lambda _: None, if_due=True)
+    assert not skipped.ran and gc.get_freeze_count() == 0  # not due: read, no plan, nothing left frozen
+
+
+def test_a_store_read_without_a_plan_never_costs_a_host_its_freeze(tmp_path):
+    """A read with no plan after it, then a host that lets go of every frozen object and freezes its
+    own: the host keeps its freeze through our next read and plan (a read's freeze was once left in
+    place and counted as ours, then frozen on top of theirs and thawed with it)."""
+    from pipeline.layouts.registry import open_store
+    from pipeline.workflow import plan_store
+
+    store = _two_banks(tmp_path / "store")
+    open_store(store, settings_for("stub"))
+    gc.unfreeze()
+    gc.freeze()  # the host's own
+    try:
+        frozen = gc.get_freeze_count()
+        plan_store(str(store), settings_for("stub"), lambda _: None)
+        assert gc.get_freeze_count() == frozen
+    finally:
+        gc.unfreeze()

@@ -18,11 +18,12 @@ from contextlib import contextmanager
 
 @contextmanager
 def gc_paused(freeze: bool = False) -> Iterator[None]:
-    """The collector off for the window. With `freeze`, what is alive when it closes is frozen
-    (`gc.freeze`): a store's memories, built to be kept, are then not walked by the first collection
-    after the window (it walked every one of them: 4 % of a big bank's plan) nor by later ones, until
-    `thaw` puts them back in the oldest generation (the plan does, once its deterministic pass is done,
-    so cyclic garbage frozen with them is still found in a long-lived process)."""
+    """The collector off for the window. With `freeze`, inside `reading_for_a_plan`, what is alive
+    when it closes is frozen (`gc.freeze`): a store's memories, built to be kept, are then not walked
+    by the first collection after the window (it walked every one of them: 4 % of a big bank's plan)
+    nor by later ones, until `thaw` puts them back in the oldest generation (the plan does, once its
+    deterministic pass is done, so cyclic garbage frozen with them is still found in a long-lived
+    process)."""
     was_enabled = gc.isenabled()
     gc.disable()
     try:
@@ -37,13 +38,34 @@ def gc_paused(freeze: bool = False) -> Iterator[None]:
 # Whether what is frozen now was frozen by `gc_paused(freeze=True)`: `gc.unfreeze` lets go of every
 # frozen object at once, so `thaw` may call it only when no one else froze any.
 _frozen_by_us = False
+# Whether a plan follows the read now made (`reading_for_a_plan`): only then may a reader freeze.
+_plan_follows = False
+
+
+@contextmanager
+def reading_for_a_plan() -> Iterator[None]:
+    """The window from reading a store to its plan (the commands' bodies open one): a reader may
+    freeze what it builds, and what it froze is thawed by the plan's deterministic pass or, when no
+    plan is made (`run --if-due` when not due, an error), as the window closes.
+
+    Outside it (`open_store` called alone) nothing is frozen: a freeze with no plan after it stayed
+    in place, counted as ours, until a host that had since unfrozen everything and frozen its own
+    objects lost its freeze to our next plan's `thaw`."""
+    global _plan_follows
+    _plan_follows = True
+    try:
+        yield
+    finally:
+        _plan_follows = False
+        thaw()
 
 
 def _freeze_ours() -> None:
     global _frozen_by_us
     # Objects someone else froze (a host that forks its workers) are theirs: nothing is frozen on top
     # of them, or `thaw` could not give ours back without theirs (as `gc_frozen` leaves them alone).
-    if _frozen_by_us or not gc.get_freeze_count():
+    # Ours are those of this window's reads (a store of several banks freezes once per bank).
+    if _plan_follows and (_frozen_by_us or not gc.get_freeze_count()):
         gc.freeze()
         _frozen_by_us = True
 
