@@ -51,6 +51,7 @@ class FindingKind(StrEnum):
     RELATIVE_DATE = "relative_date"
     STALENESS_SKIPPED = "staleness_skipped"  # claude: no repository to check a folder against
     SYMLINK_SKIPPED = "symlink_skipped"  # claude: a symlinked folder not followed
+    DANGLING_LINK = "dangling_link"  # `[[name]]` links to a memory the plan takes away
 
 
 class StaleClass(StrEnum):
@@ -132,6 +133,7 @@ FINDINGS: dict[FindingKind, FindingInfo] = {
     F.RELATIVE_DATE: FindingInfo("Relative dates to check"),
     F.STALENESS_SKIPPED: FindingInfo("Staleness not checked (no repository)"),
     F.SYMLINK_SKIPPED: FindingInfo("Symlinked folders not followed"),
+    F.DANGLING_LINK: FindingInfo("Links this plan leaves dangling"),
 }
 
 # Staleness classes that need nothing from the user: counted in the report, listed in the JSON.

@@ -9,6 +9,7 @@ from .kinds import CLAIM_KINDS, ActionKind, claim_rank, judged_on_content, retir
 from .model import Action, Corpus, Plan, StageError, Stats, settle_read_shas
 from .rules.absolutize_dates import absolutize_dates
 from .rules.blast_cap import cap_retirements
+from .rules.dangling_links import dangling_links
 from .rules.duplicates import merge_duplicates, report_reorders, text_groups
 from .rules.index_drift import index_drift
 from .evidence.context import load_context
@@ -119,6 +120,7 @@ def build_plan(corpus: Corpus, settings: Settings, run_stages: StageRunner | Non
     live = [m.key for m in corpus.memories if m.type != "archived"]
     capped = cap_retirements(reconcile(outcome.actions), live, settings.max_retire_fraction)
     actions, unhashed = with_target_hashes(corpus, sorted(capped.actions, key=action_sort_key))
+    dangling = dangling_links(corpus, actions)  # of the actions the plan keeps, after every guard
     return Plan(
         layout=corpus.layout,
         root=corpus.root,
@@ -126,7 +128,7 @@ def build_plan(corpus: Corpus, settings: Settings, run_stages: StageRunner | Non
         model=settings.llm.model,
         memories=len(corpus.memories),
         actions=actions,
-        findings=sorted(outcome.findings + capped.findings, key=finding_sort_key),
+        findings=sorted(outcome.findings + capped.findings + dangling, key=finding_sort_key),
         errors=sorted(errors + unhashed, key=lambda e: (e.stage, e.message)),
         stats=stats,
     )

@@ -1,0 +1,105 @@
+"""Links a plan leaves dangling: `[[name]]` wiki links to a memory the plan merges, consolidates or
+archives are reported in a `dangling_link` finding, with where they could point instead."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from helpers import WILD, mem, plan_json
+
+from pipeline.actions import ConsolidateAction, MergeDuplicateAction
+from pipeline.model import Action, Corpus
+from pipeline.rules.dangling_links import dangling_links
+
+FOLDER = ".claude/memory/"
+
+
+def _claude(key: str, body: str, name: str = "") -> object:
+    return mem(FOLDER + key, body, layout="claude", title=name)
+
+
+def _corpus(*memories) -> Corpus:
+    return Corpus(layout="claude", root="/nowhere", memories=list(memories))
+
+
+def _dangling(corpus: Corpus, actions: list[Action]) -> list[dict]:
+    return [f.model_dump(mode="json") for f in dangling_links(corpus, actions)]
+
+
+def test_links_to_a_merged_duplicate_point_at_its_survivor():
+    corpus = _corpus(
+        _claude("build_tip.md", "Warm the cache first.", name="build-tip"),
+        _claude("build_tip_copy.md", "Warm the cache first.", name="build-tip-copy"),
+        _claude("release.md", "Before a release see [[build-tip-copy]] and [[Build_Tip_Copy|the tip]].", name="release"),
+        _claude("other.md", "Unrelated: [[release]] stays, [[nothing-here]] was never a memory."),
+    )
+    merge = MergeDuplicateAction(targets=[FOLDER + "build_tip.md", FOLDER + "build_tip_copy.md"], survivor=FOLDER + "build_tip.md", reason="r")
+    [finding] = _dangling(corpus, [merge])
+    assert finding["kind"] == "dangling_link"
+    assert finding["targets"] == [FOLDER + "build_tip_copy.md", FOLDER + "release.md"]
+    assert "[[build-tip-copy]]" in finding["reason"] and "linked from 1 file: .claude/memory/release.md" in finding["reason"]
+    assert f"could point at [[build-tip]] ({FOLDER}build_tip.md)" in finding["reason"]
+
+
+def test_a_link_by_file_name_counts_and_an_archive_has_no_successor():
+    corpus = _corpus(
+        _claude("old_api.md", "The v1 endpoint.", name="Old API"),
+        _claude("guide.md", "See [[old_api]] for the endpoint list."),
+    )
+    [finding] = _dangling(corpus, [Action(kind="archive", targets=[FOLDER + "old_api.md"], reason="r")])
+    assert finding["targets"] == [FOLDER + "guide.md", FOLDER + "old_api.md"]
+    assert "could point at" not in finding["reason"]
+
+
+def test_links_between_members_of_a_consolidation_are_reported_in_the_new_file():
+    corpus = _corpus(
+        _claude("review-r1.md", "Round one findings.", name="review-r1"),
+        _claude("review-r2.md", "Round two: all of [[review-r1]] fixed.", name="review-r2"),
+        _claude("index-notes.md", "Latest round: [[review-r2]]."),
+    )
+    new_file = FOLDER + "review.md"
+    consolidate = ConsolidateAction(
+        targets=[FOLDER + "review-r1.md", FOLDER + "review-r2.md"], reason="r",
+        outputs=[{"path": new_file, "frontmatter": {"name": "Review"}, "body": "Round one findings.\n\nRound two: all of [[review-r1]] fixed.", "size": 3}],
+    )
+    r1, r2 = _dangling(corpus, [consolidate])  # by the memory taken away
+    assert "[[review-r1]]" in r1["reason"] and "[[review-r2]]" in r2["reason"]
+    assert r1["targets"] == [FOLDER + "review-r1.md", new_file]
+    assert "which takes in its text, links it too" in r1["reason"] and "linked from" not in r1["reason"]
+    assert r2["targets"] == [FOLDER + "index-notes.md", FOLDER + "review-r2.md"]
+    assert "could point at [[Review]] (.claude/memory/review.md)" in r2["reason"]
+
+
+def test_nothing_is_reported_without_a_retirement_or_a_link_to_one():
+    corpus = _corpus(_claude("a.md", "See [[b]].", name="a"), _claude("b.md", "Body.", name="b"), _claude("c.md", "Plain.", name="c"))
+    assert _dangling(corpus, []) == []
+    assert _dangling(corpus, [Action(kind="archive", targets=[FOLDER + "c.md"], reason="r")]) == []
+    # a retired memory linking another retired one: its own links go with it
+    assert _dangling(corpus, [Action(kind="archive", targets=[FOLDER + "a.md", FOLDER + "b.md"], reason="r")]) == []
+
+
+def test_a_real_store_consolidation_reports_every_file_linking_its_members():
+    """webeverything links memories by front-matter name; the stub consolidates two of them."""
+    store = WILD / "webeverything"
+    plan = plan_json(store, "--model", "stub")
+    [consolidate] = [a for a in plan["actions"] if a["kind"] == "consolidate"]
+    folder = store / "agent-memory-src"
+    for member in consolidate["targets"]:
+        name = re.search(r"^name: (\S+)$", (store / member).read_text(encoding="utf-8"), re.M).group(1)
+        linking = sorted(
+            f"agent-memory-src/{p.name}" for p in folder.glob("*.md")
+            if f"[[{name}]]" in p.read_text(encoding="utf-8") and f"agent-memory-src/{p.name}" not in consolidate["targets"]
+        )
+        assert linking, f"the store links {name}"  # what makes this case worth checking
+        [finding] = [f for f in plan["findings"] if f["kind"] == "dangling_link" and f"[[{name}]]" in f["reason"]]
+        assert set(linking) <= set(finding["targets"]) and member in finding["targets"]
+        assert f"linked from {len(linking)} files" in finding["reason"]
+
+
+def test_the_fixture_stores_have_no_dangling_links(tmp_path: Path):
+    from helpers import FIXTURES, copy_store
+
+    for layout in ("bank", "claude", "crux", "zylos"):
+        plan = plan_json(copy_store(FIXTURES / layout, tmp_path / layout), "--model", "stub")
+        assert [f for f in plan["findings"] if f["kind"] == "dangling_link"] == []
