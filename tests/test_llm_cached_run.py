@@ -32,9 +32,9 @@ PLAN_AND_REPORT = (
 def stub_verdicts(body: dict) -> object:
     """Each stage's reply: the stub's verdict for the payload the request carried."""
     from pipeline.llm.stub import STUBS
-    from pipeline.stages import all_stages
+    from pipeline.stages import register_stubs
 
-    all_stages()
+    register_stubs()
     for fn in STUBS.values():
         hints = typing.get_type_hints(fn)
         if hints["return"].__name__ == _forced_tool_name(body):

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Protocol
 
 from pydantic import BaseModel
 
+from .canonical import schema_hash
 from .prompts import Prompt
 from .stub import run_stub
 
@@ -16,10 +19,18 @@ class CallRequest:
     stage: str
     prompt: Prompt
     payload: Any  # as the stage passed it (the stub gets this)
-    payload_data: Any  # plain JSON data
     payload_json: str  # canonical JSON: the user message
     schema: type[BaseModel]
-    schema_sha: str
+
+    # Made when first asked, by the cache key and the recordings: the stub's calls never ask.
+    @cached_property
+    def payload_data(self) -> Any:
+        """The payload as plain JSON data (`payload_json` read back)."""
+        return json.loads(self.payload_json)
+
+    @cached_property
+    def schema_sha(self) -> str:
+        return schema_hash(self.schema)
 
     @property
     def messages(self) -> list[dict[str, str]]:

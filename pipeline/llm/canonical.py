@@ -38,7 +38,17 @@ def to_data(value: Any) -> Any:
 
 def canonical_json(value: Any) -> str:
     """Sorted keys, NFC strings, no whitespace, no NaN. Raises TypeError/ValueError if not JSON."""
+    if isinstance(value, BaseModel):
+        return _model_json(value.model_dump(mode="json"))
     return _CANONICAL.encode(nfc(to_data(value)))
+
+
+def _model_json(data: Any) -> str:
+    """`canonical_json` of a pydantic model's JSON-mode dump: plain JSON data whose keys are all
+    strings. When its text is ASCII every string in it is, and NFC leaves those as they are, so the
+    walk over the data (`nfc`, most of a stub call's cost) is needed only for text that is not."""
+    text = _CANONICAL.encode(data)
+    return text if text.isascii() else _CANONICAL.encode(nfc(data))
 
 
 # What `json.dumps(value, sort_keys=True, ...)` would build for every call; encode() keeps no state.

@@ -28,7 +28,7 @@ from ..model import Stats
 from ..storage.gc_pause import freeze_at_exit
 from .backends import Backend, CallRequest, StubBackend
 from .cache import ReplyCache, default_cache_dir
-from .canonical import canonical_json, schema_hash, sha256_hex, to_data
+from .canonical import canonical_json, sha256_hex
 from .defaults import AMBIENT_CREDENTIALS, certainly_known, check_api_base, key_in_environment, precheck_model, provider_of
 from .errors import BudgetExceeded, CallFailed, CallTimedOut, ServerUnreachable, StageCallError
 from .litellm_backend import LiteLLMBackend, check_model, missing_credentials
@@ -291,19 +291,10 @@ class LLMClient:
         """What would be sent for this call (prompt, canonical payload, schema hash)."""
         prompt = self.prompt(stage)
         try:
-            payload_data = to_data(payload)
-            payload_json = canonical_json(payload_data)
+            payload_json = canonical_json(payload)
         except (TypeError, ValueError) as exc:
             raise StageCallError(stage, f"payload is not JSON-serializable: {type(exc).__name__}") from None
-        return CallRequest(
-            stage=stage,
-            prompt=prompt,
-            payload=payload,
-            payload_data=_json_roundtrip(payload_json),
-            payload_json=payload_json,
-            schema=schema,
-            schema_sha=schema_hash(schema),
-        )
+        return CallRequest(stage=stage, prompt=prompt, payload=payload, payload_json=payload_json, schema=schema)
 
     def cache_key(self, request: CallRequest) -> str:
         """sha256 of everything that changes the reply; nothing secret (the api_base is cleaned)."""
@@ -468,12 +459,6 @@ class LLMClient:
 def _check_schema(schema: Any) -> None:
     if not (isinstance(schema, type) and issubclass(schema, BaseModel)):
         raise TypeError(f"schema must be a pydantic model class, not {schema!r}")
-
-
-def _json_roundtrip(text: str) -> Any:
-    import json
-
-    return json.loads(text)
 
 
 _SECRET_PARAM = ("key", "token", "secret", "password", "header", "auth", "credential")

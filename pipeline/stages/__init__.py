@@ -9,10 +9,13 @@ heuristics (an internal error, with MEMCONSOLIDATE_DEBUG=1 raised instead).
 
 from __future__ import annotations
 
+import importlib
 import os
+from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..config import Settings
+from ..layouts.registry import layout_of
 from ..model import Corpus, StageError, Stats
 from ..rules.outcome import Outcome
 from ..storage.gc_pause import gc_frozen
@@ -20,14 +23,53 @@ from .base import Stage, StageContext, StageProgress
 from .model_text import flag_injections
 
 
-def all_stages() -> list[Stage]:
-    # Imported here: registering the stubs happens at import, and `--model none` never pays for it.
-    from . import compress, conflicts, reorder, split, standing_rules
-    from .consolidate import stage as consolidate
+@dataclass(frozen=True)
+class StageEntry:
+    """A stage as the runner lists it: its name and the module whose `STAGE` runs it, imported only
+    when the stage may apply. A layout's own stage (`by_layout`) applies only where the store's layout
+    names it (`Layout.stages`), so elsewhere its module is never imported: building a stage's pydantic
+    models costs milliseconds, and the metadata stage brings the whole crux layout with it. The import
+    registers the stage's stub, before the stage's first call."""
 
-    return [
-        reorder.STAGE, conflicts.STAGE, standing_rules.STAGE, consolidate.STAGE, split.STAGE, compress.STAGE,
-    ]
+    name: str
+    module: str
+    by_layout: bool = False
+
+    def stage(self) -> Stage:
+        stage: Stage = importlib.import_module(self.module).STAGE
+        return stage
+
+    def applies(self, corpus: Corpus, settings: Settings) -> bool:
+        if self.by_layout and self.name not in layout_of(corpus).stages(settings):
+            return False
+        return self.stage().applies(corpus, settings)
+
+    def run(self, ctx: StageContext, outcome: Outcome) -> Outcome:
+        return self.stage().run(ctx, outcome)
+
+
+# In the order they run.
+STAGES = (
+    StageEntry("reorder", f"{__name__}.reorder"),
+    StageEntry("conflicts", f"{__name__}.conflicts"),
+    StageEntry("rules", f"{__name__}.standing_rules", by_layout=True),
+    StageEntry("metadata", f"{__name__}.consolidate.stage", by_layout=True),
+    StageEntry("split", f"{__name__}.split", by_layout=True),
+    StageEntry("compress", f"{__name__}.compress", by_layout=True),
+)
+
+
+def all_stages() -> list[Stage]:
+    """Every stage, in order; a stage's code is imported when it may apply (`StageEntry`), and
+    `--model none` never imports any."""
+    return list(STAGES)
+
+
+def register_stubs() -> None:
+    """Import every stage, and with it register its stub: for code that answers a stage's calls by
+    its name without running the stages (the runner imports only the stages that may apply)."""
+    for entry in STAGES:
+        entry.stage()
 
 
 def stage_runner(

@@ -72,7 +72,8 @@ class StageContext:
 
 
 class Stage(Protocol):
-    name: str
+    @property
+    def name(self) -> str: ...  # read only: the runner's entries (`StageEntry`) are frozen
 
     def applies(self, corpus: Corpus, settings: Settings) -> bool: ...
 

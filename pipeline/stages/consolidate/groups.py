@@ -253,12 +253,18 @@ def crux_groups(corpus: Corpus, outcome: Outcome) -> list[Group]:
     pool = [m for m in pool if m.key not in taken]
     by_key = {m.key: m for m in pool}
     features = {m.key: _tags(m) for m in pool}
+    # The tag test first and the order after it: few of the pairs the index offers pass.
+    tag_partners: dict[tuple[str, str], tuple[float, int]] = {}
+    for a, b in _index_pairs(pool, features, MAX_TAG_DF):
+        ok, ratio, n_shared = _tag_partner(by_key[a], by_key[b], features[a], features[b])
+        if ok:
+            tag_partners[(a, b)] = (ratio, n_shared)
     edges, partners = [], set()
-    for a, b in sorted(_index_pairs(pool, features, MAX_TAG_DF)):
+    for a, b in sorted(tag_partners):
         ma, mb = by_key[a], by_key[b]
-        ok, ratio, n_shared = _tag_partner(ma, mb, features[a], features[b])
-        if not ok or _titles_conflict(ma, mb):
+        if _titles_conflict(ma, mb):
             continue
+        ratio, n_shared = tag_partners[(a, b)]
         partners.add((a, b))
         edges.append(_Edge(a, b, ma.type == mb.type, ratio, bool(ma.source) and ma.source == mb.source, n_shared))
     groups = []

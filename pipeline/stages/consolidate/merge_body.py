@@ -123,4 +123,4 @@ def _without_headings(text: str) -> str:
 def _checkable(text: str) -> list[str]:
     """Atoms of a merged body that can be traced to a source: code spans, numbers, paths."""
     spans = {squash(s) for s in CODE_SPAN.findall(text)}
-    return [a for a in atoms(text) if a in spans or any(ch.isdigit() for ch in a) or "/" in a]
+    return atoms(text, keep=lambda a: a in spans or any(ch.isdigit() for ch in a) or "/" in a)

@@ -181,9 +181,7 @@ def group_item(g: Group, by_key: dict[str, Memory], handle: int) -> GroupItem:
                      members=[member_item(i, by_key[k]) for i, k in enumerate(g.members, start=1)])
 
 
-def payload_for(corpus: Corpus, groups: list[Group]):
-    by_key = corpus.by_key()
-
+def payload_for(by_key: dict[str, Memory]):
     def make(handles: Handles, chunk: list[Group]) -> MetadataInput:
         return MetadataInput(groups=[group_item(g, by_key, handles.handle(group_key(g))) for g in chunk])
 
@@ -335,8 +333,8 @@ class MetadataStage:
         limit = ctx.settings.llm.max_pairs_per_stage
         dropped = groups[limit:]
         groups = groups[:limit]
-        answers = ask_each(ctx, NAME, groups, group_key, payload_for(ctx.corpus, groups), MetadataOutput, lambda r: r.decisions)
         by_key = ctx.by_key
+        answers = ask_each(ctx, NAME, groups, group_key, payload_for(by_key), MetadataOutput, lambda r: r.decisions)
         namer = Namer(ctx.corpus)
         out = Outcome(list(outcome.actions), list(outcome.findings))
         for g in groups:
@@ -344,9 +342,11 @@ class MetadataStage:
             if d is None or not d.merge:
                 continue
             members = [by_key[k] for k in g.members]
-            item = group_item(g, by_key, 1)
-            title = model_text(d.title, kind="title", limit=TITLE_MAX) or model_text(stub_title(item), kind="title", limit=TITLE_MAX)
-            description = model_text(d.description, limit=DESCRIPTION_MAX) or stub_description(item)
+            # The stub's words stand in for a title or description the model left empty (the group's
+            # item is made only then).
+            title = (model_text(d.title, kind="title", limit=TITLE_MAX)
+                     or model_text(stub_title(group_item(g, by_key, 1)), kind="title", limit=TITLE_MAX))
+            description = model_text(d.description, limit=DESCRIPTION_MAX) or stub_description(group_item(g, by_key, 1))
             texts = [MemberText(heading=m.title or m.slug, title=m.title, description=m.description, body=original_body(m)) for m in members]
             proposed = model_text(d.body, kind="body")
             body = proposed.strip("\n") + "\n" if proposed.strip() else ""

@@ -133,7 +133,10 @@ _LIST_SPLIT = re.compile(r",|;|\band\b|\bor\b")
 
 def _list_items(text: str) -> tuple[str, list[str]] | None:
     """(head, items) of a text that is a list: 'Staging runs Node 20, Postgres 15 and Redis 7'."""
-    parts = [p for p in _LIST_SPLIT.split(text.casefold()) if p.strip()]
+    folded = text.casefold()
+    if "," not in folded and ";" not in folded and "and" not in folded and "or" not in folded:
+        return None  # nothing `_LIST_SPLIT` can cut at (most texts): one part, no list, and no split made
+    parts = [p for p in _LIST_SPLIT.split(folded) if p.strip()]
     if len(parts) < 2:
         return None
     return " ".join(tokens(parts[0])), [" ".join(tokens(p)) for p in parts[1:]]

@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
+from typing import Callable
 
 from ...rules.text import STOPWORDS
 from ...text.lines import LIST_MARKER
@@ -36,8 +37,9 @@ _NAME = re.compile(r"^[A-Z][a-z][\w'-]*$")
 _SENTENCE_END = re.compile(r"[.!?:]$")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s+")
 _WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)?", re.UNICODE)
-_NUM_SEP = re.compile(r"(?<=\d)[,_](?=\d{3}\b)")
-_SPACES = re.compile(r"\s+")
+# A "," or "_" after a digit and before three: the separator is matched first and the digit behind
+# it looked at after, so most places of a text fail on one character test, not on a look-behind.
+_NUM_SEP = re.compile(r"[,_](?<=\d[,_])(?=\d{3}\b)")
 # Words that make a sentence a rule (besides an imperative opening, which heuristics/standing_rules.py judges).
 DIRECTIVE_WORDS = frozenset(
     """must never always should shall avoid only required require requires mandatory forbidden
@@ -50,7 +52,8 @@ NEGATION_MARKS = ("¬", "never", "not ", "no ", "don't", "avoid", "without", "�
 
 def squash(text: str) -> str:
     """Lowercase, thousands separators out, whitespace collapsed: the form facts are compared in."""
-    return _SPACES.sub(" ", _NUM_SEP.sub("", text.casefold())).strip()
+    # split() and join: every run of whitespace (`\s`, the same characters) to one space, none at the ends
+    return " ".join(_NUM_SEP.sub("", text.casefold()).split())
 
 
 def _clean(token: str) -> str:
@@ -63,10 +66,14 @@ _ABBREVIATIONS = frozenset("e.g i.e etc vs cf a.k.a".split())
 _EMPHASIS_STEMS = _EMPHASIS | {w.rstrip("s") for w in _EMPHASIS}  # made once, not per token
 
 
+def _plain_word(token: str) -> bool:
+    """Most tokens are plain lowercase words ("the", "service"): letters only, none of them upper
+    case, so no digit, path, dot, identifier or name test of `_atom_shape` can hold."""
+    return token.islower() and token.isalpha()
+
+
 def _is_atom(token: str, sentence_start: bool) -> bool:
-    # Most tokens are plain lowercase words ("the", "service"): letters only, none of them upper
-    # case, so no digit, path, dot, identifier or name test of `_atom_shape` can hold.
-    if token.islower() and token.isalpha():
+    if _plain_word(token):
         return False
     return _atom_shape(token, sentence_start)
 
@@ -140,31 +147,50 @@ def _probably_name(token: str, lowercase: frozenset[str]) -> bool:
     )
 
 
-def atoms(text: str, context: str | None = None) -> list[str]:
+def atoms(text: str, context: str | None = None, keep: Callable[[str], bool] | None = None) -> list[str]:
     """The atoms of `text`, in order of first appearance, each once (compared in `squash` form)."""
-    return [a for a, _ in atom_list(text, context)]
+    return [a for a, _ in atom_list(text, context, keep)]
 
 
-def atom_list(text: str, context: str | None = None) -> list[tuple[str, bool]]:
+def atom_list(text: str, context: str | None = None, keep: Callable[[str], bool] | None = None) -> list[tuple[str, bool]]:
     """(atom, soft) pairs: a soft atom is a capitalised sentence opener taken for a name, which a
     rewrite may also keep abbreviated (a prefix of four letters or more: "Implementation" → "impl").
 
     `context` (default: `text`) is what decides whether a capitalised sentence opener is a name: a
     word the context also writes in lowercase is an ordinary word.
+
+    `keep`: only the atoms it holds for, as if the whole list were filtered by it (same order, same
+    soft flags). A sentence opener it rules out is never judged a name, and the context's words are
+    read only when an opener is judged: a merge check asks only about atoms its target lacks.
     """
-    lowercase = _lowercase_words(context if context is not None else text)
+    lowercase: frozenset[str] | None = None
     found: dict[str, bool] = {}
+    unwanted: set[str] = set()
+
+    def wanted(atom: str) -> bool:
+        if atom in found or atom in unwanted:
+            return False  # already in, or already ruled out: nothing to add either way
+        if keep is None or keep(atom):
+            return True
+        unwanted.add(atom)
+        return False
+
     for span in CODE_SPAN.findall(text):
         s = squash(span)
-        if s:
-            found.setdefault(s, False)
+        if s and wanted(s):
+            found[s] = False
     plain = CODE_SPAN.sub(" . ", text)
     for line in plain.splitlines():
         for atom, opener in _line_atoms(line):
+            if not wanted(atom):
+                continue
             if opener is None:
-                found.setdefault(atom, False)
-            elif _probably_name(opener, lowercase):
-                found.setdefault(atom, True)
+                found[atom] = False
+                continue
+            if lowercase is None:
+                lowercase = _lowercase_words(context if context is not None else text)
+            if _probably_name(opener, lowercase):
+                found[atom] = True
     return list(found.items())
 
 
@@ -176,17 +202,29 @@ def _line_atoms(line: str) -> tuple[tuple[str, str | None], ...]:
     line = _HEADING.sub("", LIST_MARKER.sub("", line))
     raws = _TOKEN.findall(line)
     tokens = [_clean(r) for r in raws]
-    title_case = _title_case_runs(tokens)
+    title_case: set[int] | None = None  # made when a token first needs it
     out: list[tuple[str, str | None]] = []
     start = True
     for i, (raw, token) in enumerate(zip(raws, tokens)):
-        label = raw.startswith(("**", "__")) or raw.endswith(("**:", "__:"))
-        if token and _is_atom(token, start or label or i in title_case):
-            out.append((squash(token), None))
-        elif token and start and not label and i not in title_case and _NAME.match(token):
-            out.append((squash(token), token))  # a name only if `_probably_name` says so (it needs _NAME too)
-        start = bool(_SENTENCE_END.search(raw)) or raw in ("-", "—", "–", "|")
+        # A plain word is no atom and no name (`_NAME` wants a capital): the tests are for the others.
+        if token and not _plain_word(token):
+            if title_case is None:
+                title_case = _title_case_runs(tokens)
+            label = raw.startswith(("**", "__")) or raw.endswith(("**:", "__:"))
+            if _is_atom(token, start or label or i in title_case):
+                out.append((_squash_token(token), None))
+            elif start and not label and i not in title_case and _NAME.match(token):
+                out.append((_squash_token(token), token))  # a name only if `_probably_name` says so (it needs _NAME too)
+        # `_SENTENCE_END` without the regex: a token holds no line break, its end is the string's
+        start = raw.endswith((".", "!", "?", ":")) or raw in ("-", "—", "–", "|")
     return tuple(out)
+
+
+def _squash_token(token: str) -> str:
+    """`squash` of a token: it holds no whitespace and casefolding makes none, so only a thousands
+    separator can go (and only where there is a "," or "_")."""
+    folded = token.casefold()
+    return _NUM_SEP.sub("", folded) if "," in folded or "_" in folded else folded
 
 
 _DIGITS = frozenset("0123456789")
@@ -232,10 +270,9 @@ def missing_atoms(source: str, target: str, context: str | None = None, *, opene
     """Atoms of `source` that `target` does not keep (`openers`: also the soft ones)."""
     hay, nospace, words = _target_forms(target)
     lost = []
-    for atom, soft in atom_list(source, context):
+    # Only the atoms the target lacks: most are there, and are then never judged (`atom_list`'s keep).
+    for atom, soft in atom_list(source, context, keep=lambda a: not has_atom(hay, a, nospace)):
         if soft and not openers:
-            continue
-        if has_atom(hay, atom, nospace):
             continue
         if soft and any(atom.startswith(w) for w in words):
             continue
@@ -266,7 +303,8 @@ def words(text: str) -> list[str]:
 def key_words(text: str) -> frozenset[str]:
     """Significant words (dream's stopwords out, longer than two letters), stemmed. Kept for the
     last few texts: a merge check asks for the merged body's once per member."""
-    return frozenset(stem(w) for w in words(text) if w not in STOPWORDS and len(w) > 2 and not w.isdigit())
+    # Each distinct word once: a body says its words many times over.
+    return frozenset(stem(w) for w in set(words(text)) - STOPWORDS if len(w) > 2 and not w.isdigit())
 
 
 def sentences(text: str) -> list[str]:
@@ -341,7 +379,7 @@ class Coverage:
 def sentence_coverage(source: str, target: str, *, only_directives: bool = False) -> list[Coverage]:
     """For each sentence of `source` (or each rule sentence), the share of its key words `target` keeps."""
     target_words = key_words(target)
-    prefixes = frozenset(w for w in target_words if len(w) >= 4)
+    prefixes: frozenset[str] | None = None  # the abbreviations a word may be kept as: made when one is missing
     out = []
     for s in sentences(source):
         if only_directives and not is_directive(s):
@@ -349,6 +387,11 @@ def sentence_coverage(source: str, target: str, *, only_directives: bool = False
         kws = key_words(s)
         if not kws:
             continue
-        kept = sum(1 for w in kws if word_kept(w, target_words, prefixes))
+        missing = kws - target_words  # `word_kept` keeps the others: only these need its prefix test
+        kept = len(kws) - len(missing)
+        if missing:
+            if prefixes is None:
+                prefixes = frozenset(w for w in target_words if len(w) >= 4)
+            kept += sum(1 for w in missing if word_kept(w, target_words, prefixes))
         out.append(Coverage(s, kept / len(kws)))
     return out
