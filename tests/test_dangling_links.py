@@ -75,6 +75,10 @@ def test_nothing_is_reported_without_a_retirement_or_a_link_to_one():
     corpus = _corpus(_claude("a.md", "See [[b]].", name="a"), _claude("b.md", "Body.", name="b"), _claude("c.md", "Plain.", name="c"))
     assert _dangling(corpus, []) == []
     assert _dangling(corpus, [Action(kind="archive", targets=[FOLDER + "c.md"], reason="r")]) == []
+    # an entry kept inside MEMORY.md is no file: its place does not answer a link
+    kept_inside = mem(FOLDER + "MEMORY.md#notes/3", "Kept inside the index.", layout="claude")
+    linking = _claude("d.md", "Numbers: [[3]] and [[9, hash_32bytes]].", name="d")
+    assert _dangling(_corpus(kept_inside, linking), [Action(kind="archive", targets=[kept_inside.key], reason="r")]) == []
     # a retired memory linking another retired one: its own links go with it
     assert _dangling(corpus, [Action(kind="archive", targets=[FOLDER + "a.md", FOLDER + "b.md"], reason="r")]) == []
 

@@ -33,13 +33,15 @@ class Retired:
 
 
 def _stem(path: str) -> str:
+    """A memory file's name without `.md`; "" for a memory that is not a file of its own (a record,
+    an entry kept inside MEMORY.md: `MEMORY.md#heading/3` must not answer a link `[[3]]`)."""
     name = path.rsplit("/", 1)[-1]
-    return name[:-3] if name.endswith(".md") else name
+    return name[:-3] if name.endswith(".md") and "#" not in path else ""
 
 
 def _link_name(title: str | None, path: str) -> str:
     """What a link to a memory says: its name when it has one, else its file name without `.md`."""
-    return title.strip() if title and title.strip() else _stem(path)
+    return title.strip() if title and title.strip() else (_stem(path) or path)
 
 
 def _retired(by_key: Mapping[str, Memory], actions: Iterable[Action]) -> dict[str, Retired]:
