@@ -97,10 +97,11 @@ def test_a_store_of_tables_and_wikilinks_flags_nothing_and_a_real_clash_is_quote
 def test_the_judge_caches_are_bounded_and_change_no_verdict():
     """A memory's statements and readings are kept between the pairs it is in (issue 14 item 2), in
     bounded caches: the same verdict cold and warm, and no cache grows without limit."""
-    from pipeline.stages.heuristics.conflicts import order, readings, words
+    from pipeline.stages.heuristics.conflicts import judge, needles, order, readings, words
 
     a, b = "Always retry the payment provider call three times.", "Never retry the payment provider call three times."
-    for cached in (readings.read, readings._clauses, order._steps, words._token, statements):
+    for cached in (readings.read, readings._clauses, readings._word_part, judge._later_readings, needles._words, needles.has_number,
+                   order._steps, words._token, statements):
         assert cached.cache_info().maxsize is not None
         cached.cache_clear()
     cold = judge_conflict_quoted(a, b)

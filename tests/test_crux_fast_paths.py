@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.stages.heuristics import text_facts
+from pipeline.stages.heuristics.conflicts.readings import Reading
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
@@ -46,6 +47,27 @@ def test_stem_shortcut_agrees_with_the_suffix_loop() -> None:
 
 
 # --- the conflict judge: readings and statements ---------------------------------------------------
+
+
+def test_antonym_key_shortcut_agrees_with_the_suffix_loop() -> None:
+    """A word that is not all letters skips the suffix loop: no spelling it tries is on the list."""
+    from pipeline.stages.heuristics.conflicts import words
+
+    def plain(w: str) -> str | None:
+        if w in words.ANTONYM_OF:
+            return w
+        for suffix in ("ally", "ing", "ed", "es", "ly", "s", "d"):
+            if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+                base = w[: -len(suffix)]
+                for cand in (base, base + "e", base + "al", base[:-1] if len(base) > 3 and base[-1] == base[-2] else base):
+                    if cand in words.ANTONYM_OF:
+                        return cand
+        return None
+
+    made = {f"{w}{c}{s}" for w in words.ANTONYM_OF for c in ("1", "_", " ", "é", "11") for s in ("", "s", "ed", "ing", "ally")}
+    made |= {f"{c}{w}" for w in words.ANTONYM_OF for c in ("1", "x-")}
+    for word in _fixture_tokens() | set(EDGE_TOKENS) | made | {"e2e", "v2", "node js", "enabl3d"}:
+        assert words._antonym_key.__wrapped__(word) == plain(word), word
 
 ROOT = FIXTURES.parent
 
@@ -93,9 +115,9 @@ def test_readings_agree_with_every_pattern_tried(monkeypatch: pytest.MonkeyPatch
     found = {c for t in _texts() for c in readings.clauses(statements(t))} | {c for t in _texts() for c in readings.clauses(t)}
     assert len(found) > 1000
     fast = {c: readings.read.__wrapped__(c) for c in found}
-    for module in (readings, quantities):
-        monkeypatch.setattr(module, "may_have", lambda text, needles: True)
-        monkeypatch.setattr(module, "has_digit", lambda text: True)
+    for module, test in [(readings, "may_have"), (readings, "may_have_word"), (readings, "may_match"), (readings, "has_digit"),
+                         (readings, "has_number"), (quantities, "may_have_word"), (quantities, "has_number")]:
+        monkeypatch.setattr(module, test, lambda *args: True)
     for clause, reading in fast.items():
         assert readings.read.__wrapped__(clause) == reading, clause
 
@@ -294,6 +316,74 @@ def test_clause_breaks_spelled_out_split_as_the_short_form() -> None:
     ]
     for text in texts:
         assert readings._CLAUSE_BREAK.split(" " + text + " ") == short.split(" " + text + " "), text
+        assert readings._clause_split(" " + text + " ") == short.split(" " + text + " "), text  # the marks alone, if no word
+
+
+def _clause_readings() -> list[Reading]:
+    """Readings of clauses that clash in every way: the eval pairs' and fixtures' clauses, and each
+    turned around (negated, an antonym swapped, a number changed, a choice replaced)."""
+    import re
+
+    from pipeline.stages.heuristics.conflict_statements import statements
+    from pipeline.stages.heuristics.conflicts import readings
+
+    found = sorted({c.strip() for t in _texts() for c in readings.clauses(statements(t))[:6] if 2 < len(c.split()) < 30})
+    turned = [re.sub(r"\b(always|never|before|after|enable|disable|use|avoid|Postgres|\d+)\b", lambda m: {
+        "always": "never", "never": "always", "before": "after", "after": "before", "enable": "disable",
+        "disable": "enable", "use": "avoid", "avoid": "use", "Postgres": "MySQL"}.get(m.group(1), "7"), c, count=1) for c in found]
+    return [readings.read(c) for c in found + turned + [f"do not {c}" for c in found[::3]]]
+
+
+def test_may_oppose_holds_for_every_opposing_verdict() -> None:
+    """The later clauses' pairs skip `_judge_clauses` unless `_may_oppose`: it must hold wherever the
+    verdict is opposing advice (the only one counted there)."""
+    from pipeline.stages.heuristics.conflicts.clash import _judge_clauses, _may_oppose
+
+    found = _clause_readings()
+    by_word: dict[str, list[int]] = {}
+    for i, r in enumerate(found):
+        for w in r.content:
+            by_word.setdefault(w, []).append(i)
+    pairs = {(i, j) for ids in by_word.values() for i in ids[:40] for j in ids[:40] if i != j}
+    opposing = [(found[i], found[j]) for i, j in sorted(pairs) if _judge_clauses(found[i], found[j])[1] == "opposing_advice"]
+    assert len(opposing) > 500
+    assert all(_may_oppose(a, b) for a, b in opposing)
+
+
+def test_substitution_agrees_with_the_alignment_made_for_every_pair() -> None:
+    """`_substitution` aligns two clauses only when the words they do not share are few enough for a
+    substitution; the same answer as aligning every pair, as `_judge_clauses` used to."""
+    from pipeline.stages.heuristics.conflicts import clash
+
+    Choices = tuple[tuple[str, ...], tuple[str, ...]]
+
+    def plain(a: Reading, b: Reading, shared: frozenset[str], only_a: frozenset[str], only_b: frozenset[str]) -> Choices | None:
+        slots = clash._slots(a.seq, b.seq)
+        differing = [(x, y) for x, y in slots or [] if x != y]
+        if (slots is not None and len(differing) == 1 and differing[0][0] and differing[0][1]
+                and len(differing[0][0]) <= 3 and len(differing[0][1]) <= 4 and a.negative == b.negative
+                and a.numbers == b.numbers and clash._chosen(a, differing[0][0]) and clash._chosen(b, differing[0][1])):
+            return differing[0]
+        moved = slots is None or all(not x or not y for x, y in differing)
+        if moved and 0 < len(only_a) <= 3 and 0 < len(only_b) <= 3:
+            xa, xb = tuple(w for w in a.seq if w in only_a), tuple(w for w in b.seq if w in only_b)
+            if (a.negative == b.negative and a.numbers == b.numbers and len(shared) >= 3 and clash._contiguous(a, xa)
+                    and clash._contiguous(b, xb) and clash._chosen(a, xa) and clash._chosen(b, xb)):
+                return xa, xb
+        return None
+
+    found = _clause_readings()
+    seen = 0
+    for i, a in enumerate(found):
+        for b in found[i + 1 : i + 60]:
+            shared = a.content & b.content
+            if len(shared) < 2:
+                continue
+            only_a, only_b = a.content - b.content, b.content - a.content
+            got = clash._substitution(a, b, shared, only_a, only_b)
+            assert got == plain(a, b, shared, only_a, only_b), (a, b)
+            seen += got is not None
+    assert seen > 20
 
 
 def test_steps_agree_with_the_sequence_pattern_tried_on_every_sentence(monkeypatch: pytest.MonkeyPatch) -> None:

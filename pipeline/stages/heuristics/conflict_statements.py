@@ -28,6 +28,9 @@ _EMPHASIS = re.compile(r"(?<![\w*])(\*\*|__|\*|_)(?=\S)(.+?)(?<=\S)\1(?![\w*])")
 _ONLY_LINKS = re.compile(r"^[\s\-*+\d.)]*(?:!?\[[^\]\n]*\]\([^)\n]*\)[\s,;:|/·•—–-]*)+$")
 _KEY_VALUE = re.compile(r"^[\w .-]{1,40}:\s*\S+$")  # "Owner: Maria", "Status: done": a label, not an assertion
 _WORD = re.compile(r"[A-Za-z]{2,}")
+# Where a line has two `_WORD`s (two runs of two letters or more), found from the first two alone:
+# a run, a character that is no letter, and later two letters, which are another run.
+_TWO_WORDS = re.compile(r"[A-Za-z]{2}[A-Za-z]*[^A-Za-z].*?[A-Za-z]{2}", re.DOTALL)
 
 
 def _line_statement(line: str) -> str:
@@ -49,7 +52,7 @@ def _line_statement(line: str) -> str:
     if "`" in line:
         line = _INLINE_CODE.sub(" ", line)
     line = " ".join(line.split())
-    if _KEY_VALUE.match(line) or len(_WORD.findall(line)) < 2:
+    if _KEY_VALUE.match(line) or not _TWO_WORDS.search(line):
         return ""
     return line
 

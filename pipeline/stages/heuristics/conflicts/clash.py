@@ -92,6 +92,49 @@ def _is_value(r: Reading, i: int) -> bool:
 
 
 
+def _substitution(a: Reading, b: Reading, shared: frozenset[str], only_a: frozenset[str],
+                  only_b: frozenset[str]) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    """The competing choices, when all that differs between the clauses is one choice each makes
+    where the other makes another ("use Redis for sessions" / "use Memcached for sessions"); None
+    when they differ otherwise."""
+    if a.negative != b.negative or a.numbers != b.numbers:
+        return None
+    # The words one clause has and the other lacks are what stands in the slots `_slots` aligns (a
+    # slot both fill alike is empty: its words would be shared); one slot that differs holds them
+    # all, at most 3 words on one side and 4 on the other. So the alignment, most of the cost, is
+    # made only for clause pairs within those counts.
+    if not (0 < len(only_a) <= 3 and 0 < len(only_b) <= 4):
+        return None
+    slots = _slots(a.seq, b.seq)
+    differing = [(x, y) for x, y in slots or [] if x != y]
+    if (slots is not None and len(differing) == 1 and differing[0][0] and differing[0][1]
+            and len(differing[0][0]) <= 3 and len(differing[0][1]) <= 4
+            and _chosen(a, differing[0][0]) and _chosen(b, differing[0][1])):
+        return differing[0]
+    moved = slots is None or all(not x or not y for x, y in differing)
+    if moved and len(only_b) <= 3:
+        # The same words in another order with one choice swapped: "use GraphQL for the mobile
+        # endpoints" / "the mobile endpoints use REST".
+        xa, xb = tuple(w for w in a.seq if w in only_a), tuple(w for w in b.seq if w in only_b)
+        if len(shared) >= 3 and _contiguous(a, xa) and _contiguous(b, xb) and _chosen(a, xa) and _chosen(b, xb):
+            return xa, xb
+    return None
+
+
+def _subject_differs(a: Reading, b: Reading) -> bool:
+    """The clauses lead with different words before the first they share (their subjects)."""
+    slots = _slots(a.seq, b.seq)
+    return slots is not None and bool(slots[0][0]) and bool(slots[0][1])
+
+
+def _may_oppose(a: Reading, b: Reading) -> bool:
+    """Whether `_judge_clauses` could find the clauses to be opposing advice, cheaply, for the clause
+    pairs where no other verdict counts: that verdict needs a flip of polarity, an antonym in each
+    clause, or steps in opposite order, which needs "then" in both or "before"/"after" (antonyms).
+    A necessary condition only: keep it one for each "opposing_advice" `_judge_clauses` returns."""
+    return a.negative != b.negative or bool(a.antonyms and b.antonyms) or ("then" in a.words and "then" in b.words)
+
+
 def _judge_clauses(a: Reading, b: Reading) -> tuple[bool, str, str]:
     if a.scopes - b.scopes and b.scopes - a.scopes:
         return False, "none", f"different scopes ({', '.join(sorted(a.scopes ^ b.scopes))})"
@@ -106,30 +149,13 @@ def _judge_clauses(a: Reading, b: Reading) -> tuple[bool, str, str]:
     only_a, only_b = a.content - b.content, b.content - a.content
     containment = len(shared) / smaller
     small_side = only_b if len(b.content) <= len(a.content) else only_a
-    slots = _slots(a.seq, b.seq)
-    differing = [(x, y) for x, y in slots or [] if x != y]
-    substitution = (
-        slots is not None and len(differing) == 1 and bool(differing[0][0]) and bool(differing[0][1])
-        and len(differing[0][0]) <= 3 and len(differing[0][1]) <= 4
-        and a.negative == b.negative and a.numbers == b.numbers and len(shared) >= 2
-        and _chosen(a, differing[0][0]) and _chosen(b, differing[0][1])
-    )
-    moved = slots is None or all(not x or not y for x, y in differing)
-    if not substitution and moved and 0 < len(only_a) <= 3 and 0 < len(only_b) <= 3:
-        # The same words in another order with one choice swapped: "use GraphQL for the mobile
-        # endpoints" / "the mobile endpoints use REST".
-        xa, xb = tuple(w for w in a.seq if w in only_a), tuple(w for w in b.seq if w in only_b)
-        substitution = (
-            a.negative == b.negative and a.numbers == b.numbers and len(shared) >= 3
-            and _contiguous(a, xa) and _contiguous(b, xb) and _chosen(a, xa) and _chosen(b, xb)
-        )
-        differing = [(xa, xb)]
-    if substitution and (_describes(a, differing[0][0]) or _describes(b, differing[0][1])):
+    swap = _substitution(a, b, shared, only_a, only_b)
+    if swap is not None and (_describes(a, swap[0]) or _describes(b, swap[1])):
         # "with pytest" / "with coverage enabled": a state or an activity is a property the same
         # run can also have, not a competing value of the same attribute.
         return False, "none", "one names a value, the other describes a property"
-    if substitution:
-        x, y = differing[0]
+    if swap is not None:
+        x, y = swap
         return True, "incompatible_approach", f"the same thing with '{' '.join(x)}' in one and '{' '.join(y)}' in the other"
     if containment < 0.75 or (only_a and only_b and len(small_side) > 1):
         return False, "none", "they talk about different things"
@@ -153,8 +179,7 @@ def _judge_clauses(a: Reading, b: Reading) -> tuple[bool, str, str]:
     if quantities_differ and {m for m in a.measures ^ b.measures if m.startswith("per ")}:
         return False, "none", "rates per different things"
     if quantities_differ:
-        subject_differs = slots is not None and bool(slots[0][0]) and bool(slots[0][1])
-        if only_a and only_b and (subject_differs or len(only_a) + len(only_b) > 4):
+        if only_a and only_b and (_subject_differs(a, b) or len(only_a) + len(only_b) > 4):
             # A different number about a different thing ("payments client 3" / "search client 5").
             return False, "none", "different numbers about different things"
         flips.append("number")

@@ -9,13 +9,14 @@ top. A long document's every clause pair would be a chance for a false alarm.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from ....rules.text import normalize
 from ..conflict_statements import statements
-from .clash import _judge_clauses
+from .clash import _judge_clauses, _may_oppose
 from .history import _dated
 from .order import _opposite_actions, _reversed_steps, _step_sentences
-from .readings import claim_clauses, clauses, read
+from .readings import Reading, claim_clauses, clauses, read
 from .rejected import _rejected_choice
 from .words import _stem, _token
 
@@ -63,16 +64,14 @@ def judge_conflict_quoted(text_a: str, text_b: str) -> tuple[bool, str, str, str
     # A later clause is weighed against the other text's head (its title or first sentence) only, and
     # only near the top: a long document has dozens of clauses, and every pair of them is a chance
     # for a false alarm.
-    # Each clause read once with its pronoun resolved, not once per clause it is weighed against.
-    later_a = [read(_resolve_pronoun(x, ca)) for x in ca[:LATER_CLAUSES]]
-    later_b = [read(_resolve_pronoun(y, cb)) for y in cb[:LATER_CLAUSES]]
-    for i, x in enumerate(ca[:LATER_CLAUSES]):
-        for j, y in enumerate(cb[:LATER_CLAUSES]):
-            if (i, j) == (0, 0) or min(i, j) > 1:
-                continue
-            verdict = _judge_clauses(later_a[i], later_b[j])
-            if verdict[0] and verdict[1] == "opposing_advice":
-                return (*_dated(verdict, text_a, text_b), x.strip(), y.strip())
+    later_a, later_b = _later_readings(text_a), _later_readings(text_b)
+    for i, j in _LATER_PAIRS:
+        # Only opposing advice counts here: most clause pairs are not weighed at all (`_may_oppose`).
+        if i >= len(later_a) or j >= len(later_b) or not _may_oppose(later_a[i], later_b[j]):
+            continue
+        verdict = _judge_clauses(later_a[i], later_b[j])
+        if verdict[0] and verdict[1] == "opposing_advice":
+            return (*_dated(verdict, text_a, text_b), ca[i].strip(), cb[j].strip())
     return (*first, "", "")
 
 
@@ -107,6 +106,20 @@ def _clause_with(text: str, word: str) -> str:
 
 
 LATER_CLAUSES = 4
+# The pairs of clauses (index in a, index in b) weighed after the main clauses, in order: among each
+# text's first `LATER_CLAUSES`, those where either clause is its text's first or second.
+_LATER_PAIRS = tuple((i, j) for i in range(LATER_CLAUSES) for j in range(LATER_CLAUSES) if (i, j) != (0, 0) and min(i, j) <= 1)
+
+
+@lru_cache(maxsize=2048)
+def _later_readings(text: str) -> tuple[Reading, ...]:
+    """The readings of a text's first `LATER_CLAUSES` claim clauses, each with its pronoun resolved:
+    made once per text (its statements), not once per pair it is in nor per clause it is weighed
+    against, in a bounded cache beside `statements`."""
+    found = claim_clauses(text)
+    return tuple(read(_resolve_pronoun(x, found)) for x in found[:LATER_CLAUSES])
+
+
 _PRONOUN_OBJECT = re.compile(r"\b(them|it|they|these|those|there)\b", re.IGNORECASE)
 
 

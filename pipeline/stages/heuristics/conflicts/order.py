@@ -49,6 +49,8 @@ def steps(text: str) -> list[tuple[frozenset[str], frozenset[str]]]:
 
 @lru_cache(maxsize=2048)
 def _steps(text: str) -> tuple[tuple[frozenset[str], frozenset[str]], ...]:
+    if not may_have(text, _SEQUENCE_WORDS):
+        return ()  # none of its sentences holds one: the text is not split to test each
     out = []
     for sentence in _SENTENCE_BREAK.split(text):
         if not may_have(sentence, _SEQUENCE_WORDS):

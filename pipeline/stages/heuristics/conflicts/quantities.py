@@ -12,18 +12,19 @@ import re
 
 from ....rules.text import STOPWORDS
 from ....text.matched import matched_key
-from .needles import has_digit, may_have
+from .needles import has_number, may_have_word
 from .words import UNITS, _stem
 
 
 _MEASURE = re.compile(r"\bper\s+(?:the\s+|a\s+|an\s+)?([A-Za-z]\w+)|\b\d+(?:\.\d+)?\s+([A-Za-z]\w+)")
+_PER = frozenset(("per",))
 
 
 def _measures(clause: str) -> frozenset[str]:
     """What the numbers of a clause are of: the thing a number counts ("4 replicas") and what a rate
     is per ("per user"). Units of time and size say how much, not of what."""
-    if not has_digit(clause) and not may_have(clause, ("per",)):
-        return frozenset()  # every match of `_MEASURE` has a number or a "per"
+    if not has_number(clause) and not may_have_word(clause, _PER):
+        return frozenset()  # every match of `_MEASURE` has a number starting a word or a "per"
     out = set()
     for per, counted in _MEASURE.findall(clause):
         w = (per or counted).lower()
@@ -50,15 +51,17 @@ _EVERY = re.compile(
     r"annually|quarterly)\b|\bon\s+" + _WEEKDAY + r"s\b",
     re.IGNORECASE,
 )
-# Every match of `_EVERY` holds one of these: "every"/"each", "once"/"twice", an adverb in -ly, a weekday.
-_EVERY_NEEDLES = ("every", "each", "once", "twice", "ly", "day")
+# Every match of `_EVERY` holds one of these words: "every"/"each", "once"/"twice", an adverb in -ly,
+# a weekday in the plural ("on Sundays").
+_EVERY_NEEDLES = frozenset("""every each once twice hourly daily nightly weekly monthly yearly annually quarterly mondays tuesdays
+    wednesdays thursdays fridays saturdays sundays""".split())
 _HOURS = {"minute": 1 / 60, "hour": 1.0, "day": 24.0, "night": 24.0, "week": 168.0, "month": 720.0}
 
 
 def frequencies(text: str) -> tuple[set[float], str]:
     """How often something happens, as a period in hours, and the text without those phrases."""
     found: set[float] = set()
-    if not may_have(text, _EVERY_NEEDLES):
+    if not may_have_word(text, _EVERY_NEEDLES):
         return found, text
 
     def take(m: re.Match) -> str:
@@ -79,11 +82,16 @@ def frequencies(text: str) -> tuple[set[float], str]:
     return found, _EVERY.sub(take, text)
 
 
-def durations(text: str) -> set[float]:
+def durations(text: str) -> tuple[set[float], str]:
+    """Durations in seconds, and the text without them (one pass, as `frequencies` does)."""
     out: set[float] = set()
-    if not has_digit(text):
-        return out  # every duration starts with a number
-    for value, unit in _DURATION.findall(text):
+    if not has_number(text):
+        return out, text  # every duration starts with a number, which starts a word
+
+    def take(m: re.Match) -> str:
+        value, unit = m.group(1), m.group(2)
         u = unit.lower().rstrip("s") if unit.lower() not in ("s", "ms") else unit.lower()
         out.add(float(value) * _SECONDS.get(u, 1))
-    return out
+        return " "
+
+    return out, _DURATION.sub(take, text)

@@ -33,11 +33,14 @@ _REJECTS: list[tuple[re.Pattern[str], bool, tuple[str, ...]]] = [
 def _rejected_choice(rejecting: str, other: str) -> str | None:
     """A word the first text explicitly rejects ('SQLite instead of Postgres', 'GraphQL was
     rejected') that the other text's main clause puts forward."""
+    rejected = _rejected_words(rejecting)
+    if not rejected:
+        return None  # most texts turn nothing down: the other's main clause need not be looked at
     main = read(claim_clauses(other)[0])
     if main.negative:
         return None
     chosen = {_stem(w) for w in main.words}
-    return next((word for word in _rejected_words(rejecting) if _stem(word) in chosen), None)
+    return next((word for word in rejected if _stem(word) in chosen), None)
 
 
 def _names_a_choice(written: str) -> bool:

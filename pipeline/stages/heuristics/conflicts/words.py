@@ -86,6 +86,10 @@ def _antonym_key(w: str) -> str | None:
     """The antonym-list spelling of a word: 'rebasing' -> 'rebase', 'automatically' -> 'automatic'."""
     if w in ANTONYM_OF:
         return w
+    if not w.isalpha():
+        # Every spelling on the list is letters, and each one tried below keeps a character of `w`
+        # that is none ("v2", "e2e", "node js"): a word with a number or a name's mark is no antonym.
+        return None
     for suffix in ("ally", "ing", "ed", "es", "ly", "s", "d"):
         if w.endswith(suffix) and len(w) - len(suffix) >= 3:
             base = w[: -len(suffix)]
