@@ -7,14 +7,16 @@ import json
 import os
 import random
 import re
+from collections import defaultdict
 from itertools import count
 from math import gcd
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings, strategies as st
 
 import pipeline.rules.subject_pairs as subject_pairs_module
-from pipeline.rules.hot_subjects import hot_pairs, pair_bound
+from pipeline.rules.hot_subjects import RAREST, hot_pairs, pair_bound, paired_by_hot_words
 from pipeline.rules.subject_pairs import subject_pairs
 
 from helpers import NOW, mem, run_cli_process
@@ -110,6 +112,51 @@ def test_memories_with_the_same_hot_words_are_chained_and_the_first_stands_for_t
     assert ("a1", "t00") in pairs
     assert not any(p for p in pairs if p[0] in ("a2", "a3") and p[1].startswith("t"))
     assert len(pairs) <= pair_bound(len(words))
+
+
+def _pairs_by_the_book(frequency, members, words):
+    """The module docstring's scheme spelled out bucket by bucket (slow, plainly the scheme): what
+    paired_by_hot_words gives, however it computes it."""
+    rarest_first = sorted(frequency, key=lambda w: (frequency[w], w))
+    rank = {w: i for i, w in enumerate(rarest_first)}
+    hot_words = {k: tuple(sorted(rank[w] for w in words[k] if w in rank)) for k in set(members)}
+    same: dict[tuple[int, ...], list] = defaultdict(list)  # the members with the same hot words, by key
+    for k in sorted(hot_words):
+        if len(hot_words[k]) >= 2:
+            same[hot_words[k]].append(k)
+    pairs = set()
+    buckets: dict[tuple[int, ...], list] = defaultdict(list)  # (the rank ordering it there, the key)
+    for ranks, keys in same.items():
+        pairs |= set(zip(keys, keys[1:]))  # each paired with the one before it; the first stands for them
+        rarest = ranks[:RAREST]
+        if len(rarest) < RAREST:
+            buckets[rarest].append((len(rarest_first), keys[0]))  # no other word: after those that have one
+        if len(rarest) > 2:
+            for i, left_out in enumerate(rarest):
+                buckets[rarest[:i] + rarest[i + 1:]].append((left_out, keys[0]))
+    for filings in buckets.values():
+        filings.sort()
+        pairs |= {(min(a, b), max(a, b)) for (_, a), (_, b) in zip(filings, filings[1:])}
+    return pairs
+
+
+_VOCABULARY = [f"w{i}" for i in range(10)]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.dictionaries(st.sampled_from(_VOCABULARY), st.integers(51, 54)),  # few frequencies: ties
+       st.lists(st.frozensets(st.sampled_from(_VOCABULARY), max_size=9), max_size=60),
+       st.sampled_from(["numbers", "list", "strings"]))
+def test_the_pairs_are_those_of_the_scheme_bucket_by_bucket(frequency, word_sets, keyed):
+    # A small vocabulary: members with the same hot words, shared buckets and ties in every bucket.
+    if keyed == "list":  # words as subject_pairs.py passes them: a list by number
+        keys, words = list(range(len(word_sets))), word_sets
+    else:  # a dict by key: numbers with gaps, or strings given in the reverse of their order
+        numbers = range(len(word_sets))
+        keys = [3 * i + 7 for i in numbers] if keyed == "numbers" else [f"m{i:03d}" for i in reversed(numbers)]
+        words = dict(zip(keys, word_sets))
+    members = keys + keys[::3]  # a member given twice counts once
+    assert paired_by_hot_words(frequency, members, words) == _pairs_by_the_book(frequency, members, words)
 
 
 def test_no_hot_word_leaves_the_pairs_unchanged(monkeypatch):

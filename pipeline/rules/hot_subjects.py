@@ -21,20 +21,22 @@ order (tests/test_hot_subjects.py hides one pair among 10,000 memories). A memor
 is the only one of them paired through a bucket: the others reach a third memory through it alone.
 
 How it is computed: a filing's place in its bucket is one int, (the rank it is ordered by, the
-member), unique among all filings. One dict keys each bucket (its words' ranks) to the place of its
+member), unique among all filings: ranks are kept multiplied by a stride above every member's number,
+so a place is a rank plus a member. One dict keys each bucket (its words' ranks) to the place of its
 first filing, which is so the bucket's number: a filing given another's number is not its bucket's
 first, and its bucket is shared. Most buckets hold one filing (on a bank of 50k memories, 197k buckets
-of 248k filings; 75k filings in shared buckets), so only the filings of shared buckets are laid out
-as ints (bucket, place) and sorted (in C); the pairs are the neighbours with the same bucket. Python
-steps once per member (its hot words' ranks) and never per filing: every step over the filings is a
-C-level map.
+of 248k filings; 75k filings in 24k shared buckets), so only the filings of shared buckets are
+gathered, by number, into one list of places per bucket, each sorted (in C); the pairs are the
+neighbours in each. Python steps once per member (its hot words' ranks) and never per filing: every
+step over the filings is a C-level map.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator, Mapping, Sequence, Set as AbstractSet
-from itertools import compress, islice, repeat
-from operator import add, eq, floordiv, itemgetter, lt, mod, mul, ne, not_
+from collections import deque
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set as AbstractSet
+from itertools import chain, compress, repeat
+from operator import add, itemgetter, lt, mod, ne, not_
 from typing import Any, Protocol, TypeVar
 
 # How many of a memory's rarest hot words its buckets are made of.
@@ -52,6 +54,17 @@ def _buckets_of(rarest: int) -> list[tuple[tuple[int, ...], int | None]]:
 
 
 _BUCKETS = {rarest: _buckets_of(rarest) for rarest in range(RAREST, 1, -1)}
+
+
+def _words_at(positions: tuple[int, ...]) -> Callable[[tuple[int, ...]], tuple[int, ...]]:
+    """What takes a bucket's words out of a member's: one slice when they are side by side (a member
+    with exactly those words is its own bucket, no copy), else each word picked."""
+    start, stop = positions[0], positions[-1] + 1
+    return itemgetter(slice(start, stop)) if positions == tuple(range(start, stop)) else itemgetter(*positions)
+
+
+# _BUCKETS with each bucket's words as what takes them out of a member's.
+_FILINGS = {rarest: [(_words_at(kept), left_out) for kept, left_out in buckets] for rarest, buckets in _BUCKETS.items()}
 
 # A memory's key, or any stand-in ordered as the keys are.
 K = TypeVar("K", bound=Any)
@@ -83,11 +96,15 @@ def paired_by_hot_words(frequency: Mapping[str, int], members: Iterable[K], word
 
     Keys are anything ordered (subject_pairs.py passes numbers in the order of the keys).
     """
-    # Ranks from 1, so that `filter(None, ...)` drops exactly the words that are not hot (None).
-    rank = {w: i for i, w in enumerate(sorted(frequency, key=lambda w: (frequency[w], w)), 1)}
     keys = sorted(set(members))
+    # Ranks from 1, so that `filter(None, ...)` drops exactly the words that are not hot (None), each
+    # times `stride`, above every member's number: a filing's place in its bucket's order (the rank
+    # it is ordered by, the member) is then one addition (_bucket_neighbours).
+    stride = len(keys) or 1
+    rarest_first = sorted(frequency, key=lambda w: (frequency[w], w))
+    rank_of = dict(zip(rarest_first, range(stride, (len(rarest_first) + 1) * stride, stride))).get
     # Each memory's hot words as their ranks, rarest first; those with fewer than two left out.
-    sigs = [tuple(sorted(filter(None, map(rank.get, words[k])))) for k in keys]
+    sigs = [tuple(sorted(filter(None, map(rank_of, words[k])))) for k in keys]
     if min(map(len, sigs), default=2) < 2:
         fits = list(map((1).__lt__, map(len, sigs)))
         keys, sigs = list(compress(keys, fits)), list(compress(sigs, fits))
@@ -100,15 +117,16 @@ def paired_by_hot_words(frequency: Mapping[str, int], members: Iterable[K], word
             out.add((last.get(sig, first[sig]), k))
             last[sig] = k
     firsts = list(first.values())  # numbered in the order of their keys: the smaller number, the smaller key
-    smaller, larger = _bucket_neighbours(list(first), len(rank))
+    smaller, larger = _bucket_neighbours(list(first), stride, len(rarest_first))
     out.update(zip(map(firsts.__getitem__, smaller), map(firsts.__getitem__, larger)))
     return out
 
 
 def _lanes(sigs: list[tuple[int, ...]]) -> Iterator[tuple[int, Sequence[int], Sequence[tuple[int, ...]]]]:
     """The members filed alike, by how many of their rarest hot words they are filed under (all of
-    them up to RAREST): that number, their numbers (indexes in `sigs`) and their hot words. When one
-    lane has every member (on a bank: everyone has five or more hot words) it is `sigs` itself, not a copy."""
+    them up to RAREST): that number, their numbers (indexes in `sigs`; a list, not a range, which would
+    make each int anew for each of the lane's buckets) and their hot words. When one lane has every
+    member (on a bank: everyone has five or more hot words) its hot words are `sigs` itself, not a copy."""
     size = list(map(len, sigs))
     present = set(size)
     for rarest in _BUCKETS:
@@ -116,45 +134,51 @@ def _lanes(sigs: list[tuple[int, ...]]) -> Iterator[tuple[int, Sequence[int], Se
         if not sizes:
             continue
         if sizes == present:
-            yield rarest, range(len(sigs)), sigs
+            yield rarest, list(range(len(sigs))), sigs
         else:
             chosen = list(map(sizes.__contains__, size))
             yield rarest, list(compress(range(len(sigs)), chosen)), list(compress(sigs, chosen))
 
 
-def _bucket_neighbours(sigs: list[tuple[int, ...]], base: int) -> tuple[list[int], list[int]]:
-    """The members (numbers: indexes in `sigs`, whose ranks run from 1 to `base`) that are neighbours
-    in a bucket: the smaller number of each pair, and the larger."""
-    stride = len(sigs)
-    # A filing's place in its bucket's order, as one int: the rank it is ordered by * stride + the
-    # member (rank base + 1 when it has no other word: after every member that has one). No two
-    # filings share a place (a member's filings are ordered by different ranks), so the place of a
-    # bucket's first filing is the bucket's number.
-    unit = (base + 2) * stride  # above every place
+def _bucket_neighbours(sigs: list[tuple[int, ...]], stride: int, base: int) -> tuple[Iterator[int], Iterator[int]]:
+    """The members (numbers: indexes in `sigs`, below `stride`; their ranks run from 1 to `base`, each
+    times `stride`) that are neighbours in a bucket: the smaller number of each pair, and the larger."""
+    # A filing's place in its bucket's order, as one int: the rank it is ordered by + the member (rank
+    # base + 1 when it has no other word: after every member that has one). No two filings share a
+    # place (a member's filings are ordered by different ranks), so the place of a bucket's first
+    # filing is the bucket's number.
+    last = (base + 1) * stride
     number_of: dict[tuple[int, ...], int] = {}  # each bucket (its words' ranks): its number
-    numbers: list[int] = []  # each filing: its bucket's number
-    places: list[int] = []  # each filing: its place
+    # The filings given another's number, so not their bucket's first: only such buckets, holding more
+    # than one filing, give pairs (on a bank of 50k memories, 51k of 248k filings, in 24k buckets).
+    later_numbers: list[int] = []
+    later_places: list[int] = []
     for rarest, lane, lane_sigs in _lanes(sigs):
-        for kept, left_out in _BUCKETS[rarest]:
-            if left_out is None:
-                place = list(map(add, lane, repeat((base + 1) * stride)))
-            else:
-                place = list(map(add, map(mul, map(itemgetter(left_out), lane_sigs), repeat(stride)), lane))
-            numbers += map(number_of.setdefault, map(itemgetter(*kept), lane_sigs), place)
-            places += place
-    # A filing numbered by another's place is not its bucket's first: only such buckets, holding
-    # more than one filing, give pairs (on a bank of 50k memories, 75k of 248k filings). Each of their
-    # filings becomes one int, number * unit + place, so that sorting lays each bucket out in order.
-    later = list(map(ne, numbers, places))
-    filings = list(map(add, map(mul, compress(numbers, later), repeat(unit)), compress(places, later)))
-    filings += map(mul, set(compress(numbers, later)), repeat(unit + 1))  # their first filings: place == number
-    filings.sort()
-    buckets_in_order = list(map(floordiv, filings, repeat(unit)))
-    members = list(map(mod, filings, repeat(stride)))
-    together = list(map(eq, buckets_in_order, islice(buckets_in_order, 1, None)))
-    before, after = list(compress(members, together)), list(compress(islice(members, 1, None), together))
+        for words_of, left_out in _FILINGS[rarest]:
+            ranks = repeat(last) if left_out is None else map(itemgetter(left_out), lane_sigs)
+            place = list(map(add, ranks, lane))
+            number = list(map(number_of.setdefault, map(words_of, lane_sigs), place))
+            later = list(map(ne, number, place))
+            later_numbers += compress(number, later)
+            later_places += compress(place, later)
+    del number_of  # its buckets (197k on the bank) are freed before the shared ones' lists are made
+    # Each shared bucket's filings, by its number: its first (whose place is the number) and the later
+    # ones, sorted (places sort as the bucket orders its filings).
+    buckets: dict[int, list[int]] = {}
+    starts = map(list, zip(later_numbers))  # [number] for each later filing: its bucket keeps the first
+    _run(map(list.append, map(buckets.setdefault, later_numbers, starts), later_places))
+    shared = list(buckets.values())
+    _run(map(list.sort, shared))
+    # The neighbours: each filing but a bucket's last, and the next one.
+    before = list(map(mod, chain.from_iterable(map(itemgetter(slice(None, -1)), shared)), repeat(stride)))
+    after = list(map(mod, chain.from_iterable(map(itemgetter(slice(1, None)), shared)), repeat(stride)))
     # A bucket's order is by rank, not by number: each pair turned smaller first.
     rising = list(map(lt, before, after))
     falling = list(map(not_, rising))
-    return (list(compress(before, rising)) + list(compress(after, falling)),
-            list(compress(after, rising)) + list(compress(before, falling)))
+    return (chain(compress(before, rising), compress(after, falling)),
+            chain(compress(after, rising), compress(before, falling)))
+
+
+def _run(effects: Iterable[object]) -> None:
+    """Steps through `effects` (a map called for what it does) in C, keeping nothing."""
+    deque(effects, maxlen=0)
