@@ -107,3 +107,27 @@ def test_the_fixture_stores_have_no_dangling_links(tmp_path: Path):
     for layout in ("bank", "claude", "crux", "zylos"):
         plan = plan_json(copy_store(FIXTURES / layout, tmp_path / layout), "--model", "stub")
         assert [f for f in plan["findings"] if f["kind"] == "dangling_link"] == []
+
+
+def test_an_apply_says_in_its_report_which_links_it_left_dangling(tmp_path: Path):
+    """A nightly run has no one reading its plan: the links it leaves dangling are in its notes and
+    its run report."""
+    import json
+
+    from helpers import run_cli
+
+    folder = tmp_path / ".claude" / "memory"
+    folder.mkdir(parents=True)
+    body = "---\nname: {name}\ndescription: build tip\ntype: feedback\n---\n\nWarm the build cache before the release build.\n"
+    (folder / "tip.md").write_text(body.format(name="tip"))
+    (folder / "tip_copy.md").write_text(body.format(name="tip-copy"))
+    (folder / "release.md").write_text("---\nname: release\ndescription: release steps\ntype: project\n---\n\nFirst read [[tip-copy]].\n")
+    (folder / "MEMORY.md").write_text("# Memory\n\n- [tip](tip.md) — tip\n- [tip copy](tip_copy.md) — tip\n- [release](release.md) — steps\n")
+    res = run_cli("apply", str(tmp_path), "--yes", "--json", "--model", "none", "--now", "2026-11-29")
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert [a["kind"] for a in out["applied"]] == ["merge_duplicate"]
+    [note] = [n for n in out["notes"] if "[[tip-copy]]" in n]
+    assert "linked from 1 file: .claude/memory/release.md" in note and "could point at [[tip]] (.claude/memory/tip.md)" in note
+    report = (tmp_path / ".memconsolidate" / "reports" / f"{out['run_id']}.md").read_text(encoding="utf-8")
+    assert note in report

@@ -43,6 +43,7 @@ from ...journal import ABSENT, Op, sha
 from ...model import Action, Corpus, Finding
 from ...printable import printable
 from ...report import render_run_report
+from ...rules.dangling_links import dangling_links
 from ...storage.files import Unreadable
 from ...text.lenient_frontmatter import split_frontmatter_lenient
 from ...text.lines import append_paragraphs
@@ -221,6 +222,8 @@ def changes(
         else:
             out.skipped.append((a, why))
 
+    # What the run leaves pointing at nothing, for its report: the plan said so, a nightly run has no reader.
+    out.notes.extend(f.reason for f in dangling_links(corpus, out.applied))
     out.ops = ops_moves + ops_writes
     if out.ops:
         flagged = stale.by_key()
