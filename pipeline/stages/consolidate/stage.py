@@ -34,6 +34,7 @@ from ...layouts.crux.reader import body_size
 from ...text.truncate import clip
 from ..base import StageContext
 from ..heuristics.conflicts import judge_conflict
+from .claude_names import Convention, convention_of, next_number, stem_for
 from .fields import crux_folder, crux_frontmatter, slug_words, unique_slug, volume_hash
 from .groups import Group, claude_groups, crux_groups, existing_topics
 from .merge_body import MemberText, deterministic_merge, merge_problems
@@ -199,7 +200,11 @@ class Namer:
         self.taken: set[str] = {_slug_of(_file_name(k)) for k in files}
         self.taken |= {t.slug for t in corpus.trackers}
         self.taken |= {topic for m in corpus.memories if (topic := m.extra.get("consolidation_topic"))}
-        self.claude_taken: set[str] = {k.rsplit(".", 1)[0] for k in (m.key for m in corpus.memories)}
+        self.claude_keys = [m.key for m in corpus.memories]
+        self.claude_taken: set[str] = {k.rsplit(".", 1)[0] for k in self.claude_keys}
+        # Numbered folders: the names after the numbers already used, and the last number this run gave.
+        self.numbered_rests: set[str] = {m.title.strip() for m in corpus.memories if m.title}
+        self.numbers_given: dict[str, int] = {}
 
     def crux(self, title: str) -> str:
         return unique_slug(slug_words(title), self.taken)
@@ -210,15 +215,22 @@ class Namer:
         self.taken |= {f"{topic}-pt{n}" for n in range(1, 100)}
         return topic
 
-    def claude(self, folder: str, title: str) -> str:
-        base = slug_words(title, 50).replace("-", "_")
+    def claude(self, folder: str, title: str, convention: Convention | None = None) -> tuple[str, str]:
+        """The new file's path and its `name`: named after its title, or as its members are named
+        when they share one rule (claude_names.py)."""
         prefix = "" if folder == "." else f"{folder}/"
-        slug = base
-        n = 2
-        while f"{prefix}{slug}" in self.claude_taken:
-            slug, n = f"{base}_{n}", n + 1
+        sep = convention.sep if convention else "_"
+        base = stem_for(convention, slug_words(title, 50)) if convention else slug_words(title, 50).replace("-", "_")
+        slug, n = base, 2
+        while f"{prefix}{slug}" in self.claude_taken or (convention and convention.numbered and slug in self.numbered_rests):
+            slug, n = f"{base}{sep}{n}", n + 1
         self.claude_taken.add(f"{prefix}{slug}")
-        return f"{prefix}{slug}.md"
+        if not (convention and convention.numbered):
+            return f"{prefix}{slug}.md", slug if convention else title
+        number = max(next_number(self.claude_keys, folder), self.numbers_given.get(folder, 0) + 1)
+        self.numbers_given[folder] = number
+        self.numbered_rests.add(slug)
+        return f"{prefix}{number}-{slug}.md", slug
 
 
 def _file_name(key: str) -> str:
@@ -312,9 +324,14 @@ def _topic_action(ctx: StageContext, g: Group, members: list[Memory], fm: dict[s
 def _claude_action(ctx: StageContext, g: Group, members: list[Memory], title: str, description: str, body: str,
                    reason: str, fallback: bool, namer: Namer) -> Action:
     folder = members[0].group
-    path = namer.claude(folder, title)
-    fm = {"name": title, "description": description, "type": members[0].type,
-          "consolidated_from": [PurePosixPath(m.key).name for m in members]}
+    convention = convention_of(members)
+    path, name = namer.claude(folder, title, convention)
+    fm: dict[str, Any] = {"name": name, "description": description}
+    if convention and convention.nested is not None:
+        fm["metadata"] = {**convention.nested, "type": members[0].type}  # nested, as every member has it
+    else:
+        fm["type"] = members[0].type
+    fm["consolidated_from"] = [PurePosixPath(m.key).name for m in members]
     return ConsolidateAction(targets=sorted(g.members), reason=reason, source=ctx.source(NAME), to_type=members[0].type,
                              topic=None, fallback=fallback, outputs=[{"path": path, "frontmatter": fm, "body": body, "size": len(body.splitlines())}])
 

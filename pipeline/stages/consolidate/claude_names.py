@@ -1,0 +1,76 @@
+"""How a claude consolidation names its new file: the way its members are named, when they agree.
+
+Real folders keep conventions a consolidation must not break. siglens names every memory by its
+file name (`name: project-i18n-multilingual-r1` in `project-i18n-multilingual-r1.md`) and links
+them by it (`[[project-i18n-multilingual-r1]]`); webeverything numbers its files (`105-feedback_
+claim_ignores_git_state.md`, named `feedback_claim_ignores_git_state`), a number its scripts resolve,
+and nests the type (`metadata: {type: feedback}`). A new file named "I18n multilingual" in
+`i18n_multilingual.md`, with a top-level `type:`, would be the one memory of its folder that its
+links and scripts cannot find. When every member follows one rule, the new file follows it too; when
+they do not agree (names in Title Case, some files numbered), the new file is named from its title.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from ...model import Memory
+
+_NUMBERED = re.compile(r"(\d+)-(.+)")
+
+
+@dataclass(frozen=True)
+class Convention:
+    """What the members of one consolidation share in how they are named and typed."""
+
+    sep: str  # the separator of words in their file names: "-" or "_"
+    type_prefix: str  # every file name starts with "<type><sep>": that text, else ""
+    numbered: bool  # every file name is "<number>-<rest>"
+    nested: dict[str, Any] | None  # the `metadata:` block they share (with `type`), when the type is nested
+
+
+def _parts(m: Memory) -> tuple[str | None, str]:
+    """A member's file number, if any, and the rest of its file name without `.md`."""
+    stem = m.key.rsplit("/", 1)[-1].removesuffix(".md")
+    numbered = _NUMBERED.fullmatch(stem)
+    return (numbered.group(1), numbered.group(2)) if numbered else (None, stem)
+
+
+def convention_of(members: list[Memory]) -> Convention | None:
+    """The members' naming rule, or None when they do not all name themselves by their file name."""
+    parts = [_parts(m) for m in members]
+    if not members or any(m.title.strip() != rest for m, (_, rest) in zip(members, parts)):
+        return None
+    rests = [rest for _, rest in parts]
+    dashes, underscores = sum(r.count("-") for r in rests), sum(r.count("_") for r in rests)
+    sep = "-" if dashes > underscores else "_"
+    type_ = members[0].type or ""
+    prefix = f"{type_}{sep}" if type_ and all(r.startswith(f"{type_}{sep}") for r in rests) else ""
+    numbered = all(number is not None for number, _ in parts)
+    return Convention(sep, prefix, numbered, _shared_metadata(members))
+
+
+def _shared_metadata(members: list[Memory]) -> dict[str, Any] | None:
+    """The nested `metadata:` keys every member has with the same value (type among them), when
+    every member nests its type there and none has a top-level one; else None."""
+    blocks = [m.meta.get("metadata") for m in members]
+    if any(not isinstance(b, dict) or "type" not in b or "type" in m.meta for b, m in zip(blocks, members)):
+        return None
+    first: dict[str, Any] = blocks[0]  # type: ignore[assignment]  # checked just above
+    return {k: v for k, v in first.items() if all(isinstance(b, dict) and k in b and b[k] == v for b in blocks)}
+
+
+def stem_for(convention: Convention, slug: str) -> str:
+    """The new file's name without number or `.md`, and so its `name`, from a slug of its title."""
+    words = slug.replace("-", convention.sep).replace("_", convention.sep)
+    return f"{convention.type_prefix}{words}" if convention.type_prefix and not words.startswith(convention.type_prefix) else words
+
+
+def next_number(keys: list[str], folder: str) -> int:
+    """One more than the highest file number in the folder."""
+    prefix = "" if folder == "." else f"{folder}/"
+    numbers = [int(m.group(1)) for k in keys if k.startswith(prefix) and "/" not in k[len(prefix):]
+               if (m := _NUMBERED.fullmatch(k[len(prefix):].removesuffix(".md")))]
+    return max(numbers, default=0) + 1
