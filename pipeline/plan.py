@@ -9,7 +9,7 @@ from .kinds import CLAIM_KINDS, ActionKind, claim_rank, judged_on_content, retir
 from .model import Action, Corpus, Plan, StageError, Stats, settle_read_shas
 from .rules.absolutize_dates import absolutize_dates
 from .rules.blast_cap import cap_retirements
-from .rules.dangling_links import dangling_links
+from .rules.dangling_links import dangling_links, relinks
 from .rules.duplicates import merge_duplicates, report_reorders, text_groups
 from .rules.index_drift import index_drift
 from .evidence.context import load_context
@@ -105,6 +105,7 @@ def _deterministic(corpus: Corpus, settings: Settings) -> Outcome:
         context = load_context(corpus, settings, layout.memory_file)
         out.extend(staleness(corpus, settings, context, layout.evergreen_without_frontmatter))
     out.extend(index_drift(corpus))
+    out.extend(relinks(corpus))
     out.extend(absolutize_dates(corpus.memories))
     return out
 

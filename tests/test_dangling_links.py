@@ -131,3 +131,51 @@ def test_an_apply_says_in_its_report_which_links_it_left_dangling(tmp_path: Path
     assert "linked from 1 file: .claude/memory/release.md" in note and "could point at [[tip]] (.claude/memory/tip.md)" in note
     report = (tmp_path / ".memconsolidate" / "reports" / f"{out['run_id']}.md").read_text(encoding="utf-8")
     assert note in report
+
+
+def test_links_to_a_consolidated_member_are_proposed_to_point_at_what_holds_it_now():
+    from pipeline.rules.dangling_links import relinks
+
+    holder = mem(FOLDER + "141-feedback_plans.md", "Both plans.", layout="claude", title="feedback_plans",
+                 meta={"consolidated_from": ["117-feedback_self_contained.md", "131-feedback_executor.md"]})
+    linking = _claude("notes.md", "See [[feedback_self_contained]], [[Feedback_Executor|the executor note]] and [[notes]].")
+    still_there = _claude("131-feedback_executor.md", "Not archived yet.", name="feedback_executor")
+    [action] = relinks(_corpus(holder, linking)).actions
+    assert action.kind == "update_ref" and action.targets == [FOLDER + "notes.md"] and action.needs_user
+    assert [(r["before"], r["after"]) for r in action.replacements] == [
+        ("feedback_self_contained", "feedback_plans"), ("Feedback_Executor", "feedback_plans")]
+    body = linking.body
+    assert all(body[r["start"]:r["end"]] == r["before"] for r in action.replacements)
+    # a name a memory still has is no dangling link; the holder's own links to its members stay
+    [action] = relinks(_corpus(holder, linking, still_there)).actions
+    assert [r["before"] for r in action.replacements] == ["feedback_self_contained"]
+    assert relinks(_corpus(holder.model_copy(update={"body": "Was [[feedback_self_contained]]."}))).actions == []
+
+
+def test_after_a_consolidation_the_next_plan_relinks_and_undo_gives_the_link_back(tmp_path: Path):
+    import json
+
+    from helpers import run_cli
+    from test_claude_consolidate_names import AGENT, _numbered_store
+
+    root = _numbered_store(tmp_path / "repo")
+    linking = root / AGENT / "150-feedback_review_checklist.md"
+    original = ("---\nname: feedback_review_checklist\ndescription: what a review checks\nmetadata:\n  type: feedback\n---\n\n"
+                "Before review, reread [[feedback_self_contained_plans]].\n")
+    linking.write_text(original)
+    first = run_cli("plan", str(root), "--json", "--model", "stub", "--now", "2026-11-29", "--max-retire", "1")
+    [finding] = [f for f in json.loads(first.stdout)["findings"] if f["kind"] == "dangling_link"]
+    assert "the next plan proposes that edit" in finding["reason"]
+    res = run_cli("apply", str(root), "--yes", "--json", "--model", "stub", "--now", "2026-11-29", "--max-retire", "1")
+    assert "consolidate" in [a["kind"] for a in json.loads(res.stdout)["applied"]]
+    plan = json.loads(run_cli("plan", str(root), "--json", "--model", "none", "--now", "2026-11-29").stdout)
+    [relink] = [a for a in plan["actions"] if a["kind"] == "update_ref"]
+    [new_file] = [p for p in (root / AGENT).glob("151-*.md")]
+    new_name = new_file.stem.split("-", 1)[1]
+    assert relink["targets"] == [f"{AGENT}150-feedback_review_checklist.md"] and relink["needs_user"]
+    res = run_cli("apply", str(root), "--yes", "--json", "--model", "none", "--now", "2026-11-29", "--select", "update_ref")
+    assert res.returncode == 0, res.stderr
+    assert linking.read_text() == original.replace("[[feedback_self_contained_plans]]", f"[[{new_name}]]")
+    run = json.loads(res.stdout)["run_id"]
+    assert run_cli("undo", str(root), "--run", run).returncode == 0
+    assert linking.read_text() == original

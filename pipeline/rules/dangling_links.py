@@ -4,8 +4,12 @@ Claude Code memory folders link memories to each other by `[[name]]` (the front 
 or the file name without `.md`): on the real stores 613 such links in 5 of 15 folders. A plan that
 archives, prunes, merges or consolidates a linked memory leaves every such link pointing at nothing,
 in the memories that stay and in the body a consolidation writes (its members often link each
-other). Nothing is edited here: the plan says which links dangle and, when the memory has a
-successor (a merge's survivor, a consolidation's new file), what they could point at instead.
+other). The plan says which links dangle and, when the memory has a successor (a merge's survivor,
+a consolidation's new file), what they could point at instead.
+
+Once a consolidation is applied its new file lists its members (`consolidated_from`), so a later
+plan still knows where a link to one of them should point: `relinks` proposes the edit, an
+`update_ref` the user approves (the link's target text replaced, every other byte kept).
 """
 
 from __future__ import annotations
@@ -15,14 +19,18 @@ from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
 from itertools import chain
 from dataclasses import dataclass
+from typing import Any
 
-from ..actions import outputs_of
+from ..actions import UpdateRefAction, outputs_of
 from ..kinds import ActionKind, FindingKind, retires
 from ..model import Action, Corpus, Finding, Memory
 from ..text.counts import plural
+from .outcome import Outcome
 
 # `[[target]]`, `[[target|shown text]]`, `[[target#heading]]`: the target is what names a memory.
 _WIKILINK = re.compile(r"\[\[([^\[\]\n|#]+)(?:[|#][^\[\]\n]*)?\]\]")
+# A numbered file name (`105-feedback_claim_ignores_git_state`): a link names the rest.
+_NUMBERED = re.compile(r"\d+-(.+)")
 
 
 @dataclass(frozen=True)
@@ -91,10 +99,10 @@ def dangling_links(corpus: Corpus, actions: list[Action]) -> list[Finding]:
             gone = named.get(target)
             if gone is not None and gone != where:
                 linking[gone].add(where)
-    return [_finding(key, by_key[key], retired[key], linking[key]) for key in sorted(linking)]
+    return [_finding(key, by_key[key], retired[key], linking[key], by_key) for key in sorted(linking)]
 
 
-def _finding(key: str, m: Memory, r: Retired, linking: set[str]) -> Finding:
+def _finding(key: str, m: Memory, r: Retired, linking: set[str], by_key: Mapping[str, Memory]) -> Finding:
     others = sorted(linking - {r.successor})
     parts = [f"[[{_link_name(m.title, key)}]] ({key}) is taken away by this plan"]
     if others:
@@ -102,6 +110,54 @@ def _finding(key: str, m: Memory, r: Retired, linking: set[str]) -> Finding:
         parts.append(f"linked from {plural(len(others), 'file')}: {shown}")
         if r.successor and r.successor_name:
             parts.append(f"those links could point at [[{r.successor_name}]] ({r.successor})")
+            if r.successor not in by_key:  # a consolidation's new file: it will list its members
+                parts.append("once it is applied, the next plan proposes that edit (update_ref)")
     if r.successor in linking:  # a consolidation's members linked each other: now one file
         parts.append(f"{r.successor}, which takes in its text, links it too")
     return Finding(kind=FindingKind.DANGLING_LINK, targets=sorted(linking | {key}), reason="; ".join(parts))
+
+
+def _names_of(entry: str) -> set[str]:
+    """What a link to a consolidated member could say, from its file name in `consolidated_from`."""
+    stem = entry.rsplit("/", 1)[-1].removesuffix(".md")
+    numbered = _NUMBERED.fullmatch(stem)
+    return {n for n in (stem, numbered.group(1) if numbered else "") if n.strip()}
+
+
+def relinks(corpus: Corpus) -> Outcome:
+    """An `update_ref` for each memory linking, by a name no memory has any more, a member of an
+    applied consolidation (a memory whose `consolidated_from` lists it): the link pointed at the
+    consolidated memory. For the user to approve: the link's owner may have meant the old text."""
+    live: set[str] = set()
+    for m in corpus.memories:
+        live.update(n.casefold() for n in (m.title.strip(), _stem(m.key)) if n)
+    successor: dict[str, Memory] = {}  # a member's link text, casefolded -> the memory holding it now
+    for m in sorted(corpus.memories, key=lambda m: m.key):
+        members = m.meta.get("consolidated_from")
+        if not isinstance(members, list) or not m.key.endswith(".md"):
+            continue
+        for entry in members:
+            for name in _names_of(entry) if isinstance(entry, str) else ():
+                if name.casefold() not in live:
+                    successor.setdefault(name.casefold(), m)
+    out = Outcome()
+    if not successor:
+        return out
+    for m in corpus.memories:
+        if "[[" not in m.body:
+            continue
+        replacements: list[dict[str, Any]] = []  # `Replacement`s, checked as the action is built
+        for match in _WIKILINK.finditer(m.body):
+            target = match.group(1)
+            now = successor.get(target.strip().casefold())
+            if now is None or now is m:  # a consolidated memory linking its own members: left as written
+                continue
+            replacements.append({"field": "body", "start": match.start(1), "end": match.end(1), "before": target,
+                                 "after": _link_name(now.title, now.key)})
+        if replacements:
+            shown = sorted({f"[[{r['before']}]] -> [[{r['after']}]]" for r in replacements})
+            out.actions.append(UpdateRefAction(
+                targets=[m.key], needs_user=True, replacements=replacements,
+                reason=f"links a memory consolidated since into another: {', '.join(shown)}",
+            ))
+    return out
