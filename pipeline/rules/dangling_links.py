@@ -17,7 +17,8 @@ from __future__ import annotations
 import re
 from collections import defaultdict
 from collections.abc import Iterable, Iterator, Mapping
-from itertools import chain
+from itertools import chain, compress
+from operator import attrgetter, methodcaller
 from dataclasses import dataclass
 from typing import Any
 
@@ -82,10 +83,16 @@ def _link_targets(text: str) -> Iterator[str]:
 
 def dangling_links(corpus: Corpus, actions: list[Action]) -> list[Finding]:
     """One finding per memory the plan takes away that others (or a new file of the plan) link to."""
+    if not any(map(retires, map(attrgetter("kind"), actions))):
+        return []
+    # Only the memories holding a link are looked at, found by C-level maps (a bank holds 50k
+    # memories and no link; a plan with merges runs this on every one of them).
+    linked = list(compress(corpus.memories, map(methodcaller("__contains__", "[["), map(attrgetter("body"), corpus.memories))))
+    written = [(o["path"], o["body"]) for a in actions for o in outputs_of(a) if "[[" in o["body"]]
+    if not (linked or written):
+        return []
     by_key = corpus.by_key()
     retired = _retired(by_key, actions)
-    if not retired:
-        return []
     named: dict[str, str] = {}  # what a link says, casefolded -> the retired memory it names
     for key in sorted(retired):
         m: Memory = by_key[key]
@@ -93,8 +100,8 @@ def dangling_links(corpus: Corpus, actions: list[Action]) -> list[Finding]:
             if name:
                 named.setdefault(name.casefold(), key)
     linking: dict[str, set[str]] = defaultdict(set)  # retired key -> the files linking it
-    staying = ((m.key, m.body) for m in corpus.memories if m.key not in retired)
-    for where, text in chain(staying, ((o["path"], o["body"]) for a in actions for o in outputs_of(a))):
+    staying = ((m.key, m.body) for m in linked if m.key not in retired)
+    for where, text in chain(staying, written):
         for target in _link_targets(text):
             gone = named.get(target)
             if gone is not None and gone != where:
@@ -128,19 +135,20 @@ def relinks(corpus: Corpus) -> Outcome:
     """An `update_ref` for each memory linking, by a name no memory has any more, a member of an
     applied consolidation (a memory whose `consolidated_from` lists it): the link pointed at the
     consolidated memory. For the user to approve: the link's owner may have meant the old text."""
+    out = Outcome()
+    holders = sorted((m for m in corpus.memories if m.key.endswith(".md") and isinstance(m.meta.get("consolidated_from"), list)),
+                     key=lambda m: m.key)
+    if not holders:  # most stores (every bank): no name of every memory gathered for nothing
+        return out
     live: set[str] = set()
     for m in corpus.memories:
         live.update(n.casefold() for n in (m.title.strip(), _stem(m.key)) if n)
     successor: dict[str, Memory] = {}  # a member's link text, casefolded -> the memory holding it now
-    for m in sorted(corpus.memories, key=lambda m: m.key):
-        members = m.meta.get("consolidated_from")
-        if not isinstance(members, list) or not m.key.endswith(".md"):
-            continue
-        for entry in members:
+    for m in holders:
+        for entry in m.meta["consolidated_from"]:
             for name in _names_of(entry) if isinstance(entry, str) else ():
                 if name.casefold() not in live:
                     successor.setdefault(name.casefold(), m)
-    out = Outcome()
     if not successor:
         return out
     for m in corpus.memories:
