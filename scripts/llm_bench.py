@@ -71,9 +71,9 @@ main()
 def stub_answers() -> dict[str, tuple[type, typing.Callable[[typing.Any], typing.Any]]]:
     """{output schema name (= the forced tool's name): (input model, the stub's function)}."""
     from pipeline.llm.stub import STUBS
-    from pipeline.stages import all_stages
+    from pipeline.stages import register_stubs
 
-    all_stages()  # registers the stubs
+    register_stubs()  # the runner imports (and so registers) only the stages that may apply
     table = {}
     for fn in STUBS.values():
         hints = typing.get_type_hints(fn)

@@ -99,3 +99,45 @@ def test_a_real_series_consolidation_is_named_like_its_rounds():
     folder = ".claude/agent-memory/review-agent/"
     name = out["frontmatter"]["name"]
     assert out["path"] == f"{folder}{name}.md" and name.startswith("project-") and "_" not in name
+
+
+def _namer(*memories: Memory, archived: dict[str, list[str]] | None = None):
+    from pipeline.model import Corpus
+    from pipeline.stages.consolidate.stage import Namer
+
+    corpus = Corpus(layout="claude", root="/nowhere", memories=list(memories))
+    if archived:
+        corpus.extra["archived_names"] = archived
+    return Namer(corpus)
+
+
+def test_the_new_name_is_no_name_a_memory_that_stays_answers_to():
+    r1, r2 = _mem("f/project-a-r1.md", "project-a-r1", "project"), _mem("f/project-a-r2.md", "project-a-r2", "project")
+    named_alike = _mem("f/notes.md", "Project-A", "project")  # another file, the same name (links match it in any case)
+    path, name = _namer(r1, r2, named_alike).claude("f", "A", convention_of([r1, r2]))
+    assert (path, name) == ("f/project-a-2.md", "project-a-2")
+    a, b = _mem("f/retry-policy-a.md", "retry-policy-a"), _mem("f/retry-policy-b.md", "retry-policy-b")
+    numbered = _mem("f/12-retry-policy.md", "retry-policy")  # named by the rest of its numbered file name
+    assert _namer(a, b, numbered).claude("f", "Retry policy", convention_of([a, b]))[1] == "retry-policy-2"
+
+
+def test_numbers_keep_their_padding_and_skip_dates_and_archived_files():
+    a, b = _mem("f/007-feedback_a.md", "feedback_a"), _mem("f/012-feedback_b.md", "feedback_b")
+    assert _namer(a, b).claude("f", "c", convention_of([a, b]))[0] == "f/013-feedback_c.md"
+    c, d = _mem("f/7-feedback_c.md", "feedback_c"), _mem("f/8-feedback_d.md", "feedback_d")
+    standup = _mem("f/2026-01-05-standup.md", "Standup", "project")  # a date, not a file number
+    assert next_number([m.key for m in (c, d, standup)], "f") == 9
+    # an earlier run archived number 30: its undo would bring it back
+    path, _ = _namer(c, d, archived={"f": ["30-feedback_old.md"]}).claude("f", "e", convention_of([c, d]))
+    assert path == "f/31-feedback_e.md"
+
+
+def test_the_reader_lists_the_names_earlier_runs_archived(tmp_path):
+    from pipeline.layouts.claude.reader import archived_names
+
+    folder = tmp_path / "memory"
+    (folder / ".archive" / "20261101T000000Z-aaaa").mkdir(parents=True)
+    (folder / ".archive" / "20261101T000000Z-aaaa" / "30-feedback_old.md").write_text("x")
+    (folder / ".archive" / "20261101T000000Z-aaaa" / "REPORT.txt").write_text("x")
+    assert archived_names(folder) == ["30-feedback_old.md"]
+    assert archived_names(tmp_path / "nothing-here") == []

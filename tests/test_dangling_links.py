@@ -179,3 +179,20 @@ def test_after_a_consolidation_the_next_plan_relinks_and_undo_gives_the_link_bac
     run = json.loads(res.stdout)["run_id"]
     assert run_cli("undo", str(root), "--run", run).returncode == 0
     assert linking.read_text() == original
+
+
+def test_a_name_still_answered_by_a_memory_that_stays_or_from_another_folder_is_no_dangling_link():
+    def project(key: str, name: str, body: str = "x"):
+        return mem(key, body, layout="claude", title=name)
+
+    # two duplicates named alike: the survivor still answers [[retry]]
+    same_name = _corpus(project("f/a.md", "retry"), project("f/b.md", "retry"), project("f/c.md", "c", "see [[retry]]"))
+    merge = MergeDuplicateAction(targets=["f/a.md", "f/b.md"], survivor="f/a.md", reason="r")
+    assert _dangling(same_name, [merge]) == []
+    # each folder is a store of its own: [[overview]] in g/ is g's overview
+    folders = _corpus(project("f/overview.md", "overview"), project("g/overview.md", "overview"), project("g/user.md", "u", "see [[overview]]"))
+    assert _dangling(folders, [Action(kind="prune_stale", targets=["f/overview.md"], reason="r")]) == []
+    # a merge's protected member stays beside the survivor
+    kept = _corpus(project("f/a.md", "a"), project("f/b.md", "b"), project("f/k.md", "k"), project("f/c.md", "c", "see [[k]]"))
+    protected = MergeDuplicateAction(targets=["f/a.md", "f/b.md", "f/k.md"], survivor="f/a.md", kept=["f/k.md"], reason="r")
+    assert _dangling(kept, [protected]) == []

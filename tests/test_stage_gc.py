@@ -125,3 +125,19 @@ def test_a_store_read_without_a_plan_never_costs_a_host_its_freeze(tmp_path):
         assert gc.get_freeze_count() == frozen
     finally:
         gc.unfreeze()
+
+
+def test_a_window_inside_another_leaves_the_outer_one_freezing_and_thaws_with_it(tmp_path):
+    from pipeline.layouts.registry import open_store
+    from pipeline.storage.gc_pause import reading_for_a_plan
+
+    store = _two_banks(tmp_path / "store")
+    with reading_for_a_plan():
+        with reading_for_a_plan():
+            pass
+        open_store(store, settings_for("none"))
+        assert gc.get_freeze_count() > 0  # the inner close did not end the outer window
+        with reading_for_a_plan():
+            pass
+        assert gc.get_freeze_count() > 0  # nor thaw what the outer window's read froze
+    assert gc.get_freeze_count() == 0

@@ -22,7 +22,7 @@ from operator import attrgetter, methodcaller
 from dataclasses import dataclass
 from typing import Any
 
-from ..actions import UpdateRefAction, outputs_of
+from ..actions import MergeDuplicateAction, UpdateRefAction, outputs_of
 from ..kinds import ActionKind, FindingKind, retires
 from ..model import Action, Corpus, Finding, Memory
 from ..text.counts import plural
@@ -69,10 +69,24 @@ def _retired(by_key: Mapping[str, Memory], actions: Iterable[Action]) -> dict[st
         if len(outputs) == 1:  # volumes split one topic in several files: no single successor
             successor = outputs[0]["path"]
             successor_name = _link_name(str(outputs[0]["frontmatter"].get("name") or ""), successor)
+        stays = {a.survivor, *(a.kept or [])} if isinstance(a, MergeDuplicateAction) else set()
         for key in a.targets:
-            if key in by_key and key != a.survivor:
+            if key in by_key and key not in stays:  # a merge's protected members stay beside its survivor
                 out.setdefault(key, Retired(key, successor, successor_name))
     return out
+
+
+def _folder(path: str) -> str:
+    return path.rsplit("/", 1)[0] if "/" in path else ""
+
+
+def _names(title: str, path: str) -> Iterator[tuple[str, str]]:
+    """(folder, casefolded name) for each name a link in its folder reaches a memory by: a folder
+    is a store of its own (a claude agent's memory), so `[[overview]]` in one never means another's."""
+    folder = _folder(path)
+    for name in (title.strip(), _stem(path)):
+        if name:
+            yield folder, name.casefold()
 
 
 def _link_targets(text: str) -> Iterator[str]:
@@ -93,17 +107,25 @@ def dangling_links(corpus: Corpus, actions: list[Action]) -> list[Finding]:
         return []
     by_key = corpus.by_key()
     retired = _retired(by_key, actions)
-    named: dict[str, str] = {}  # what a link says, casefolded -> the retired memory it names
+    named: dict[tuple[str, str], str] = {}  # (folder, what a link says) -> the retired memory it names
     for key in sorted(retired):
-        m: Memory = by_key[key]
-        for name in (m.title.strip(), _stem(key)):
-            if name:
-                named.setdefault(name.casefold(), key)
+        for where_name in _names(by_key[key].title, key):
+            named.setdefault(where_name, key)
+    # A name a memory that stays still answers to (a merge's survivor of the same name), or a file
+    # the plan writes: a link by it still reaches a memory.
+    for m in corpus.memories:
+        if m.key not in retired:
+            for where_name in _names(m.title, m.key):
+                named.pop(where_name, None)
+    for a in actions:
+        for o in outputs_of(a):
+            for where_name in _names(str(o["frontmatter"].get("name") or ""), o["path"]):
+                named.pop(where_name, None)
     linking: dict[str, set[str]] = defaultdict(set)  # retired key -> the files linking it
     staying = ((m.key, m.body) for m in linked if m.key not in retired)
     for where, text in chain(staying, written):
         for target in _link_targets(text):
-            gone = named.get(target)
+            gone = named.get((_folder(where), target))
             if gone is not None and gone != where:
                 linking[gone].add(where)
     return [_finding(key, by_key[key], retired[key], linking[key], by_key) for key in sorted(linking)]

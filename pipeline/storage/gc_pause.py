@@ -38,8 +38,9 @@ def gc_paused(freeze: bool = False) -> Iterator[None]:
 # Whether what is frozen now was frozen by `gc_paused(freeze=True)`: `gc.unfreeze` lets go of every
 # frozen object at once, so `thaw` may call it only when no one else froze any.
 _frozen_by_us = False
-# Whether a plan follows the read now made (`reading_for_a_plan`): only then may a reader freeze.
-_plan_follows = False
+# How many `reading_for_a_plan` windows are open (a command inside another's): a reader may freeze
+# only inside one, and only the outermost's close thaws.
+_windows = 0
 
 
 @contextmanager
@@ -51,13 +52,14 @@ def reading_for_a_plan() -> Iterator[None]:
     Outside it (`open_store` called alone) nothing is frozen: a freeze with no plan after it stayed
     in place, counted as ours, until a host that had since unfrozen everything and frozen its own
     objects lost its freeze to our next plan's `thaw`."""
-    global _plan_follows
-    _plan_follows = True
+    global _windows
+    _windows += 1
     try:
         yield
     finally:
-        _plan_follows = False
-        thaw()
+        _windows -= 1
+        if not _windows:
+            thaw()
 
 
 def _freeze_ours() -> None:
@@ -65,7 +67,7 @@ def _freeze_ours() -> None:
     # Objects someone else froze (a host that forks its workers) are theirs: nothing is frozen on top
     # of them, or `thaw` could not give ours back without theirs (as `gc_frozen` leaves them alone).
     # Ours are those of this window's reads (a store of several banks freezes once per bank).
-    if _plan_follows and (_frozen_by_us or not gc.get_freeze_count()):
+    if _windows and (_frozen_by_us or not gc.get_freeze_count()):
         gc.freeze()
         _frozen_by_us = True
 

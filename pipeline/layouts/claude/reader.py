@@ -34,6 +34,7 @@ from ...config import Settings
 from ...text.lenient_frontmatter import split_frontmatter_lenient
 from ...text.lines import line_count
 from . import memory_md
+from .paths import ARCHIVE_DIR
 from ...kinds import FindingKind
 from ...model import Corpus, Finding, IndexEntry, Memory
 from ...storage.files import (
@@ -445,6 +446,26 @@ def load_folder(root: Path, folder: Path, settings: Settings, corpus: Corpus) ->
     if text is not None or not present:
         corpus.indexes[index_key] = [rel(root, p) for p in files]
         corpus.extra["index_present"][index_key] = present
+    archived = archived_names(folder)
+    if archived:
+        corpus.extra.setdefault("archived_names", {})[folder_key] = archived
+
+
+def archived_names(folder: Path) -> list[str]:
+    """The names of the memory files earlier runs archived in the folder (`.archive/<run-id>/*.md`):
+    names only, nothing is read. A numbered folder never gives a new file the number of one of
+    them, which an undo of its run would bring back."""
+    names: set[str] = set()
+    try:
+        with os.scandir(folder / ARCHIVE_DIR) as runs:
+            for run in runs:
+                if not run.is_dir(follow_symlinks=False):
+                    continue
+                with os.scandir(run.path) as entries:
+                    names.update(e.name for e in entries if e.name.endswith(".md") and e.is_file(follow_symlinks=False))
+    except OSError:  # no archive yet, or one that cannot be listed: no names to avoid
+        return []
+    return sorted(names)
 
 
 def index_memories(root: Path, index_path: Path, text: str, digest: str, folder_key: str, extra: dict[str, Any]) -> list[Memory]:

@@ -29,6 +29,7 @@ class Convention:
     type_prefix: str  # every file name starts with "<type><sep>": that text, else ""
     numbered: bool  # every file name is "<number>-<rest>"
     nested: dict[str, Any] | None  # the `metadata:` block they share (with `type`), when the type is nested
+    width: int = 0  # the digits every member's number is zero-padded to ("007", "012": 3), else 0
 
 
 def _parts(m: Memory) -> tuple[str | None, str]:
@@ -36,6 +37,14 @@ def _parts(m: Memory) -> tuple[str | None, str]:
     stem = m.key.rsplit("/", 1)[-1].removesuffix(".md")
     numbered = _NUMBERED.fullmatch(stem)
     return (numbered.group(1), numbered.group(2)) if numbered else (None, stem)
+
+
+def names_of(m: Memory) -> set[str]:
+    """The names a link may reach a memory by, casefolded (as links and some file systems match
+    them): its `name`, its file name without `.md`, and without its number."""
+    number, rest = _parts(m)
+    stem = f"{number}-{rest}" if number is not None else rest
+    return {n.casefold() for n in (m.title.strip(), stem, rest) if n}
 
 
 def convention_of(members: list[Memory]) -> Convention | None:
@@ -48,8 +57,11 @@ def convention_of(members: list[Memory]) -> Convention | None:
     sep = "-" if dashes > underscores else "_"
     type_ = members[0].type or ""
     prefix = f"{type_}{sep}" if type_ and all(r.startswith(f"{type_}{sep}") for r in rests) else ""
-    numbered = all(number is not None for number, _ in parts)
-    return Convention(sep, prefix, numbered, _shared_metadata(members))
+    numbers = [number for number, _ in parts if number is not None]
+    numbered = len(numbers) == len(parts)
+    widths = {len(n) for n in numbers}
+    width = widths.pop() if numbered and len(widths) == 1 and any(n.startswith("0") for n in numbers) else 0
+    return Convention(sep, prefix, numbered, _shared_metadata(members), width)
 
 
 def _shared_metadata(members: list[Memory]) -> dict[str, Any] | None:
@@ -68,9 +80,15 @@ def stem_for(convention: Convention, slug: str) -> str:
     return f"{convention.type_prefix}{words}" if convention.type_prefix and not words.startswith(convention.type_prefix) else words
 
 
-def next_number(keys: list[str], folder: str) -> int:
-    """One more than the highest file number in the folder."""
+# A file named by its date (`2026-01-05-standup.md`) is not numbered: its year is no file number.
+_DATED = re.compile(r"\d{4}-\d{2}-\d{2}\b")
+
+
+def next_number(keys: list[str], folder: str, archived: list[str] | tuple[str, ...] = ()) -> int:
+    """One more than the highest file number in the folder, counting the files earlier runs
+    archived there (`archived`: their names), whose undo would bring their numbers back."""
     prefix = "" if folder == "." else f"{folder}/"
-    numbers = [int(m.group(1)) for k in keys if k.startswith(prefix) and "/" not in k[len(prefix):]
-               if (m := _NUMBERED.fullmatch(k[len(prefix):].removesuffix(".md")))]
+    names = [k[len(prefix):] for k in keys if k.startswith(prefix) and "/" not in k[len(prefix):]] + list(archived)
+    numbers = [int(m.group(1)) for name in names if not _DATED.match(name)
+               if (m := _NUMBERED.fullmatch(name.removesuffix(".md")))]
     return max(numbers, default=0) + 1

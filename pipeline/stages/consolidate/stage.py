@@ -34,7 +34,7 @@ from ...layouts.crux.reader import body_size
 from ...text.truncate import clip
 from ..base import StageContext
 from ..heuristics.conflicts import judge_conflict
-from .claude_names import Convention, convention_of, next_number, stem_for
+from .claude_names import Convention, convention_of, names_of, next_number, stem_for
 from .fields import crux_folder, crux_frontmatter, slug_words, unique_slug, volume_hash
 from .groups import Group, claude_groups, crux_groups, existing_topics
 from .merge_body import MemberText, deterministic_merge, merge_problems
@@ -201,10 +201,11 @@ class Namer:
         self.taken |= {t.slug for t in corpus.trackers}
         self.taken |= {topic for m in corpus.memories if (topic := m.extra.get("consolidation_topic"))}
         self.claude_keys = [m.key for m in corpus.memories]
-        self.claude_taken: set[str] = {k.rsplit(".", 1)[0] for k in self.claude_keys}
-        # Numbered folders: the names after the numbers already used, and the last number this run gave.
-        self.numbered_rests: set[str] = {m.title.strip() for m in corpus.memories if m.title}
-        self.numbers_given: dict[str, int] = {}
+        self.claude_taken: set[str] = {k.rsplit(".", 1)[0].casefold() for k in self.claude_keys}
+        # A new file named after its members' rule takes no name a link may reach a memory by.
+        self.names_taken: set[str] = set().union(*map(names_of, corpus.memories))
+        self.archived: dict[str, list[str]] = corpus.extra.get("archived_names", {})
+        self.numbers_given: dict[str, int] = {}  # the last number this run gave in each folder
 
     def crux(self, title: str) -> str:
         return unique_slug(slug_words(title), self.taken)
@@ -222,15 +223,15 @@ class Namer:
         sep = convention.sep if convention else "_"
         base = stem_for(convention, slug_words(title, 50)) if convention else slug_words(title, 50).replace("-", "_")
         slug, n = base, 2
-        while f"{prefix}{slug}" in self.claude_taken or (convention and convention.numbered and slug in self.numbered_rests):
+        while f"{prefix}{slug}".casefold() in self.claude_taken or (convention and slug.casefold() in self.names_taken):
             slug, n = f"{base}{sep}{n}", n + 1
-        self.claude_taken.add(f"{prefix}{slug}")
+        self.claude_taken.add(f"{prefix}{slug}".casefold())
+        self.names_taken.add(slug.casefold())
         if not (convention and convention.numbered):
             return f"{prefix}{slug}.md", slug if convention else title
-        number = max(next_number(self.claude_keys, folder), self.numbers_given.get(folder, 0) + 1)
+        number = max(next_number(self.claude_keys, folder, self.archived.get(folder, ())), self.numbers_given.get(folder, 0) + 1)
         self.numbers_given[folder] = number
-        self.numbered_rests.add(slug)
-        return f"{prefix}{number}-{slug}.md", slug
+        return f"{prefix}{number:0{convention.width}d}-{slug}.md", slug
 
 
 def _file_name(key: str) -> str:
