@@ -105,7 +105,8 @@ def _deterministic(corpus: Corpus, settings: Settings) -> Outcome:
         context = load_context(corpus, settings, layout.memory_file)
         out.extend(staleness(corpus, settings, context, layout.evergreen_without_frontmatter))
     out.extend(index_drift(corpus))
-    out.extend(relinks(corpus))
+    if layout.links_by_name:
+        out.extend(relinks(corpus))
     out.extend(absolutize_dates(corpus.memories))
     return out
 
@@ -121,7 +122,8 @@ def build_plan(corpus: Corpus, settings: Settings, run_stages: StageRunner | Non
     live = [m.key for m in corpus.memories if m.type != "archived"]
     capped = cap_retirements(reconcile(outcome.actions), live, settings.max_retire_fraction)
     actions, unhashed = with_target_hashes(corpus, sorted(capped.actions, key=action_sort_key))
-    dangling = dangling_links(corpus, actions)  # of the actions the plan keeps, after every guard
+    # of the actions the plan keeps, after every guard
+    dangling = dangling_links(corpus, actions) if layout_of(corpus).links_by_name else []
     return Plan(
         layout=corpus.layout,
         root=corpus.root,

@@ -52,6 +52,9 @@ class Layout(Protocol):
     staleness_without_repo: bool
     # A memory without front matter is EVERGREEN: its refs cannot be tied to metadata.
     evergreen_without_frontmatter: bool
+    # Its memories link each other as `[[name]]` (front-matter name or file name): the plan reports
+    # links its retirements leave dangling and proposes relinks (rules/dangling_links.py).
+    links_by_name: bool
 
     def detect(self, root: Path) -> bool:
         """Does this folder look like a store of this layout?"""
@@ -119,6 +122,7 @@ class BaseLayout:
     automatic_rule_promotion = False
     staleness_without_repo = False
     evergreen_without_frontmatter = False
+    links_by_name = False
 
     def configure(self, root: Path, settings: Settings) -> Settings:
         return settings

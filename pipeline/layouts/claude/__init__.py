@@ -22,6 +22,7 @@ class ClaudeLayout(ModuleLayout):
     consolidation_style = "claude"
     staleness_without_repo = True  # each folder is checked against the repository holding its .claude/
     evergreen_without_frontmatter = True
+    links_by_name = True  # `[[name]]` between topic files: 613 links in 5 of the 15 wild stores
 
     def stages(self, settings: Settings) -> frozenset[str]:
         return frozenset({"metadata"})
