@@ -12,8 +12,8 @@ from __future__ import annotations
 import datetime as dt
 from collections import Counter
 from dataclasses import dataclass
-from itertools import compress
-from operator import attrgetter, methodcaller
+from itertools import compress, count
+from operator import attrgetter, is_not, methodcaller, not_
 from typing import Callable, Hashable, Iterable, TypeVar
 
 from ..actions import MergeDuplicateAction
@@ -102,6 +102,10 @@ class TextGroups:
 
 def text_groups(memories: list[Memory]) -> TextGroups:
     """The duplicate groups and the representatives, each comparable memory's text looked up once."""
+    if len(set(map(attrgetter("group"), memories))) == 1 and all(map(compared_by_adapter, map(attrgetter("extra"), memories))):
+        every_text = list(map(normalized_body, memories))
+        if all(every_text):
+            return _one_group(memories, every_text)
     first: dict[str, dict[str, Memory]] = {}  # group -> normalized text -> the first memory with it
     more: dict[int, list[Memory]] = {}  # id of a text's first memory -> all its memories, when several
     firsts: list[Memory] = []
@@ -137,6 +141,34 @@ def text_groups(memories: list[Memory]) -> TextGroups:
     return TextGroups(duplicates, representatives, texts)
 
 
+def _one_group(memories: list[Memory], texts: list[str]) -> TextGroups:
+    """`text_groups` of memories all in one group, all comparable, none empty (a bank, a folder):
+    the same groups, found by C-level maps over all of them, Python stepping only over duplicates
+    (on a bank of 200k records, 5 %)."""
+    first: dict[str, Memory] = {}
+    held = list(map(first.setdefault, texts, memories))  # each memory's text's first memory
+    if len(first) == len(memories):  # no two alike
+        return TextGroups([], list(memories), texts)
+    repeats = list(map(is_not, held, memories))
+    del first
+    more: dict[int, list[Memory]] = {}
+    for kept, m in compress(zip(held, memories), repeats):
+        members = more.get(id(kept))
+        if members is None:
+            more[id(kept)] = [kept, m]
+        else:
+            members.append(m)
+    del held
+    unique = list(map(not_, repeats))
+    representatives = list(compress(memories, unique))
+    duplicates: list[list[Memory]] = []
+    for at in compress(count(), map(more.__contains__, map(id, representatives))):
+        group = sorted(more[id(representatives[at])], key=survivor_key)
+        duplicates.append(group)
+        representatives[at] = group[0]  # a stable sort: the first of its memories in the survivor order
+    return TextGroups(duplicates, representatives, list(compress(texts, unique)))
+
+
 def reorder_groups(memories: list[Memory], groups: TextGroups | None = None) -> list[list[Memory]]:
     """Groups of memories with equal token sets but more than one normalized text.
 
@@ -147,10 +179,16 @@ def reorder_groups(memories: list[Memory], groups: TextGroups | None = None) -> 
     reps = groups.representatives
     # Only a representative whose (group, word set) hashes as another's can be in a group: found by
     # C-level maps over all of them (no Python step per memory), then grouped exactly among those few.
-    keys = list(map(hash, zip(map(attrgetter("group"), reps), map(frozenset, map(str.split, groups.texts)))))
+    # In a store of one group (a bank) the word set alone: no tuple per memory.
+    word_sets: Iterable[Hashable] = map(frozenset, map(str.split, groups.texts))
+    if len(set(map(attrgetter("group"), reps))) > 1:
+        word_sets = zip(map(attrgetter("group"), reps), word_sets)
+    keys = list(map(hash, word_sets))
     seen = Counter(keys)
-    shared = list(compress(reps, map((1).__lt__, map(seen.__getitem__, keys))))
-    return _groups(shared, _word_set)
+    if len(seen) == len(keys):
+        return []
+    again = {k for k, n in seen.items() if n > 1}
+    return _groups(list(compress(reps, map(again.__contains__, keys))), _word_set)
 
 
 def merge_action(members: list[Memory], reason: str, source: str = "deterministic", needs_user: bool = False) -> MergeDuplicateAction:
