@@ -675,3 +675,15 @@ def test_the_exit_freeze_is_registered_once_however_often_asked(monkeypatch):
     for _ in range(3):
         gc_pause.freeze_at_exit()
     assert registered == [gc.freeze]
+
+
+def test_a_memory_listed_twice_groups_as_the_loop_groups_it():
+    """The one-group fast path of text_groups goes by place, not identity: a reader that lists a
+    memory twice gets the one group the per-memory loop made of it (and no second merge)."""
+    a = Memory(key="b/a", layout="bank", body="Deploy runs nightly", group="b")
+    b = Memory(key="b/b", layout="bank", body="deploy RUNS nightly!", group="b")
+    for memories in ([a, a], [a, b, a], [b, a, a, b]):
+        one = duplicates.text_groups(memories)
+        two = duplicates.text_groups(memories + [Memory(key="x/z", layout="bank", body="other", group="x")])  # the loop
+        assert [[m.key for m in g] for g in one.duplicates] == [[m.key for m in g] for g in two.duplicates]
+        assert len(one.duplicates) == 1

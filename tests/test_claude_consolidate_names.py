@@ -141,3 +141,41 @@ def test_the_reader_lists_the_names_earlier_runs_archived(tmp_path):
     (folder / ".archive" / "20261101T000000Z-aaaa" / "REPORT.txt").write_text("x")
     assert archived_names(folder) == ["30-feedback_old.md"]
     assert archived_names(tmp_path / "nothing-here") == []
+
+
+def test_a_title_named_file_takes_no_name_its_folder_already_answers_to():
+    a, b = _mem("f/deploy_a.md", "Deploy step A"), _mem("f/deploy_b.md", "Deploy step B")  # Title Case: no convention
+    named_so = _mem("f/deploy-notes.md", "Deploy notes")
+    assert _namer(a, b, named_so).claude("f", "Deploy notes", convention_of([a, b])) == ("f/deploy_notes_2.md", "Deploy notes 2")
+    elsewhere = _mem("g/deploy-notes.md", "Deploy notes")  # another folder: links there reach their own
+    assert _namer(a, b, elsewhere).claude("f", "Deploy notes", convention_of([a, b])) == ("f/deploy_notes.md", "Deploy notes")
+
+
+def test_an_unreadable_file_keeps_its_number():
+    from pipeline.model import Corpus, Finding
+    from pipeline.stages.consolidate.stage import Namer
+
+    c, d = _mem("f/7-feedback_c.md", "feedback_c"), _mem("f/8-feedback_d.md", "feedback_d")
+    corpus = Corpus(layout="claude", root="/nowhere", memories=[c, d],
+                    findings=[Finding(kind="parse_error", targets=["f/9-feedback_binary.md"], reason="not UTF-8")])
+    assert Namer(corpus).claude("f", "e", convention_of([c, d]))[0] == "f/10-feedback_e.md"
+
+
+def test_one_archive_run_that_cannot_be_listed_costs_only_its_own_names(tmp_path, monkeypatch):
+    import os
+
+    from pipeline.layouts.claude import reader
+
+    folder = tmp_path / "memory"
+    for run, name in (("20261101T000000Z-aaaa", "30-feedback_old.md"), ("20261102T000000Z-bbbb", "31-feedback_older.md")):
+        (folder / ".archive" / run).mkdir(parents=True)
+        (folder / ".archive" / run / name).write_text("x")
+    real = os.scandir
+
+    def scandir(path):
+        if str(path).endswith("bbbb"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return real(path)
+
+    monkeypatch.setattr(reader.os, "scandir", scandir)
+    assert reader.archived_names(folder) == ["30-feedback_old.md"]

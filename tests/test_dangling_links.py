@@ -196,3 +196,10 @@ def test_a_name_still_answered_by_a_memory_that_stays_or_from_another_folder_is_
     kept = _corpus(project("f/a.md", "a"), project("f/b.md", "b"), project("f/k.md", "k"), project("f/c.md", "c", "see [[k]]"))
     protected = MergeDuplicateAction(targets=["f/a.md", "f/b.md", "f/k.md"], survivor="f/a.md", kept=["f/k.md"], reason="r")
     assert _dangling(kept, [protected]) == []
+
+
+def test_an_entry_kept_inside_memory_md_links_within_its_folder():
+    entry = mem(FOLDER + "MEMORY.md#api/1", "Use [[old_api]] for the v1 endpoints.", layout="claude")
+    gone = _claude("old_api.md", "The v1 endpoint.", name="Old API")
+    [finding] = _dangling(_corpus(entry, gone), [Action(kind="archive", targets=[gone.key], reason="r")])
+    assert finding["targets"] == [FOLDER + "MEMORY.md#api/1", FOLDER + "old_api.md"]

@@ -210,3 +210,14 @@ def test_a_layout_that_keeps_no_read_hashes_gets_its_judged_actions_dropped_and_
     applied = cli("apply", str(notes_store), "--yes", "--model", "none", "--now", NOW)
     assert applied.exit_code == 0, applied.output
     assert {p.name: p.read_bytes() for p in notes_store.iterdir() if p.is_file()} == before
+
+
+def test_a_plugin_that_is_not_a_layout_is_told_what_it_lacks(plugins, tmp_path):
+    plugins("half_layout", "class Half:\n    name = 'half'\n    markers = 'half.layout'\nLAYOUT = Half()\n", "half = half_layout:LAYOUT")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result = cli("plan", str(empty), "--model", "none")
+    assert result.exit_code == 2
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("memconsolidate: layout plugin 'half' (half_layout:LAYOUT) is not a Layout: it lacks ")
+    assert "links_by_name" in line and "detect" in line and "markers" not in line.split("lacks", 1)[1]

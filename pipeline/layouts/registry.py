@@ -53,6 +53,12 @@ def _builtin_names() -> set[str]:
     return {layout.name for layout in builtins()}
 
 
+def _protocol_members() -> set[str]:
+    """What the Layout protocol asks of a layout: its methods, properties and declared attributes."""
+    names = {n for n in vars(Layout) if not n.startswith("_")}
+    return names | set(getattr(Layout, "__annotations__", {}))
+
+
 @functools.cache
 def _plugin(name: str) -> Layout:
     (ep,) = (e for e in _entry_points() if e.name == name)
@@ -61,7 +67,9 @@ def _plugin(name: str) -> Layout:
     except Exception as exc:  # any import-time failure of someone else's package: one line, exit 2
         raise ConfigError(f"layout plugin {ep.name!r} ({ep.value}) failed to load: {type(exc).__name__}: {exc}") from None
     if not isinstance(layout, Layout):
-        raise ConfigError(f"layout plugin {ep.name!r} ({ep.value}) is not a Layout")
+        missing = sorted(n for n in _protocol_members() if not hasattr(layout, n))
+        lacks = f": it lacks {', '.join(missing)} (BaseLayout has defaults for them)" if missing else ""
+        raise ConfigError(f"layout plugin {ep.name!r} ({ep.value}) is not a Layout{lacks}")
     if layout.name != ep.name:
         raise ConfigError(f"layout plugin {ep.name!r} ({ep.value}) calls itself {layout.name!r}")
     return layout

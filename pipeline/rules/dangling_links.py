@@ -77,7 +77,9 @@ def _retired(by_key: Mapping[str, Memory], actions: Iterable[Action]) -> dict[st
 
 
 def _folder(path: str) -> str:
-    return path.rsplit("/", 1)[0] if "/" in path else ""
+    """The folder of a memory file, or of the MEMORY.md an entry is kept in (`f/MEMORY.md#api/1`)."""
+    file = path.partition("#")[0]
+    return file.rsplit("/", 1)[0] if "/" in file else ""
 
 
 def _names(title: str, path: str) -> Iterator[tuple[str, str]]:

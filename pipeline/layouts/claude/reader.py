@@ -458,13 +458,15 @@ def archived_names(folder: Path) -> list[str]:
     names: set[str] = set()
     try:
         with os.scandir(folder / ARCHIVE_DIR) as runs:
-            for run in runs:
-                if not run.is_dir(follow_symlinks=False):
-                    continue
-                with os.scandir(run.path) as entries:
-                    names.update(e.name for e in entries if e.name.endswith(".md") and e.is_file(follow_symlinks=False))
+            run_folders = [run.path for run in runs if run.is_dir(follow_symlinks=False)]
     except OSError:  # no archive yet, or one that cannot be listed: no names to avoid
         return []
+    for run in run_folders:
+        try:
+            with os.scandir(run) as entries:
+                names.update(e.name for e in entries if e.name.endswith(".md") and e.is_file(follow_symlinks=False))
+        except OSError:  # one run's folder that cannot be listed costs only its own names
+            continue
     return sorted(names)
 
 

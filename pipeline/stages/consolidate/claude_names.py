@@ -34,17 +34,25 @@ class Convention:
 
 def _parts(m: Memory) -> tuple[str | None, str]:
     """A member's file number, if any, and the rest of its file name without `.md`."""
-    stem = m.key.rsplit("/", 1)[-1].removesuffix(".md")
+    return _file_parts(m.key)
+
+
+def _file_parts(key: str) -> tuple[str | None, str]:
+    stem = key.rsplit("/", 1)[-1].removesuffix(".md")
     numbered = _NUMBERED.fullmatch(stem)
     return (numbered.group(1), numbered.group(2)) if numbered else (None, stem)
 
 
+def file_names(key: str) -> set[str]:
+    """The names a link may reach a file by, casefolded (as links and some file systems match
+    them): its name without `.md`, and without its number."""
+    number, rest = _file_parts(key)
+    return {n.casefold() for n in (f"{number}-{rest}" if number is not None else rest, rest) if n}
+
+
 def names_of(m: Memory) -> set[str]:
-    """The names a link may reach a memory by, casefolded (as links and some file systems match
-    them): its `name`, its file name without `.md`, and without its number."""
-    number, rest = _parts(m)
-    stem = f"{number}-{rest}" if number is not None else rest
-    return {n.casefold() for n in (m.title.strip(), stem, rest) if n}
+    """The names a link may reach a memory by: `file_names`, and its `name`."""
+    return file_names(m.key) | ({m.title.strip().casefold()} if m.title.strip() else set())
 
 
 def convention_of(members: list[Memory]) -> Convention | None:
