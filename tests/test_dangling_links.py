@@ -203,3 +203,12 @@ def test_an_entry_kept_inside_memory_md_links_within_its_folder():
     gone = _claude("old_api.md", "The v1 endpoint.", name="Old API")
     [finding] = _dangling(_corpus(entry, gone), [Action(kind="archive", targets=[gone.key], reason="r")])
     assert finding["targets"] == [FOLDER + "MEMORY.md#api/1", FOLDER + "old_api.md"]
+
+
+def test_no_relink_is_proposed_for_an_entry_kept_inside_memory_md():
+    from pipeline.rules.dangling_links import relinks
+
+    holder = mem(FOLDER + "plans.md", "Both plans.", layout="claude", title="plans", meta={"consolidated_from": ["old_plan.md"]})
+    entry = mem(FOLDER + "MEMORY.md#notes/1", "See [[old_plan]].", layout="claude")
+    linking = _claude("notes.md", "See [[old_plan]].")
+    assert [a.targets for a in relinks(_corpus(holder, entry, linking)).actions] == [[FOLDER + "notes.md"]]

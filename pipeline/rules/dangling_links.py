@@ -176,7 +176,7 @@ def relinks(corpus: Corpus) -> Outcome:
     if not successor:
         return out
     for m in corpus.memories:
-        if "[[" not in m.body:
+        if "[[" not in m.body or "#" in m.key:  # an entry kept inside MEMORY.md is not edited in place
             continue
         replacements: list[dict[str, Any]] = []  # `Replacement`s, checked as the action is built
         for match in _WIKILINK.finditer(m.body):
