@@ -17,9 +17,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...model import Memory
-
-_NUMBERED = re.compile(r"(\d+)-(.+)")
-
+from ...rules.link_names import file_parts
 
 @dataclass(frozen=True)
 class Convention:
@@ -32,32 +30,9 @@ class Convention:
     width: int = 0  # the digits every member's number is zero-padded to ("007", "012": 3), else 0
 
 
-def _parts(m: Memory) -> tuple[str | None, str]:
-    """A member's file number, if any, and the rest of its file name without `.md`."""
-    return _file_parts(m.key)
-
-
-def _file_parts(key: str) -> tuple[str | None, str]:
-    stem = key.rsplit("/", 1)[-1].removesuffix(".md")
-    numbered = _NUMBERED.fullmatch(stem)
-    return (numbered.group(1), numbered.group(2)) if numbered else (None, stem)
-
-
-def file_names(key: str) -> set[str]:
-    """The names a link may reach a file by, casefolded (as links and some file systems match
-    them): its name without `.md`, and without its number."""
-    number, rest = _file_parts(key)
-    return {n.casefold() for n in (f"{number}-{rest}" if number is not None else rest, rest) if n}
-
-
-def names_of(m: Memory) -> set[str]:
-    """The names a link may reach a memory by: `file_names`, and its `name`."""
-    return file_names(m.key) | ({m.title.strip().casefold()} if m.title.strip() else set())
-
-
 def convention_of(members: list[Memory]) -> Convention | None:
     """The members' naming rule, or None when they do not all name themselves by their file name."""
-    parts = [_parts(m) for m in members]
+    parts = [file_parts(m.key) for m in members]
     if not members or any(m.title.strip() != rest for m, (_, rest) in zip(members, parts)):
         return None
     rests = [rest for _, rest in parts]
@@ -97,6 +72,5 @@ def next_number(keys: list[str], folder: str, archived: list[str] | tuple[str, .
     archived there (`archived`: their names), whose undo would bring their numbers back."""
     prefix = "" if folder == "." else f"{folder}/"
     names = [k[len(prefix):] for k in keys if k.startswith(prefix) and "/" not in k[len(prefix):]] + list(archived)
-    numbers = [int(m.group(1)) for name in names if not _DATED.match(name)
-               if (m := _NUMBERED.fullmatch(name.removesuffix(".md")))]
+    numbers = [int(number) for name in names if not _DATED.match(name) if (number := file_parts(name)[0]) is not None]
     return max(numbers, default=0) + 1

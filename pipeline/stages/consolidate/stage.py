@@ -35,7 +35,8 @@ from ...layouts.crux.reader import body_size
 from ...text.truncate import clip
 from ..base import StageContext
 from ..heuristics.conflicts import judge_conflict
-from .claude_names import Convention, convention_of, file_names, names_of, next_number, stem_for
+from ...rules.link_names import file_names, link_folder, link_names
+from .claude_names import Convention, convention_of, next_number, stem_for
 from .fields import crux_folder, crux_frontmatter, slug_words, unique_slug, volume_hash
 from .groups import Group, claude_groups, crux_groups, existing_topics
 from .merge_body import MemberText, deterministic_merge, merge_problems
@@ -201,18 +202,18 @@ class Namer:
         self.taken: set[str] = {_slug_of(_file_name(k)) for k in files}
         self.taken |= {t.slug for t in corpus.trackers}
         self.taken |= {topic for m in corpus.memories if (topic := m.extra.get("consolidation_topic"))}
-        # Every file of the folders, memory or not: one the reader could not read or a sub-index
+        # Every file of the folders, memory or not: one the reader could not read, an index (a
+        # `memory.md` beside MEMORY.md is the same file where case does not count) or a sub-index
         # still holds its name and number.
         unread = [t for f in corpus.findings if f.kind == FindingKind.PARSE_ERROR for t in f.targets]
-        sub_indexes = [k for keys in corpus.extra.get("sub_indexes", {}).values() for k in keys]
-        self.claude_keys = [m.key for m in corpus.memories] + unread + sub_indexes
-        self.claude_taken: set[str] = {k.rsplit(".", 1)[0].casefold() for k in self.claude_keys}
+        others = unread + list(corpus.indexes) + [k for keys in corpus.extra.get("sub_indexes", {}).values() for k in keys]
+        self.claude_keys = [m.key for m in corpus.memories] + others
         # A new file takes no name a link in its folder may reach another by (claude_names.py).
         self.names_taken: dict[str, set[str]] = {}
         for m in corpus.memories:
-            self.names_taken.setdefault(_folder_of(m.key), set()).update(names_of(m))
-        for key in unread + sub_indexes:
-            self.names_taken.setdefault(_folder_of(key), set()).update(file_names(key))
+            self.names_taken.setdefault(link_folder(m.key), set()).update(link_names(m.title, m.key))
+        for key in others:
+            self.names_taken.setdefault(link_folder(key), set()).update(file_names(key))
         self.archived: dict[str, list[str]] = corpus.extra.get("archived_names", {})
         self.numbers_given: dict[str, int] = {}  # the last number this run gave in each folder
 
@@ -231,25 +232,20 @@ class Namer:
         prefix = "" if folder == "." else f"{folder}/"
         sep = convention.sep if convention else "_"
         base = stem_for(convention, slug_words(title, 50)) if convention else slug_words(title, 50).replace("-", "_")
-        names = self.names_taken.setdefault(_folder_of(f"{prefix}x"), set())
+        names = self.names_taken.setdefault(folder, set())  # its file names among them
         n = 1
         while True:
             slug = base if n == 1 else f"{base}{sep}{n}"
             name = slug if convention else (title if n == 1 else f"{title} {n}")
-            if not ({slug.casefold(), name.casefold()} & names) and f"{prefix}{slug}".casefold() not in self.claude_taken:
+            if not {slug.casefold(), name.casefold()} & names:
                 break
             n += 1
-        self.claude_taken.add(f"{prefix}{slug}".casefold())
         names.update({slug.casefold(), name.casefold()})
         if not (convention and convention.numbered):
             return f"{prefix}{slug}.md", name
         number = max(next_number(self.claude_keys, folder, self.archived.get(folder, ())), self.numbers_given.get(folder, 0) + 1)
         self.numbers_given[folder] = number
         return f"{prefix}{number:0{convention.width}d}-{slug}.md", slug
-
-
-def _folder_of(key: str) -> str:
-    return key.rsplit("/", 1)[0] if "/" in key else "."
 
 
 def _file_name(key: str) -> str:

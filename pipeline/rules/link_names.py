@@ -1,0 +1,55 @@
+"""The names a `[[...]]` wiki link reaches a memory by, one grammar for every reader of links.
+
+Claude Code memory folders link memories to each other by `[[name]]`: the front matter's `name`, or
+the file name without `.md`, or, in folders that number their files (`105-feedback_x.md`), the name
+after the number. A folder is a store of its own (one agent's memory): `[[overview]]` in one never
+means another's. Names are matched casefolded, as links and some file systems match them. Used by
+the dangling-link finding and relinks (dangling_links.py) and by a consolidation choosing a name no
+memory of its folder answers to (stages/consolidate/claude_names.py).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+# `[[target]]`, `[[target|shown text]]`, `[[target#heading]]`: the target is what names a memory.
+WIKILINK = re.compile(r"\[\[([^\[\]\n|#]+)(?:[|#][^\[\]\n]*)?\]\]")
+_NUMBERED = re.compile(r"(\d+)-(.+)")
+
+
+def file_parts(key: str) -> tuple[str | None, str]:
+    """A file's number, if its name has one, and the rest of its name without `.md`."""
+    stem = key.rsplit("/", 1)[-1].removesuffix(".md")
+    numbered = _NUMBERED.fullmatch(stem)
+    return (numbered.group(1), numbered.group(2)) if numbered else (None, stem)
+
+
+def file_names(key: str) -> set[str]:
+    """The names a link reaches a file by: its name without `.md`, and without its number. None for
+    a memory that is not a file of its own (a record, an entry kept inside MEMORY.md:
+    `MEMORY.md#heading/3` must not answer a link `[[3]]`)."""
+    if "#" in key or not key.endswith(".md"):
+        return set()
+    number, rest = file_parts(key)
+    return {n.casefold() for n in (f"{number}-{rest}" if number is not None else rest, rest) if n}
+
+
+def link_names(title: str, key: str) -> set[str]:
+    """The names a link reaches a memory by: `file_names`, and its `name`."""
+    name = title.strip()
+    return file_names(key) | ({name.casefold()} if name else set())
+
+
+def link_folder(key: str) -> str:
+    """The folder a memory's links are read in: its file's, or that of the MEMORY.md an entry is
+    kept in (`f/MEMORY.md#api/1`)."""
+    file = key.partition("#")[0]
+    return file.rsplit("/", 1)[0] if "/" in file else "."
+
+
+def link_targets(text: str) -> Iterator[str]:
+    """What each link of a text says, casefolded."""
+    if "[[" in text:  # most bodies hold no link: no regex run over them
+        for match in WIKILINK.finditer(text):
+            yield match.group(1).strip().casefold()
