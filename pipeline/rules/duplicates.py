@@ -46,38 +46,40 @@ def survivor_key(m: Memory) -> tuple:
     return (not m.pinned, -weight, born, m.key)
 
 
-def _of_group(by_group: dict[str, dict[_K, Memory]], group: str) -> dict[_K, Memory]:
-    """The memories of one group by their key, made on first use."""
-    held = by_group.get(group)
-    if held is None:
-        held = by_group[group] = {}
-    return held
+def _by_group(memories: list[Memory], values: list[_K]) -> list[Hashable]:
+    """Each memory's value as a key that tells groups apart: (group, value), or the value alone when
+    every memory is of one group (a bank, a folder: no tuple per memory)."""
+    groups = list(map(attrgetter("group"), memories))
+    return list(zip(groups, values)) if len(set(groups)) > 1 else list(values)
 
 
-def _buckets(memories: Iterable[Memory], key_fn: Callable[[Memory], Hashable]) -> dict[int, list[Memory]]:
-    """Memories with an equal key in the same group, in input order, by the id of the first of them;
-    only keys seen twice. A dict of keys per group, so no (group, key) tuple is made per memory, and
-    no list for a key seen once (on a store of 200k memories those were the largest things held)."""
-    first: dict[str, dict[Hashable, Memory]] = {}
+def _alike(memories: list[Memory], keys: list[Hashable]) -> tuple[list[int], dict[int, list[Memory]]]:
+    """The place of each key's first memory, in order; and for each key seen more than once, by
+    that place, all its memories, survivor first (a stable sort: the first of them in the survivor
+    order). C-level maps over all the memories, Python steps only over the repeats (on a bank of
+    200k records, 5 %). By place, not identity: a list holding one memory twice groups it twice."""
+    first_at: dict[Hashable, int] = {}
+    held = list(map(first_at.setdefault, keys, count()))  # the place of each key's first memory
+    if len(first_at) == len(keys):  # no two alike
+        return list(range(len(keys))), {}
+    del first_at
+    repeats = list(map(ne, held, count()))
     more: dict[int, list[Memory]] = {}
-    for m in memories:
-        seen = _of_group(first, m.group)
-        key = key_fn(m)
-        held = seen.get(key)
-        if held is None:
-            seen[key] = m
-        elif (members := more.get(id(held))) is not None:
-            members.append(m)
+    for at, i in compress(zip(held, count()), repeats):
+        members = more.get(at)
+        if members is None:
+            more[at] = [memories[at], memories[i]]
         else:
-            more[id(held)] = [held, m]
-    return more
+            members.append(memories[i])
+    for members in more.values():
+        members.sort(key=survivor_key)
+    return list(compress(count(), map(not_, repeats))), more
 
 
 def _groups(memories: list[Memory], key_fn: Callable[[Memory], Hashable]) -> list[list[Memory]]:
     """Memories with an equal key in the same group, survivor first, groups in order of first sight."""
-    buckets = _buckets(memories, key_fn)
-    # A group's first member is its first sight: the groups come in the order their first members do.
-    return [sorted(buckets.pop(id(m)), key=survivor_key) for m in memories if id(m) in buckets]
+    places, more = _alike(memories, _by_group(memories, list(map(key_fn, memories))))
+    return [more[p] for p in places if p in more]
 
 
 def _word_set(m: Memory) -> str:
@@ -102,73 +104,20 @@ class TextGroups:
 
 def text_groups(memories: list[Memory]) -> TextGroups:
     """The duplicate groups and the representatives, each comparable memory's text looked up once."""
-    if len(set(map(attrgetter("group"), memories))) == 1 and all(map(compared_by_adapter, map(attrgetter("extra"), memories))):
-        every_text = list(map(normalized_body, memories))
-        if all(every_text):
-            return _one_group(memories, every_text)
-    first: dict[str, dict[str, Memory]] = {}  # group -> normalized text -> the first memory with it
-    more: dict[int, list[Memory]] = {}  # id of a text's first memory -> all its memories, when several
-    firsts: list[Memory] = []
-    texts: list[str] = []
-    for m in memories:
-        # `comparable(m)`, written out to keep the text it looks up
-        if not compared_by_adapter(m.extra):
-            continue
-        norm = normalized_body(m)
-        if not norm:
-            continue
-        seen = _of_group(first, m.group)
-        held = seen.get(norm)
-        if held is None:
-            seen[norm] = m
-            firsts.append(m)
-            texts.append(norm)
-        elif (members := more.get(id(held))) is not None:
-            members.append(m)
-        else:
-            more[id(held)] = [held, m]
-    del first
-    duplicates: list[list[Memory]] = []
-    representatives: list[Memory] = []
-    for m in firsts:
-        members = more.get(id(m))
-        if members is None:
-            representatives.append(m)
-        else:
-            group = sorted(members, key=survivor_key)
-            duplicates.append(group)
-            representatives.append(group[0])  # a stable sort: the first of its memories in the survivor order
-    return TextGroups(duplicates, representatives, texts)
-
-
-def _one_group(memories: list[Memory], texts: list[str]) -> TextGroups:
-    """`text_groups` of memories all in one group, all comparable, none empty (a bank, a folder):
-    the same groups, found by C-level maps over all of them, Python stepping only over duplicates
-    (on a bank of 200k records, 5 %). By place, not identity: a list holding one memory twice groups
-    as the loop groups it."""
-    first_at: dict[str, int] = {}
-    held = list(map(first_at.setdefault, texts, count()))  # the place of each text's first memory
-    if len(first_at) == len(memories):  # no two alike
-        return TextGroups([], list(memories), texts)
-    del first_at
-    repeats = list(map(ne, held, count()))
-    more: dict[int, list[Memory]] = {}  # the place of a text's first memory -> all its memories
-    for at, i in compress(zip(held, count()), repeats):
-        members = more.get(at)
-        if members is None:
-            more[at] = [memories[at], memories[i]]
-        else:
-            members.append(memories[i])
-    del held
-    unique = list(map(not_, repeats))
-    places = list(compress(count(), unique))
-    representatives = list(compress(memories, unique))
+    # `comparable`, by maps over all the memories: most stores hold no memory their adapter excludes
+    # and none empty, and then the list is not copied.
+    if not all(map(compared_by_adapter, map(attrgetter("extra"), memories))):
+        memories = list(compress(memories, map(compared_by_adapter, map(attrgetter("extra"), memories))))
+    texts = list(map(normalized_body, memories))
+    if not all(texts):
+        memories, texts = list(compress(memories, texts)), list(filter(None, texts))
+    places, more = _alike(memories, _by_group(memories, texts))
+    representatives = list(map(memories.__getitem__, places))
     duplicates: list[list[Memory]] = []
     for j in compress(count(), map(more.__contains__, places)):
-        group = sorted(more[places[j]], key=survivor_key)
-        duplicates.append(group)
-        representatives[j] = group[0]  # a stable sort: the first of its memories in the survivor order
-    return TextGroups(duplicates, representatives, list(compress(texts, unique)))
+        duplicates.append(more[places[j]])
+        representatives[j] = more[places[j]][0]  # its survivor
+    return TextGroups(duplicates, representatives, list(map(texts.__getitem__, places)))
 
 
 def reorder_groups(memories: list[Memory], groups: TextGroups | None = None) -> list[list[Memory]]:
