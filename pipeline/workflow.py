@@ -52,14 +52,19 @@ def recover_store(root: Path, say: Say) -> None:
             say(message)
 
 
-def plan_store(path: str, settings: Settings, say: Say, progress: Progress | None = None) -> tuple[Corpus, Settings, Plan]:
+def _read_and_plan(root: Path, settings: Settings, progress: Progress | None = None) -> tuple[Corpus, Settings, Plan]:
+    """Read the store and plan it, in the window that lets its reader freeze what it builds."""
     from .stages import stage_runner
 
-    root = resolve_root(path)
-    recover_store(root, say)
     with reading_for_a_plan():
         corpus, settings = open_store(root, settings)
         return corpus, settings, build_plan(corpus, settings, stage_runner(settings, progress=progress))
+
+
+def plan_store(path: str, settings: Settings, say: Say, progress: Progress | None = None) -> tuple[Corpus, Settings, Plan]:
+    root = resolve_root(path)
+    recover_store(root, say)
+    return _read_and_plan(root, settings, progress)
 
 
 def apply_store(
@@ -75,11 +80,7 @@ def apply_store(
     with store_lock(root):
         for message in recover(root):
             say(message)
-        from .stages import stage_runner
-
-        with reading_for_a_plan():
-            corpus, settings = open_store(root, settings)
-            plan = build_plan(corpus, settings, stage_runner(settings, progress=progress))
+        corpus, settings, plan = _read_and_plan(root, settings, progress)
         actions = select_actions(plan, select, resolve)
         if not actions:
             return plan, None
@@ -219,13 +220,10 @@ def status_store(path: str, settings: Settings, progress: Progress | None = None
     """What `status` shows. Pending actions are counted from a plan with the same model `plan`
     uses (`--model none`: the rules alone), so the two commands agree."""
     from .history import run_history, state_size
-    from .stages import stage_runner
 
     root = resolve_root(path)
     unfinished, refused = unfinished_runs(root)
-    with reading_for_a_plan():
-        corpus, settings = open_store(root, settings)
-        plan = build_plan(corpus, settings, stage_runner(settings, progress=progress))
+    corpus, settings, plan = _read_and_plan(root, settings, progress)
     by_type = Counter(m.type or "untyped" for m in corpus.memories)
     budgets = [f.model_dump(by_alias=True, exclude_none=True) for f in plan.findings if f.kind in (FindingKind.OVER_BUDGET, FindingKind.NEAR_BUDGET)]
     runs = committed_runs(root)
