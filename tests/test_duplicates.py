@@ -82,11 +82,16 @@ def test_merges_only_identical_text_and_never_retire_pinned(texts):
 
 
 def test_the_text_rules_group_exactly_the_comparable_memories():
-    # text_groups writes `comparable` out (it keeps the text it looks up): the two must not drift.
-    from pipeline.rules.duplicates import comparable, text_groups
+    # Excluded by the adapter, or with no text left once normalized; the whole store at once and
+    # one memory alone (comparable_texts and comparable) agree.
+    from pipeline.rules.duplicates import comparable, comparable_texts, text_groups
 
     ms = [mem("a", "Deploy on Fridays"), mem("b", "deploy on fridays!"), mem("c", ""), mem("d", " ,; "),
           mem("e", "Deploy on Fridays", extra={"compare": False}), mem("f", "on Fridays deploy"), mem("g", "ünïcode")]
     groups = text_groups(ms)
     grouped = {m.key for m in groups.representatives} | {m.key for g in groups.duplicates for m in g}
     assert grouped == {m.key for m in ms if comparable(m)} == {"a", "b", "f", "g"}
+    live, texts, is_live = comparable_texts(ms)
+    assert [m.key for m in live] == ["a", "b", "f", "g"] and is_live == [True, True, False, False, False, True, True]
+    assert texts == ["deploy on fridays", "deploy on fridays", "on fridays deploy", "ünïcode"]
+    assert comparable_texts(live) == (live, texts, None)

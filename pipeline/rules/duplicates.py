@@ -33,9 +33,24 @@ MERGE_PROTECTED = "merge_protected"
 compared_by_adapter = methodcaller("get", "compare", True)
 
 
+def comparable_texts(memories: list[Memory]) -> tuple[list[Memory], list[str], list[bool] | None]:
+    """The memories the text rules may group (not excluded by their adapter, with some text), their
+    normalized texts, and which of `memories` they are: None when all of them (the list itself is
+    given back, not a copy: most stores exclude none). By maps over all the memories; a memory its
+    adapter excludes is never normalized."""
+    allowed = list(map(compared_by_adapter, map(attrgetter("extra"), memories)))
+    candidates = memories if all(allowed) else list(compress(memories, allowed))
+    texts = list(map(normalized_body, candidates))
+    if candidates is memories and all(texts):
+        return memories, texts, None
+    has_text = iter(list(map(bool, texts)))
+    is_live = [a and next(has_text) for a in allowed]  # over `memories`, in their order
+    return list(compress(candidates, texts)), list(filter(None, texts)), is_live
+
+
 def comparable(m: Memory) -> bool:
-    """Memories the text rules may group: not excluded by their adapter, with some text."""
-    return compared_by_adapter(m.extra) and bool(normalized_body(m))
+    """`comparable_texts` of one memory: may the text rules group it?"""
+    return bool(comparable_texts([m])[0])
 
 
 def survivor_key(m: Memory) -> tuple:
@@ -104,13 +119,7 @@ class TextGroups:
 
 def text_groups(memories: list[Memory]) -> TextGroups:
     """The duplicate groups and the representatives, each comparable memory's text looked up once."""
-    # `comparable`, by maps over all the memories: most stores hold no memory their adapter excludes
-    # and none empty, and then the list is not copied.
-    if not all(map(compared_by_adapter, map(attrgetter("extra"), memories))):
-        memories = list(compress(memories, map(compared_by_adapter, map(attrgetter("extra"), memories))))
-    texts = list(map(normalized_body, memories))
-    if not all(texts):
-        memories, texts = list(compress(memories, texts)), list(filter(None, texts))
+    memories, texts, _ = comparable_texts(memories)
     places, more = _alike(memories, _by_group(memories, texts))
     representatives = list(map(memories.__getitem__, places))
     duplicates: list[list[Memory]] = []

@@ -25,7 +25,7 @@ from operator import attrgetter, eq, lt, ne, not_
 
 from ..model import Memory
 from ..storage.gc_pause import gc_paused
-from .duplicates import compared_by_adapter
+from .duplicates import comparable_texts
 from .hot_subjects import paired_by_hot_words
 from .pair_windows import Offer, places
 from .text import normalized_body, significant_of_each
@@ -106,16 +106,8 @@ class _Search:
     def __init__(self, memories: list[Memory], max_df: int) -> None:
         # (The lists as long as the store made here are let go as soon as they are used: the index
         # is built beside them.)
-        texts = list(map(normalized_body, memories))
-        # `comparable` (duplicates.py) written out, to keep the texts it looks up: each is looked up
-        # once. None: every memory is comparable (the usual case, asked without a list).
-        is_live: list[bool] | None = None
-        live = memories
-        allowed = list(map(compared_by_adapter, map(attrgetter("extra"), memories)))
-        if not (all(texts) and all(allowed)):
-            is_live = list(map(all, zip(allowed, texts)))
-            live = list(compress(memories, is_live))
-            texts = list(compress(texts, is_live))
+        # is_live None: every memory is comparable (the usual case, asked without a list).
+        live, texts, is_live = comparable_texts(memories)
         tags = list(map(attrgetter("tags"), live))
         own: Sequence[AbstractSet[str]]
         if any(tags):
