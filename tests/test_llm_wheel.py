@@ -39,9 +39,14 @@ def test_pyproject_ships_the_eval_data_as_a_package():
 
 
 def test_the_source_tree_prompts_are_found_in_an_editable_install():
+    import pipeline
     from pipeline.llm.prompts import prompts_root
 
-    assert Path(str(prompts_root())).resolve() == (REPO / "prompts").resolve()
+    # The tree the package is imported from (this checkout, or another one on PYTHONPATH beside an
+    # editable install of this one): its prompts, not those of wherever the install points.
+    tree = Path(pipeline.__file__).resolve().parent.parent
+    assert (tree / "prompts").is_dir()
+    assert Path(str(prompts_root())).resolve() == (tree / "prompts").resolve()
 
 
 # What a wheel of this project holds besides its .dist-info: the tree setuptools' build_py writes

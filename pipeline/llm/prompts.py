@@ -33,16 +33,19 @@ class Prompt:
 
 
 def prompts_root(override: str | Path | None = None) -> Traversable:
-    """The folder of prompt files: `override`, else the installed package, else the source tree."""
+    """The folder of prompt files: `override`, else the installed package's, else the source tree's
+    (of the tree this code is imported from: a checkout on the path beside an editable install of
+    another one would otherwise run its code with the other's prompts)."""
     if override is not None:
         return Path(override)
+    package = Path(__file__).resolve().parent.parent
     try:
         root = importlib.resources.files("pipeline.prompts")
-        if root.is_dir():
+        if root.is_dir() and (not isinstance(root, Path) or root.resolve().is_relative_to(package)):
             return root
     except (ModuleNotFoundError, TypeError):
         pass
-    return Path(__file__).resolve().parent.parent.parent / "prompts"
+    return package.parent / "prompts"
 
 
 def parse_prompt(stage: str, raw: str, source: str) -> Prompt:
