@@ -55,8 +55,13 @@ def test_consolidate_writes_one_file_archives_members_and_reindexes(tmp_path):
     members = sorted(cons[0]["targets"])
     assert members == [".claude/memory/checkout_backoff.md", ".claude/memory/checkout_retries.md"]
     new_path = cons[0]["outputs"][0]["path"]
+    assert cons[0]["needs_user"]  # a claude folder's owner chooses it
     before = snapshot(root)
     res = run_cli("apply", str(root), "--now", NOW, "--model", "stub", "--yes", "--json", "--max-retire", "1")
+    assert res.returncode == 0, res.stderr
+    assert "consolidate" not in [a["kind"] for a in json.loads(res.stdout)["applied"]]
+    assert snapshot(root) == before  # nothing else to do: a bare apply leaves the folder as it was
+    res = run_cli("apply", str(root), "--now", NOW, "--model", "stub", "--yes", "--json", "--max-retire", "1", "--select", "consolidate")
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
     assert "consolidate" in [a["kind"] for a in out["applied"]]

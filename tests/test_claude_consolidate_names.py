@@ -60,7 +60,7 @@ def test_numbered_members_give_the_next_number_and_keep_what_their_metadata_shar
 def test_the_new_file_is_read_back_with_its_nested_type_and_listed(tmp_path):
     root = _numbered_store(tmp_path / "repo")
     # (two of three memories: over the blast cap of a quarter, lifted for this small store)
-    res = run_cli("apply", str(root), "--yes", "--json", "--model", "stub", "--now", NOW, "--max-retire", "1")
+    res = run_cli("apply", str(root), "--yes", "--json", "--model", "stub", "--now", NOW, "--max-retire", "1", "--select", "consolidate")
     assert res.returncode == 0, res.stderr
     plan = plan_json(root, "--model", "none")
     [new] = [p for p in (root / AGENT).glob("141-*.md")]

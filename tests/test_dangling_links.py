@@ -166,7 +166,7 @@ def test_after_a_consolidation_the_next_plan_relinks_and_undo_gives_the_link_bac
     first = run_cli("plan", str(root), "--json", "--model", "stub", "--now", "2026-11-29", "--max-retire", "1")
     [finding] = [f for f in json.loads(first.stdout)["findings"] if f["kind"] == "dangling_link"]
     assert "the next plan proposes that edit" in finding["reason"]
-    res = run_cli("apply", str(root), "--yes", "--json", "--model", "stub", "--now", "2026-11-29", "--max-retire", "1")
+    res = run_cli("apply", str(root), "--yes", "--json", "--model", "stub", "--now", "2026-11-29", "--max-retire", "1", "--select", "consolidate")
     assert "consolidate" in [a["kind"] for a in json.loads(res.stdout)["applied"]]
     plan = json.loads(run_cli("plan", str(root), "--json", "--model", "none", "--now", "2026-11-29").stdout)
     [relink] = [a for a in plan["actions"] if a["kind"] == "update_ref"]
@@ -212,3 +212,90 @@ def test_no_relink_is_proposed_for_an_entry_kept_inside_memory_md():
     entry = mem(FOLDER + "MEMORY.md#notes/1", "See [[old_plan]].", layout="claude")
     linking = _claude("notes.md", "See [[old_plan]].")
     assert [a.targets for a in relinks(_corpus(holder, entry, linking)).actions] == [[FOLDER + "notes.md"]]
+
+
+# Links that dangle before any plan: reported, and mended (by the user's leave) where one memory of
+# the folder has the same name spelled otherwise.
+
+
+def test_a_link_spelled_otherwise_than_the_one_memory_of_that_name_is_proposed_respelled():
+    from pipeline.rules.dangling_links import relinks
+
+    target = _claude("project_fairchild.md", "The board.", name="project_fairchild")
+    linking = _claude("quirk.md", "Export quirk, see [[project-fairchild]] and [[Project Fairchild|the board]].", name="quirk")
+    out = relinks(_corpus(target, linking))
+    [action] = out.actions
+    assert action.targets == [FOLDER + "quirk.md"] and action.needs_user
+    assert [(r["before"], r["after"]) for r in action.replacements] == [
+        ("project-fairchild", "project_fairchild"), ("Project Fairchild", "project_fairchild")]
+    assert "(the same words)" in action.reason and out.findings == []
+    # type words, stopwords and the file's number are not what tells two names apart
+    numbered = _claude("39-feedback_never_take_unprepared_decision.md", "Prepare first.")
+    asking = _claude("dont_hedge.md", "Builds on [[never-take-an-unprepared-decision]].")
+    [action] = relinks(_corpus(numbered, asking)).actions
+    assert [r["after"] for r in action.replacements] == ["feedback_never_take_unprepared_decision"]
+
+
+def test_a_link_no_single_memory_answers_is_reported_once_per_folder_not_guessed():
+    from pipeline.rules.dangling_links import relinks
+
+    twins = [_claude("retry_policy.md", "A."), _claude("retry-policy-v2.md", "B.", name="retry policy")]
+    linking = _claude("notes.md", "See [[retry-policy]], [[never-written]] and [[old_plan]].")
+    corpus = _corpus(*twins, linking)
+    corpus.extra["archived_names"] = {".claude/memory": ["old_plan.md"]}
+    out = relinks(corpus)
+    assert out.actions == []  # two memories spell "retry policy": which one is the user's to say
+    [finding] = out.findings
+    assert finding.kind == "dangling_link" and finding.targets == [FOLDER + "notes.md"]
+    assert finding.reason.startswith("3 links reach no file of .claude/memory: ")
+    assert "[[old_plan]] (archived by an earlier run) in notes.md" in finding.reason
+    assert "[[never-written]] in notes.md" in finding.reason
+
+
+def test_code_is_no_link_and_a_numbered_file_answers_its_number():
+    from pipeline.rules.dangling_links import relinks
+
+    numbered = _claude("106-feedback_backlog_is_tracker.md", "The backlog is the tracker.")
+    body = ("Run `[[ -f x ]]` first; the CBOR is `[[9, hash]]`.\n\n```bash\n[[ -d build ]] && make\n```\n\n"
+            "See [[106]] and [[106. Backlog Is The Tracker]].\n")
+    linking = _claude("drain.md", body)
+    assert relinks(_corpus(numbered, linking)) == relinks(_corpus())
+    # and a plan that archives the numbered file says those links dangle
+    [finding] = _dangling(_corpus(numbered, linking), [Action(kind="archive", targets=[numbered.key], reason="r")])
+    assert finding["targets"] == [FOLDER + "106-feedback_backlog_is_tracker.md", FOLDER + "drain.md"]
+
+
+def test_a_respelled_link_applies_as_link_text_only_and_undo_gives_it_back(tmp_path: Path):
+    import json
+
+    from helpers import run_cli
+
+    folder = tmp_path / ".claude" / "memory"
+    folder.mkdir(parents=True)
+    (folder / "project_fairchild.md").write_text("---\nname: project_fairchild\ndescription: the board\ntype: project\n---\n\nKiCad board.\n")
+    original = "---\nname: kicad_quirk\ndescription: export quirk\ntype: project\n---\n\nThe export drops a layer; see [[project-fairchild]].\r\n"
+    (folder / "kicad_quirk.md").write_bytes(original.encode())
+    (folder / "MEMORY.md").write_text("# Memory\n\n- [board](project_fairchild.md) — board\n- [quirk](kicad_quirk.md) — quirk\n")
+    plan = plan_json(tmp_path, "--model", "none")
+    [relink] = [a for a in plan["actions"] if a["kind"] == "update_ref"]
+    assert relink["needs_user"] and "[[project-fairchild]] -> [[project_fairchild]]" in relink["reason"]
+    bare = run_cli("apply", str(tmp_path), "--yes", "--json", "--model", "none", "--now", "2026-11-29")
+    assert json.loads(bare.stdout)["applied"] == []  # never without the user
+    res = run_cli("apply", str(tmp_path), "--yes", "--json", "--model", "none", "--now", "2026-11-29", "--select", "update_ref")
+    assert res.returncode == 0, res.stderr
+    assert (folder / "kicad_quirk.md").read_bytes() == original.replace("[[project-fairchild]]", "[[project_fairchild]]").encode()
+    assert [a for a in plan_json(tmp_path, "--model", "none")["actions"] if a["kind"] == "update_ref"] == []
+    assert run_cli("undo", str(tmp_path), "--run", json.loads(res.stdout)["run_id"]).returncode == 0
+    assert (folder / "kicad_quirk.md").read_bytes() == original.encode()
+
+
+def test_the_real_folders_links_that_dangle_are_reported_or_mended():
+    """fairchild links [[project-fairchild]] where the file is project_fairchild.md; siglens-review
+    links three memories no file of its folder holds."""
+    fairchild = plan_json(WILD / "fairchild", "--model", "none")
+    [relink] = [a for a in fairchild["actions"] if a["kind"] == "update_ref"]
+    assert [(r["before"], r["after"]) for r in relink["replacements"]] == [("project-fairchild", "project_fairchild")]
+    review = plan_json(WILD / "siglens-review", "--model", "none")
+    [finding] = [f for f in review["findings"] if f["kind"] == "dangling_link"]
+    assert finding["reason"].startswith("3 links reach no file of ")
+    assert "[[feedback_verify_review_bot_claims]]" in finding["reason"]

@@ -103,12 +103,12 @@ def test_an_echoed_key_reaches_no_cache_row_plan_report_file_or_file_name(fake_o
     assert not leaked(plan.stdout + plan.stderr)
     p = json.loads(plan.stdout)
     cons = [a for a in p["actions"] if a["kind"] == "consolidate"]
-    assert cons and not cons[0]["needs_user"] and "[REDACTED]" in json.dumps(cons)
+    assert cons and cons[0]["needs_user"] and "[REDACTED]" in json.dumps(cons)
     text = cli("plan", store, fake_openai, tmp_path)
     assert text.returncode == 0 and not leaked(text.stdout + text.stderr)
     served = fake_openai.count
 
-    applied = cli("apply", store, fake_openai, tmp_path, "--yes", "--json")
+    applied = cli("apply", store, fake_openai, tmp_path, "--yes", "--json", "--select", "consolidate")
     assert applied.returncode == 0, applied.stderr
     assert fake_openai.count == served  # answered from the cache: the cached rows are the redacted replies
     assert "consolidate" in [a["kind"] for a in json.loads(applied.stdout)["applied"]]

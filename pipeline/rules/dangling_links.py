@@ -14,6 +14,7 @@ plan still knows where a link to one of them should point: `relinks` proposes th
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -25,8 +26,9 @@ from ..actions import MergeDuplicateAction, UpdateRefAction, outputs_of
 from ..kinds import FindingKind, retires
 from ..model import Action, Corpus, Finding, Memory
 from ..text.counts import plural
-from .link_names import WIKILINK, file_names, link_folder, link_names, link_targets
+from .link_names import file_names, file_parts, link_folder, link_names, link_target, link_targets, links_in
 from .outcome import Outcome
+from .text import STOPWORDS
 
 
 @dataclass(frozen=True)
@@ -111,42 +113,116 @@ def _finding(key: str, m: Memory, r: Retired, linking: set[str]) -> Finding:
     return Finding(kind=FindingKind.DANGLING_LINK, targets=sorted(linking | {key}), reason="; ".join(parts))
 
 
+def names_by_folder(corpus: Corpus) -> dict[str, set[str]]:
+    """Every name a link may reach a file of each folder by: its memories' (`link_names`), and those
+    of its files that are no memory but still answer a link (one the reader could not read, an
+    index, a sub-index)."""
+    names: dict[str, set[str]] = defaultdict(set)
+    for m in corpus.memories:
+        names[link_folder(m.key)].update(link_names(m.title, m.key))
+    unread = [t for f in corpus.findings if f.kind == FindingKind.PARSE_ERROR for t in f.targets]
+    sub_indexes = [k for keys in corpus.extra.get("sub_indexes", {}).values() for k in keys]
+    for key in chain(unread, corpus.indexes, sub_indexes):
+        names[link_folder(key)].update(file_names(key))
+    return names
+
+
+# What a name is spelled with besides its words: the type word a folder's file names start with
+# (`feedback_x`, `project-x`) and the little words a title keeps or drops ("the", "is").
+_TYPE_WORDS = frozenset({"user", "feedback", "project", "reference"})
+_WORD = re.compile(r"[^\W_]+")
+
+
+def spelling(name: str) -> tuple[str, ...]:
+    """A name's words as a link may spell them differently: casefolded, `-`, `_` and spaces alike,
+    no number, type word or stopword (`project-fairchild` and `project_fairchild`;
+    `never-take-an-unprepared-decision` and `39-feedback_never_take_unprepared_decision`)."""
+    words = _WORD.findall(name.casefold())
+    return tuple(w for w in words if not w.isdigit() and w not in _TYPE_WORDS and w not in STOPWORDS)
+
+
+def _respelled(corpus: Corpus) -> dict[tuple[str, tuple[str, ...]], tuple[Memory, str] | None]:
+    """(folder, spelling) -> the one memory of the folder whose names spell so, and the name to link
+    it by: its `name` when that spells so, else its file name (without its number, which renumbering
+    changes, when that spells so too). None: several memories do."""
+    out: dict[tuple[str, tuple[str, ...]], tuple[Memory, str] | None] = {}
+    for m in corpus.memories:
+        if "#" in m.key or not m.key.endswith(".md"):  # an entry inside MEMORY.md, a record: no file to link
+            continue
+        folder = link_folder(m.key)
+        number, rest = file_parts(m.key)
+        # The first name of each spelling is the one a link gets.
+        named: dict[tuple[str, ...], str] = {}
+        for name in (m.title.strip(), rest, f"{number}-{rest}" if number else ""):
+            if name and (spelled := spelling(name)):
+                named.setdefault(spelled, name)
+        for spelled, name in named.items():
+            seen = out.get((folder, spelled), (m, name))
+            out[(folder, spelled)] = (m, name) if seen is not None and seen[0] is m else None
+    return out
+
+
 def relinks(corpus: Corpus) -> Outcome:
-    """An `update_ref` for each memory linking, by a name no memory of its folder has any more, a
-    member of an applied consolidation (a memory whose `consolidated_from` lists it): the link
-    pointed at the consolidated memory. For the user to approve: the link's owner may have meant the
-    old text."""
+    """What to do about `[[links]]` that reach no file of their folder today.
+
+    An `update_ref` for each memory holding such links that can be mended: a link to a member of an
+    applied consolidation (a memory whose `consolidated_from` lists it) points at the consolidated
+    memory; a link spelled otherwise than the one memory of its folder whose name has the same words
+    (`spelling`) points at that name. For the user to approve: the link's owner may have meant the
+    old text. The others are reported, one `dangling_link` finding per folder."""
     out = Outcome()
+    linking = [m for m in corpus.memories if "[[" in m.body]
+    if not linking:  # most stores: no name of every memory gathered for nothing
+        return out
+    names = names_by_folder(corpus)
+    successor: dict[tuple[str, str], Memory] = {}  # (folder, a member's link text) -> the memory holding it now
     holders = sorted((m for m in corpus.memories if m.key.endswith(".md") and isinstance(m.meta.get("consolidated_from"), list)),
                      key=lambda m: m.key)
-    if not holders:  # most stores: no name of every memory gathered for nothing
-        return out
-    live = {(link_folder(m.key), n) for m in corpus.memories for n in link_names(m.title, m.key)}
-    successor: dict[tuple[str, str], Memory] = {}  # (folder, a member's link text) -> the memory holding it now
     for m in holders:
         folder = link_folder(m.key)
         for entry in m.meta["consolidated_from"]:
             for name in file_names(entry) if isinstance(entry, str) else ():  # a file name in the holder's folder
-                if (folder, name) not in live:
+                if name not in names[folder]:
                     successor.setdefault((folder, name), m)
-    if not successor:
-        return out
-    for m in corpus.memories:
-        if "[[" not in m.body or "#" in m.key:  # an entry kept inside MEMORY.md is not edited in place
-            continue
+    respelled = _respelled(corpus)
+    archived = {(folder, n) for folder, files in corpus.extra.get("archived_names", {}).items()
+                for f in files for n in file_names(f)}
+    unmended: dict[str, list[tuple[str, str]]] = defaultdict(list)  # folder -> (memory, link as written)
+    for m in sorted(linking, key=lambda m: m.key):
         folder = link_folder(m.key)
         replacements: list[dict[str, Any]] = []  # `Replacement`s, checked as the action is built
-        for match in WIKILINK.finditer(m.body):
-            target = match.group(1)
-            now = successor.get((folder, target.strip().casefold()))
-            if now is None or now is m:  # a consolidated memory linking its own members: left as written
+        why: set[str] = set()
+        for match in links_in(m.body):
+            written = match.group(1)
+            target = link_target(written)
+            if target in names[folder]:
                 continue
-            replacements.append({"field": "body", "start": match.start(1), "end": match.end(1), "before": target,
-                                 "after": _link_name(now.title, now.key)})
+            now = successor.get((folder, target))
+            if now is m:  # a consolidated memory linking its own members: its text is here, left as written
+                continue
+            if now is not None:
+                name = _link_name(now.title, now.key)
+                why.add(f"[[{written}]] -> [[{name}]] (consolidated into it)")
+            elif (same := respelled.get((folder, spelling(target)))) is not None:
+                _, name = same
+                why.add(f"[[{written}]] -> [[{name}]] (the same words)")
+            else:
+                gone = " (archived by an earlier run)" if (folder, target) in archived else ""
+                unmended[folder].append((m.key, f"[[{written}]]{gone}"))
+                continue
+            if "#" not in m.key:  # an entry kept inside MEMORY.md is not edited in place
+                replacements.append({"field": "body", "start": match.start(1), "end": match.end(1), "before": written,
+                                     "after": name})
         if replacements:
-            shown = sorted({f"[[{r['before']}]] -> [[{r['after']}]]" for r in replacements})
             out.actions.append(UpdateRefAction(
                 targets=[m.key], needs_user=True, replacements=replacements,
-                reason=f"links a memory consolidated since into another: {', '.join(shown)}",
+                reason=f"links a name no memory of its folder has: {', '.join(sorted(why))}",
             ))
+    for folder, links in sorted(unmended.items()):
+        shown = sorted({f"{link} in {key.rsplit('/', 1)[-1]}" for key, link in links})
+        listed = "; ".join(shown[:5]) + (f"; and {len(shown) - 5} more" if len(shown) > 5 else "")
+        out.findings.append(Finding(
+            kind=FindingKind.DANGLING_LINK, targets=sorted({key for key, _ in links}),
+            reason=f"{plural(len(links), 'link')} reach no file of {folder}: {listed}",
+        ))
     return out

@@ -2,10 +2,12 @@
 
 Claude Code memory folders link memories to each other by `[[name]]`: the front matter's `name`, or
 the file name without `.md`, or, in folders that number their files (`105-feedback_x.md`), the name
-after the number. A folder is a store of its own (one agent's memory): `[[overview]]` in one never
-means another's. Names are matched casefolded, as links and some file systems match them. Used by
-the dangling-link finding and relinks (dangling_links.py) and by a consolidation choosing a name no
-memory of its folder answers to (stages/consolidate/claude_names.py).
+after the number or the number alone (`[[105]]`, and `[[105. Title]]` as tree indexes write their
+numbered references). A folder is a store of its own (one agent's memory): `[[overview]]` in one
+never means another's. Names are matched casefolded, as links and some file systems match them. A
+`[[...]]` inside inline code or a fenced block is text (`[[ -f x ]]`, `[[9, hash]]`), not a link.
+Used by the dangling-link finding and relinks (dangling_links.py) and by a consolidation choosing a
+name no memory of its folder answers to (stages/consolidate/claude_names.py).
 """
 
 from __future__ import annotations
@@ -16,6 +18,10 @@ from collections.abc import Iterator
 # `[[target]]`, `[[target|shown text]]`, `[[target#heading]]`: the target is what names a memory.
 WIKILINK = re.compile(r"\[\[([^\[\]\n|#]+)(?:[|#][^\[\]\n]*)?\]\]")
 _NUMBERED = re.compile(r"(\d+)-(.+)")
+# `[[105. Title]]`: a numbered reference, as a tree index lists its leaves (`- 105. Title`).
+_NUMBER_AND_TITLE = re.compile(r"(\d+)\.\s")
+# Code, where `[[` is text: a fenced block (to its closing fence, or the end) or an inline code span.
+_CODE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n.*?(?:^[ \t]*\1[^\n]*$|\Z)|`[^`\n]*`", re.MULTILINE | re.DOTALL)
 
 
 def file_parts(key: str) -> tuple[str | None, str]:
@@ -32,7 +38,9 @@ def file_names(key: str) -> set[str]:
     if "#" in key or not key.endswith(".md"):
         return set()
     number, rest = file_parts(key)
-    return {n.casefold() for n in (f"{number}-{rest}" if number is not None else rest, rest) if n}
+    if number is None:
+        return {rest.casefold()} if rest else set()
+    return {n.casefold() for n in (f"{number}-{rest}", rest, number) if n}
 
 
 def link_names(title: str, key: str) -> set[str]:
@@ -48,8 +56,28 @@ def link_folder(key: str) -> str:
     return file.rsplit("/", 1)[0] if "/" in file else "."
 
 
+def links_in(text: str) -> Iterator[re.Match[str]]:
+    """Each `[[...]]` link of a text outside code, in order (group 1: its target as written)."""
+    if "[[" not in text:  # most bodies hold no link: no regex run over them
+        return
+    code = [m.span() for m in _CODE.finditer(text)] if "`" in text or "~~~" in text else []
+    at = 0
+    for match in WIKILINK.finditer(text):
+        while at < len(code) and code[at][1] <= match.start():
+            at += 1
+        if at < len(code) and code[at][0] <= match.start():
+            continue  # inside a code span or block
+        yield match
+
+
+def link_target(written: str) -> str:
+    """The name a link's target text reaches a memory by: casefolded, `105. Title` its number."""
+    target = written.strip().casefold()
+    numbered = _NUMBER_AND_TITLE.match(target)
+    return numbered.group(1) if numbered else target
+
+
 def link_targets(text: str) -> Iterator[str]:
-    """What each link of a text says, casefolded."""
-    if "[[" in text:  # most bodies hold no link: no regex run over them
-        for match in WIKILINK.finditer(text):
-            yield match.group(1).strip().casefold()
+    """What each link of a text says (`link_target`)."""
+    for match in links_in(text):
+        yield link_target(match.group(1))

@@ -35,7 +35,7 @@ from ...layouts.crux.reader import body_size
 from ...text.truncate import clip
 from ..base import StageContext
 from ..heuristics.conflicts import judge_conflict
-from ...rules.link_names import file_names, link_folder, link_names
+from ...rules.dangling_links import names_by_folder
 from .claude_names import Convention, convention_of, next_number, stem_for
 from .fields import crux_folder, crux_frontmatter, slug_words, unique_slug, volume_hash
 from .groups import Group, claude_groups, crux_groups, existing_topics
@@ -209,11 +209,7 @@ class Namer:
         others = unread + list(corpus.indexes) + [k for keys in corpus.extra.get("sub_indexes", {}).values() for k in keys]
         self.claude_keys = [m.key for m in corpus.memories] + others
         # A new file takes no name a link in its folder may reach another by (claude_names.py).
-        self.names_taken: dict[str, set[str]] = {}
-        for m in corpus.memories:
-            self.names_taken.setdefault(link_folder(m.key), set()).update(link_names(m.title, m.key))
-        for key in others:
-            self.names_taken.setdefault(link_folder(key), set()).update(file_names(key))
+        self.names_taken: dict[str, set[str]] = names_by_folder(corpus)
         self.archived: dict[str, list[str]] = corpus.extra.get("archived_names", {})
         self.numbers_given: dict[str, int] = {}  # the last number this run gave in each folder
 
@@ -347,8 +343,14 @@ def _claude_action(ctx: StageContext, g: Group, members: list[Memory], title: st
     else:
         fm["type"] = members[0].type
     fm["consolidated_from"] = [PurePosixPath(m.key).name for m in members]
+    # Asked, never automatic: a claude folder's files and its MEMORY.md are written by its owner (and
+    # by Claude Code), and the seed for these folders (dream) merges duplicates but never folds topic
+    # files together. On public folders the groups were arguable more often than not (a broad
+    # playbook and the one rule it contains; a review series whose rounds the owner indexed one by
+    # one), so the owner chooses with --select.
     return ConsolidateAction(targets=sorted(g.members), reason=reason, source=ctx.source(NAME), to_type=members[0].type,
-                             topic=None, fallback=fallback, outputs=[{"path": path, "frontmatter": fm, "body": body, "size": len(body.splitlines())}])
+                             topic=None, fallback=fallback, needs_user=True,
+                             outputs=[{"path": path, "frontmatter": fm, "body": body, "size": len(body.splitlines())}])
 
 
 class MetadataStage:
