@@ -51,7 +51,8 @@ class FindingKind(StrEnum):
     RELATIVE_DATE = "relative_date"
     STALENESS_SKIPPED = "staleness_skipped"  # claude: no repository to check a folder against
     SYMLINK_SKIPPED = "symlink_skipped"  # claude: a symlinked folder not followed
-    DANGLING_LINK = "dangling_link"  # `[[name]]` links to a memory the plan takes away
+    DANGLING_LINK = "dangling_link"  # `[[name]]` links that reach no memory (or will not, after the plan)
+    NOT_READ = "not_read"  # files where the layout reads none (zylos: a reference file beside the tiers)
 
 
 class StaleClass(StrEnum):
@@ -133,7 +134,8 @@ FINDINGS: dict[FindingKind, FindingInfo] = {
     F.RELATIVE_DATE: FindingInfo("Relative dates to check"),
     F.STALENESS_SKIPPED: FindingInfo("Staleness not checked (no repository)"),
     F.SYMLINK_SKIPPED: FindingInfo("Symlinked folders not followed"),
-    F.DANGLING_LINK: FindingInfo("Links this plan leaves dangling"),
+    F.DANGLING_LINK: FindingInfo("Dangling links"),
+    F.NOT_READ: FindingInfo("Files not read (not where the layout keeps memories)"),
 }
 
 # Staleness classes that need nothing from the user: counted in the report, listed in the JSON.

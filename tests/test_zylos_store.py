@@ -313,3 +313,21 @@ def test_entry_spans_are_ordered_and_inside_the_file(lines):
         previous_end = e.line_end
     ms = entry_memories("reference/x.md", "x", text, None)
     assert len({m.key for m in ms}) == len(ms) == len(entries)
+
+
+def test_markdown_files_beside_the_core_tiers_are_said_to_be_unread(tmp_path):
+    """A reference file kept at the top (as the seed's examples folder has them) is never loaded by
+    the agent nor read here: the plan says so instead of "all current" over a third of the store."""
+    from helpers import REAL_STORES, plan_json
+
+    examples = REAL_STORES / "zylos" / "skills" / "zylos-memory" / "examples"
+    [finding] = [f for f in plan_json(examples, "--model", "none")["findings"] if f["kind"] == "not_read"]
+    assert finding["targets"] == ["decisions.md", "ideas.md", "preferences.md", "projects.md", "session-log.md", "user-profile.md"]
+    assert "decisions.md (its place: reference/decisions.md)" in finding["reason"]
+    assert "user-profile.md (its place: users/<id>/profile.md)" in finding["reason"]
+    # a store laid out as the seed says has no such finding, and a stray note is named as it is
+    store = real_zylos_store(tmp_path / "store")
+    assert [f for f in plan_json(store, "--model", "none")["findings"] if f["kind"] == "not_read"] == []
+    (store / "notes.md").write_text("scratch\n")
+    [finding] = [f for f in plan_json(store, "--model", "none")["findings"] if f["kind"] == "not_read"]
+    assert finding["targets"] == ["notes.md"] and finding["reason"].endswith("not read as memory: notes.md")

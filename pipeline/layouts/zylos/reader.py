@@ -24,7 +24,9 @@ from pathlib import Path
 from typing import Any
 
 from ...config import Settings
-from ...model import Corpus, Memory
+from ...kinds import FindingKind
+from ...model import Corpus, Finding, Memory
+from ...text.counts import plural
 from ...rules.duplicates import MERGE_PROTECTED
 from ...rules.text import slugify
 from ...text.lines import split_lines
@@ -282,9 +284,30 @@ def _note_archive(root: Path, corpus: Corpus) -> None:
     corpus.extra["archive"] = {"present": present, "files": files}
 
 
+# Where a file named as one of the seed's examples belongs (examples/<name> shows the format of it).
+_BELONGS = {**{f"{stem}.md": f"{REFERENCE_DIR}/{stem}.md" for stem in REFERENCE_KINDS},
+            "user-profile.md": f"{USERS_DIR}/<id>/profile.md", "profile.md": f"{USERS_DIR}/<id>/profile.md",
+            "session-log.md": CURRENT_SESSION, "current.md": CURRENT_SESSION}
+
+
+def _note_unread(root: Path, corpus: Corpus) -> None:
+    """The markdown files beside the core tiers, which the agent never loads and this tool never
+    reads: said, so a store laid out otherwise (a reference file at the top) is not reported as
+    "all current" with most of it unread."""
+    unread = [p.name for p in _md_files(root) if p.name not in CORE_FILES and (p.is_file() or p.is_symlink())]
+    if not unread:
+        return
+    hints = [f"{name} (its place: {_BELONGS[name]})" if name in _BELONGS else name for name in unread]
+    corpus.findings.append(Finding(
+        kind=FindingKind.NOT_READ, targets=unread,
+        reason=f"{plural(len(unread), 'file')} beside the core tiers, not read as memory: {', '.join(hints)}",
+    ))
+
+
 def load(root: Path, settings: Settings) -> Corpus:
     corpus = Corpus(layout="zylos", root=str(root))
     _load_core(root, settings, corpus)
+    _note_unread(root, corpus)
     _load_profiles(root, settings, corpus)
     _load_references(root, settings, corpus)
     _load_sessions(root, settings, corpus)
