@@ -223,6 +223,6 @@ def relinks(corpus: Corpus) -> Outcome:
         listed = "; ".join(shown[:5]) + (f"; and {len(shown) - 5} more" if len(shown) > 5 else "")
         out.findings.append(Finding(
             kind=FindingKind.DANGLING_LINK, targets=sorted({key for key, _ in links}),
-            reason=f"{plural(len(links), 'link')} reach no file of {folder}: {listed}",
+            reason=f"{plural(len(links), 'link')} {'reaches' if len(links) == 1 else 'reach'} no file of {folder}: {listed}",
         ))
     return out
