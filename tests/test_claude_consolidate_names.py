@@ -179,3 +179,19 @@ def test_one_archive_run_that_cannot_be_listed_costs_only_its_own_names(tmp_path
 
     monkeypatch.setattr(reader.os, "scandir", scandir)
     assert reader.archived_names(folder) == ["30-feedback_old.md"]
+
+
+def test_members_named_in_title_case_still_give_a_file_spelled_as_theirs():
+    """torsten-haskell-oracle: kebab-case files named in Title Case gave a snake_case file among them."""
+    from pipeline.stages.consolidate.claude_names import file_separator
+
+    kebab = [_mem("f/ext-ledger-state-snapshot-format.md", "ExtLedgerState Snapshot Format"),
+             _mem("f/ledger-snapshot-cbor-format.md", "Ledger snapshot CBOR format")]
+    assert convention_of(kebab) is None and file_separator(kebab) == "-"
+    assert _namer(*kebab).claude("f", "Ledger snapshot format", None, file_separator(kebab)) == (
+        "f/ledger-snapshot-format.md", "Ledger snapshot format")
+    snake = [_mem("f/deploy_a.md", "Deploy step A"), _mem("f/7-deploy_b.md", "Deploy step B")]
+    assert file_separator(snake) == "_" and file_separator([_mem("f/a.md", "A")]) == "_"  # Claude Code's own default
+    real = plan_json(WILD / "torsten-haskell-oracle", "--model", "stub")
+    out = _output(real)["path"]
+    assert out.rsplit("/", 1)[-1] == out.rsplit("/", 1)[-1].replace("_", "-")

@@ -36,8 +36,7 @@ def convention_of(members: list[Memory]) -> Convention | None:
     if not members or any(m.title.strip() != rest for m, (_, rest) in zip(members, parts)):
         return None
     rests = [rest for _, rest in parts]
-    dashes, underscores = sum(r.count("-") for r in rests), sum(r.count("_") for r in rests)
-    sep = "-" if dashes > underscores else "_"
+    sep = separator_of(rests)
     type_ = members[0].type or ""
     prefix = f"{type_}{sep}" if type_ and all(r.startswith(f"{type_}{sep}") for r in rests) else ""
     numbers = [number for number, _ in parts if number is not None]
@@ -45,6 +44,20 @@ def convention_of(members: list[Memory]) -> Convention | None:
     widths = {len(n) for n in numbers}
     width = widths.pop() if numbered and len(widths) == 1 and any(n.startswith("0") for n in numbers) else 0
     return Convention(sep, prefix, numbered, _shared_metadata(members), width)
+
+
+def separator_of(stems: list[str]) -> str:
+    """The separator of words the file names use most: "-" (kebab-case) or "_" (snake_case, the
+    default of Claude Code's own memory files, and the choice on a tie)."""
+    dashes, underscores = sum(s.count("-") for s in stems), sum(s.count("_") for s in stems)
+    return "-" if dashes > underscores else "_"
+
+
+def file_separator(members: list[Memory]) -> str:
+    """`separator_of` the members' file names (without their numbers): a new file named from its
+    title, when the members' names are not their file names, still spells its file name as theirs
+    (`ledger-snapshot-format.md` beside `ext-ledger-state-snapshot-format.md`)."""
+    return separator_of([file_parts(m.key)[1] for m in members])
 
 
 def _shared_metadata(members: list[Memory]) -> dict[str, Any] | None:

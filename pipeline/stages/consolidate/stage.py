@@ -36,7 +36,7 @@ from ...text.truncate import clip
 from ..base import StageContext
 from ..heuristics.conflicts import judge_conflict
 from ...rules.dangling_links import names_by_folder
-from .claude_names import Convention, convention_of, next_number, stem_for
+from .claude_names import Convention, convention_of, file_separator, next_number, stem_for
 from .fields import crux_folder, crux_frontmatter, slug_words, unique_slug, volume_hash
 from .groups import Group, claude_groups, crux_groups, existing_topics
 from .merge_body import MemberText, deterministic_merge, merge_problems
@@ -222,12 +222,13 @@ class Namer:
         self.taken |= {f"{topic}-pt{n}" for n in range(1, 100)}
         return topic
 
-    def claude(self, folder: str, title: str, convention: Convention | None = None) -> tuple[str, str]:
-        """The new file's path and its `name`: named after its title, or as its members are named
-        when they share one rule (claude_names.py)."""
+    def claude(self, folder: str, title: str, convention: Convention | None = None, sep: str = "_") -> tuple[str, str]:
+        """The new file's path and its `name`: named after its title (its file name's words joined by
+        `sep`, as its members' are), or as its members are named when they share one rule
+        (claude_names.py)."""
         prefix = "" if folder == "." else f"{folder}/"
-        sep = convention.sep if convention else "_"
-        base = stem_for(convention, slug_words(title, 50)) if convention else slug_words(title, 50).replace("-", "_")
+        sep = convention.sep if convention else sep
+        base = stem_for(convention, slug_words(title, 50)) if convention else slug_words(title, 50).replace("-", sep)
         names = self.names_taken.setdefault(folder, set())  # its file names among them
         n = 1
         while True:
@@ -336,7 +337,7 @@ def _claude_action(ctx: StageContext, g: Group, members: list[Memory], title: st
                    reason: str, fallback: bool, namer: Namer) -> Action:
     folder = members[0].group
     convention = convention_of(members)
-    path, name = namer.claude(folder, title, convention)
+    path, name = namer.claude(folder, title, convention, file_separator(members))
     fm: dict[str, Any] = {"name": name, "description": description}
     if convention and convention.nested is not None:
         fm["metadata"] = {**convention.nested, "type": members[0].type}  # nested, as every member has it
