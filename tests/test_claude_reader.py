@@ -33,6 +33,7 @@ def test_folders_are_found_at_any_depth_and_skipped_folders_are_not(tmp_path):
     write(tmp_path / ".claude/agent-memory/alpha/MEMORY.md", "# Alpha\n")
     write(tmp_path / ".claude/agent-memory/alpha/a.md", topic("a"))
     write(tmp_path / "docs/site/.claude/agent-memory/beta/b.md", topic("b"))  # no MEMORY.md
+    write(tmp_path / "docs/site/app.ts", "")  # a project of its own, with code to check its memories against
     write(tmp_path / "pkg/.claude/projects/-home-x/memory/MEMORY.md", "")
     write(tmp_path / "pkg/.claude/projects/-home-x/memory/c.md", topic("c"))
     write(tmp_path / ".claude/memory/MEMORY.md", "- [d](d.md)\n")
@@ -81,6 +82,7 @@ def test_path_may_be_the_memory_folder_or_the_dot_claude_folder(tmp_path):
     folder = tmp_path / "proj/.claude/agent-memory/alpha"
     write(folder / "MEMORY.md", "- [a](a.md) — hook\n")
     write(folder / "a.md", topic("a"))
+    write(tmp_path / "proj/src/app.py", "")
     direct = load(folder)
     assert [m.key for m in direct.memories] == ["a.md"]
     assert [m.group for m in direct.memories] == ["."]
@@ -229,3 +231,26 @@ def test_no_memory_folder_is_a_usage_error(tmp_path, layout_flag):
     res = run_cli("plan", str(tmp_path), "--json", *layout_flag)
     assert res.returncode == 2 and "Traceback" not in res.stderr
     assert len(res.stderr.strip().splitlines()) == 1
+
+
+def test_a_project_holding_nothing_but_its_memory_is_no_repository_to_check_against(tmp_path):
+    """A memory folder copied out of its project (a backup, a share) has every ref of every memory
+    missing there: staleness is said to be unchecked, not reported stale memory by memory."""
+    project = tmp_path / "copy"
+    write(project / ".claude/memory/MEMORY.md", "- [a](a.md) — hook\n")
+    write(project / ".claude/memory/a.md", topic("a"))
+    write(project / "README.md", "what this was\n")
+    corpus = load(project)
+    assert corpus.memories[0].extra["repo"] is None
+    [skipped] = [f for f in corpus.findings if f.kind == "staleness_skipped"]
+    assert skipped.reason == "staleness not checked: no --repo, and copy holds nothing but .claude/ and notes (no code, no git history)"
+    for code in ("src/x", "main.go", ".git/HEAD"):  # a folder, a code file, or its history: a project
+        write(project / code, "")
+        assert load(project).memories[0].extra["repo"] == str(project.resolve()), code
+        (project / code).unlink()
+        if "/" in code:
+            (project / code).parent.rmdir()
+    # a sub-project without code inside a repository: the repository
+    write(tmp_path / "repo/.git/HEAD", "")
+    write(tmp_path / "repo/site/.claude/memory/a.md", topic("a"))
+    assert load(tmp_path / "repo/site").memories[0].extra["repo"] == str((tmp_path / "repo").resolve())

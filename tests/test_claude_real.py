@@ -71,7 +71,8 @@ def test_every_topic_file_loads_with_its_quirks():
     assert by[QR + "hook-comparison.md"].type is None and not by[QR + "hook-comparison.md"].has_frontmatter
     # the nested docs/site/.claude folder is checked against docs/site, not the outer repository
     rtk = by["docs/site/.claude/agent-memory/ork-web-research-analyst/reference_rtk_tool.md"]
-    assert rtk.extra["repo"] == str(REAL.resolve() / "docs/site")
+    # docs/site holds only its .claude/ in this copy (and no git history): nothing to check against
+    assert rtk.extra["repo"] is None and "holds nothing but .claude/" in rtk.extra["staleness_skipped"]
     assert len(corpus.indexes) == 17
 
 
@@ -94,7 +95,7 @@ def test_unindexed_topic_files_are_index_drift(tmp_path):
 def test_real_staleness_classes(tmp_path):
     plan = plan_json(copy(tmp_path), "--model", "none")
     stale = {f["targets"][0]: f for f in plan["findings"] if f["kind"] == "stale" and "#" not in f["targets"][0]}
-    assert len(stale) == 19
+    assert len(stale) == 18  # and not the one memory of docs/site, which holds nothing else here
     # refs into src/ (absent from this copy) are not "missing": src is no top-level folder here
     drift = stale[".claude/agent-memory/ork-backend-system-architect/project_ork_debt_extension_drift.md"]
     assert drift["class"] == "EVERGREEN" and drift["unverifiable"] == ["src/hooks/src/lib/debt-markers.ts"]

@@ -187,6 +187,29 @@ def _is_home(path: Path) -> bool:
         return True  # cannot tell: never take it for a project
 
 
+# What a folder holding nothing to check memories against may still hold: notes about it.
+_NOTE_SUFFIXES = (".md", ".txt", ".rst")
+
+
+def _holds_no_code(project: Path) -> bool:
+    """Whether the project folder holds nothing a memory's file refs could name: no git history, no
+    folder but hidden ones (`.claude/` itself), no file but notes (a README). A memory folder copied
+    out of its project (a backup, a shared folder) would otherwise have every ref of every memory
+    reported missing; a real project has code, or at least its history."""
+    try:
+        with os.scandir(project) as entries:
+            for e in entries:
+                if e.name == ".git":
+                    return False
+                if e.name.startswith("."):
+                    continue
+                if e.is_dir() or not e.name.lower().endswith(_NOTE_SUFFIXES):
+                    return False
+    except OSError:
+        return False  # cannot tell: checked as before, never skipped on a guess
+    return True
+
+
 def _git_worktree(folder: Path) -> Path | None:
     for candidate in (folder, *folder.parents):
         if (candidate / ".git").exists() and not _is_home(candidate):
@@ -264,7 +287,12 @@ def repo_of_folder(folder: Path, settings: Settings) -> tuple[str | None, str]:
         return settings.repo, ""
     project = project_of(folder, folder)
     if project is not None and not _is_home(project):
-        return str(project), ""
+        if not _holds_no_code(project):
+            return str(project), ""
+        around = _git_worktree(project)  # a sub-project of a repository (docs/site/.claude/)
+        if around is not None:
+            return str(around), ""
+        return None, f"no --repo, and {project.name or project} holds nothing but .claude/ and notes (no code, no git history)"
     if folder.name == "memory" and folder.parent.parent.name == "projects":
         # Claude Code's home layout ~/.claude/projects/<encoded-path>/memory/
         repo, why = repo_from_transcripts(folder.parent)
