@@ -61,6 +61,15 @@ class MovedRef(TypedDict):
     to: str
 
 
+class SameNameRef(TypedDict):
+    """A reference to a deleted file git recorded no rename of, and the one file of the same name
+    elsewhere today (`at`): a lead for the user, not a move."""
+
+    __pydantic_config__ = _FORBID  # type: ignore[misc]
+    ref: str
+    at: str
+
+
 class Output(TypedDict):
     """A file a stage writes: its path, front matter and body, and its size in the store's unit."""
 
@@ -211,6 +220,7 @@ class UpdateRefAction(Action):
     kind: Literal[A.UPDATE_REF] = A.UPDATE_REF
     replacements: list[Replacement] = Field(default_factory=list)
     moved: list[MovedRef] | None = None
+    same_name: list[SameNameRef] | None = None
 
 
 # The payload class of each kind that has one; the other kinds are plain `Action`s.
@@ -258,6 +268,7 @@ class StaleFinding(Finding):
     unverifiable: list[str] | None = None
     kept_reason: str | None = None
     moved: list[MovedRef] | None = None
+    same_name: list[SameNameRef] | None = None
 
 
 class BudgetFinding(Finding):

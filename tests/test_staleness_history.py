@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import NOW, git, plan_json
+from helpers import NOW, git, plan_json, run_cli
 
 from pipeline.rules.refs import extract_refs
 from pipeline.evidence.git_history import read_history
@@ -18,7 +18,7 @@ from pipeline.evidence.repo_scan import scan_repos
 from pipeline.rules.repo_index import RepoIndex
 from pipeline.rules.staleness import FULLY_STALE, classify
 from pipeline.rules.staleness_history import parse_log
-from pipeline.rules.staleness_refs import MISSING, MOVED, NEVER, PRESENT, names_other_project, ref_status
+from pipeline.rules.staleness_refs import MISSING, MOVED, NEVER, PRESENT, SAME_NAME, names_other_project, ref_status
 
 AGENT = ".claude/agent-memory/dev/"
 OLD = dt.datetime(2026, 3, 1, tzinfo=dt.timezone.utc).timestamp()
@@ -176,13 +176,109 @@ def test_parse_log_follows_a_chain_of_renames():
     assert history.existed("d") and history.existed("d/e.md") and not history.existed("z.py")
 
 
-def test_a_generic_name_elsewhere_is_not_a_move():
+def test_a_name_elsewhere_is_a_hint_not_a_move():
     index = RepoIndex(root="/r", files=frozenset({"README.md", "lib/unique_parser.rs"}), dirs=frozenset({"lib"}))
     history = parse_log(b"\x01c\x00\nD\x00old/README.md\x00D\x00old/unique_parser.rs\x00")
-    assert ref_status("old/README.md", index, history) == (MISSING, "")
-    assert ref_status("old/unique_parser.rs", index, history) == (MOVED, "lib/unique_parser.rs")
+    assert ref_status("old/README.md", index, history) == (MISSING, "")  # a generic name: not even a hint
+    assert ref_status("old/unique_parser.rs", index, history) == (SAME_NAME, "lib/unique_parser.rs")
     assert ref_status("lib/unique_parser.rs", index, history) == (PRESENT, "")
     assert ref_status("old/never.rs", index, history) == (NEVER, "")
+
+
+# --- a rename git recorded decides; a file of the same name is only a hint ----------------------
+
+
+def repo_renamed_then_deleted(root: Path) -> Path:
+    """As in specrails-core: `.claude/agents/developer.md` renamed to `.claude/agents/sr-developer.md`
+    (git records it), which a later commit deletes; an unrelated `plugin/agents/developer.md` is added
+    on its own meanwhile. `templates/commands/implement.md` renamed into `templates/commands/specrails/`
+    and still there. `src/tools/report_builder.py` deleted with no rename, and a rewritten
+    `lib/report_builder.py` added later."""
+    write(root / ".claude" / "agents" / "developer.md", "# Developer agent\n\nImplements the tasks it is given, step by step.\n" * 4)
+    write(root / "templates" / "commands" / "implement.md", "# /implement\n\nRuns the whole pipeline for one change.\n" * 4)
+    write(root / "src" / "tools" / "report_builder.py", "def build_report(rows):\n    return '\\n'.join(rows)\n" * 3)
+    write(root / "src" / "main.py", "def main():\n    pass\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "first")
+    git(root, "mv", ".claude/agents/developer.md", ".claude/agents/sr-developer.md")
+    (root / "templates" / "commands" / "specrails").mkdir()
+    git(root, "mv", "templates/commands/implement.md", "templates/commands/specrails/implement.md")
+    git(root, "rm", "-q", "src/tools/report_builder.py")
+    git(root, "commit", "-q", "-m", "sr- prefix; namespaced commands; report builder dropped")
+    write(root / "plugin" / "agents" / "developer.md", "---\nname: developer\n---\nA plugin's agent, written from scratch.\n")
+    write(root / "lib" / "report_builder.py", "class ReportBuilder:\n    pass\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "plugin agents; new report builder")
+    git(root, "rm", "-q", ".claude/agents/sr-developer.md")
+    git(root, "commit", "-q", "-m", "drop the dogfood agents")
+    return root
+
+
+@pytest.fixture
+def renamed_store(tmp_path) -> Path:
+    root = repo_renamed_then_deleted(tmp_path / "proj")
+    memory(root, "agent_template", "The agent is `.claude/agents/developer.md`; it runs `templates/commands/implement.md`.")
+    memory(root, "only_agent", "Change the agent's steps in `.claude/agents/developer.md`.")
+    memory(root, "report_tool", "Reports are built by `src/tools/report_builder.py`.")
+    index_file(root, ["agent_template", "only_agent", "report_tool"])
+    return root
+
+
+def test_ref_status_follows_git_not_the_file_name(renamed_store):
+    history = read_history(renamed_store)
+    index = scan_repos([renamed_store])[str(renamed_store.resolve())]
+    assert history is not None and index.paths_named("developer.md") == ["plugin/agents/developer.md"]
+    assert ref_status(".claude/agents/developer.md", index, history) == (MISSING, ".claude/agents/sr-developer.md")
+    assert ref_status("templates/commands/implement.md", index, history) == (MOVED, "templates/commands/specrails/implement.md")
+    assert ref_status("src/tools/report_builder.py", index, history) == (SAME_NAME, "lib/report_builder.py")
+
+
+def test_a_file_renamed_then_deleted_is_gone_not_moved_to_a_file_of_its_name(renamed_store):
+    plan = plan_json(renamed_store, "--model", "none", "--now", NOW)
+    findings, updates = stale(plan), actions(plan, "update_ref")
+    agent = findings["agent_template.md"]
+    assert agent["class"] == "PARTIALLY_STALE"
+    assert agent["moved"] == [{"ref": "templates/commands/implement.md", "to": "templates/commands/specrails/implement.md"}]
+    assert agent["missing"] == [".claude/agents/developer.md"] and "same_name" not in agent
+    assert "renamed to .claude/agents/sr-developer.md, since deleted" in agent["reason"]
+    # the recorded rename is proposed; nothing points at the unrelated plugin/agents/developer.md
+    assert updates["agent_template.md"]["moved"] == agent["moved"]
+    assert all("plugin/agents" not in r["after"] for a in plan["actions"] for r in a.get("replacements", []))
+    # a memory whose only file was renamed to one since deleted is fully stale: history decides
+    assert findings["only_agent.md"]["class"] == "FULLY_STALE"
+    assert "only_agent.md" in actions(plan, "prune_stale") and "only_agent.md" not in updates
+
+
+def test_a_file_of_the_same_name_is_a_hint_the_user_judges(renamed_store):
+    plan = plan_json(renamed_store, "--model", "none", "--now", NOW)
+    report = stale(plan)["report_tool.md"]
+    assert report["class"] == "PARTIALLY_STALE"  # stale, never turned current; but not pruned on a guess
+    assert report["missing"] == ["src/tools/report_builder.py"] and "moved" not in report
+    assert report["same_name"] == [{"ref": "src/tools/report_builder.py", "at": "lib/report_builder.py"}]
+    assert "a file of the same name exists at lib/report_builder.py" in report["reason"] and report["kept_reason"]
+    assert "report_tool.md" not in actions(plan, "prune_stale")
+    hint = actions(plan, "update_ref")["report_tool.md"]
+    assert hint["needs_user"] is True and "moved" not in hint
+    assert "moved in this repository's history" not in hint["reason"]
+    assert "a file of the same name exists at lib/report_builder.py" in hint["reason"]
+    assert hint["same_name"] == report["same_name"]
+    assert [(r["before"], r["after"]) for r in hint["replacements"]] == [("src/tools/report_builder.py", "lib/report_builder.py")]
+    # apply without choosing it leaves the memory as it was
+    before = (renamed_store / AGENT / "report_tool.md").read_bytes()
+    res = run_cli("apply", str(renamed_store), "--now", NOW, "--model", "none", "--yes", "--json")
+    assert res.returncode == 0, res.stderr
+    assert (renamed_store / AGENT / "report_tool.md").read_bytes() == before
+
+
+def test_a_rename_and_a_hint_in_one_memory_are_two_proposals(tmp_path):
+    root = repo_renamed_then_deleted(tmp_path / "proj")
+    memory(root, "both", "See `templates/commands/implement.md` and `src/tools/report_builder.py`.")
+    index_file(root, ["both"])
+    plan = plan_json(root, "--model", "none", "--now", NOW)
+    updates = [a for a in plan["actions"] if a["kind"] == "update_ref"]
+    assert sorted((bool(u.get("moved")), bool(u.get("same_name"))) for u in updates) == [(False, True), (True, False)]
+    assert all(u["needs_user"] for u in updates)
 
 
 # --- item 8: only refs anchored in this repository are checked ---------------------------------

@@ -104,3 +104,52 @@ TOP = frozenset({"src", "docs", ".claude"})
 )
 def test_scope(ref, expected):
     assert scope(ref, TOP)[0] == expected
+
+
+# --- what a repository need not contain (texts from memories the rules were not written from) --
+
+
+def test_a_kind_of_file_named_by_its_suffix_is_not_a_file():
+    # `.spec.tsx` is what the glob `*.spec.tsx` names: files of a kind, not one file called that
+    text = "Co-locate `.spec.tsx` files; types go in `.d.ts`, stories in `.stories.tsx`, styles in `.module.scss`."
+    assert files(text) == []
+    dotfiles = "Lint with `.eslintrc.json`, MCP servers in `.mcp.json`, tests by `vitest.config.ts` over `page.test.ts`."
+    assert files(dotfiles) == [".eslintrc.json", ".mcp.json", "page.test.ts", "vitest.config.ts"]
+    # a glob under a folder stays a pattern, checked as one; alone it names no file
+    assert files("Specs match `e2e/**/*.spec.ts`; unit tests `*.test.ts`.") == ["e2e/**/*.spec.ts"]
+
+
+def test_a_plain_word_called_as_a_method_is_not_a_symbol():
+    # held out: torsten-techlead, fairchild, webeverything
+    assert symbols("Use active_drep_count() not dreps.len()") == ["active_drep_count"]
+    assert symbols("compute V_off as `sweep_results.iter().map(|(_,v)| *v).fold(NEG_INFINITY, f64::max)`") == []
+    assert symbols("1. `process.cwd()` in the workflow script, or `os.tmpdir()`") == []
+    assert symbols("(`ValiditySourceOrchestrator.merged()` calls `assertMergedValidity`)") == [
+        "ValiditySourceOrchestrator", "assertMergedValidity"]
+    assert symbols("`Agent()` spawns; then `flush()` runs") == ["Agent", "flush"]  # called on its own, it counts
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [  # held out: roxabi-tester, siglens-writer
+        ("- `NAVIGATION_TIMEOUT = 45_000` for `waitForURL` calls; `15_000` for `toBeVisible` assertions", ["waitForURL"]),
+        ("- Submit: `getByRole('button', { name: /create account|sign up|register|creating/i })`", []),
+        ("checking `toHaveProperty`/`not.toHaveProperty('name')`; `toHaveBeenCalledWith({...})` (no `expect.objectContaining`)", []),
+        ("`useContext` hook. It only works when React's hook dispatcher is active", []),
+        # the project's own names beside them stay
+        ("`useCanAccess` guards it; `toFeedback()` maps rows; `getUserByEmail()` reads one", ["getUserByEmail", "toFeedback", "useCanAccess"]),
+        ("`vi.spyOn(store, 'loadSnapshot')` then `describe()` and `it()` blocks with `beforeAll`", []),
+    ],
+)
+def test_a_framework_s_own_vocabulary_is_not_a_symbol(text, expected):
+    assert symbols(text) == expected
+
+
+def test_a_framework_name_the_repository_lacks_is_not_missing():
+    from pipeline.rules.repo_index import RepoIndex
+    from pipeline.rules.staleness import classify
+
+    index = RepoIndex(root="/r", files=frozenset({"src/Chart.vue"}), dirs=frozenset({"src"}), identifiers=frozenset({"drawChart"}))
+    refs = extract_refs("`src/Chart.vue` calls `drawChart()`; unlike React's `useMemo`, tests use `expect(x).toBe(1)`.")
+    assert refs.symbols == ("drawChart",)
+    assert classify(refs, index).cls == "FRESH"

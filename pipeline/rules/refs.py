@@ -6,14 +6,20 @@ reference only keeps it. So:
 
 - file refs: paths with a `/` and a known extension anywhere in the text (code fences included:
   a config listing paths names real files); in inline code also a bare file name with a known
-  extension (`hooks.json`, `run-hook.mjs:141`) and any path with a `/` (`src/hooks/`, a folder).
+  extension (`hooks.json`, `run-hook.mjs:141`, not a kind of file's suffix such as `.test.ts`,
+  which is what the glob `*.test.ts` names) and any path with a `/` (`src/hooks/`, a folder).
   Line suffixes (`:186`, `:140-150`, `#L10`) are dropped. URLs are kept as refs only so the report
   can say they were not checked.
 - symbol refs (outside fenced code, whose snippets quote library APIs as illustration):
   `name()` anywhere; `def name`, `function name`, `class Name`, ... when the name looks like code;
   and in inline code an identifier or dotted chain whose parts look like code (`SessionStore`,
   `run_migrations`, `tool_input.subagent_type`, `DEBT_SCAN_EXTENSIONS`) or a call `name(...)`.
-  Plain words never count as symbols: "Promise" or "hooks" prove nothing about the repository.
+  Plain words never count as symbols: "Promise" or "hooks" prove nothing about the repository. A
+  plain word called on its own (`run()`, `Agent()`) does; called as a method (`history.back()`,
+  `page.route()`) it is the method of countless objects, so it does not.
+  Nor does a framework's own vocabulary, which any project using the framework contains: the test
+  runners' globals and matchers (`expect`, `beforeEach`, `toBe`), what is called on their objects
+  (`vi.spyOn`), Testing Library's queries (`getByText`), React's built-in hooks (`useMemo`).
 
 `scope()` is dream's scope step: what lies outside the repository (`~`, `/`, `$`, URLs, a first
 segment that is not a top-level folder of the repository, `..`, template placeholders, folders the
@@ -50,8 +56,9 @@ _PATH = re.compile(
 _TOKEN_SPLIT = re.compile(r"[\s'\"=(),;\[\]]+")
 _PATHLIKE = re.compile(r"^[\w.@+*~$/{}<>:#-]+$")
 _IDENT_CHAIN = re.compile(r"^[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*(?:\(\))?$", re.ASCII)
-_EMPTY_CALL = re.compile(r"(?<![\w.])(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*)\(\)", re.ASCII)
-_CALL = re.compile(r"(?<![\w.])(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*)\(", re.ASCII)
+# group 1: the receiver chain with its final dot ("" for a call on its own), group 2: the name called
+_EMPTY_CALL = re.compile(r"(?<![\w.])((?:[A-Za-z_]\w*\.)*)([A-Za-z_]\w*)\(\)", re.ASCII)
+_CALL = re.compile(r"(?<![\w.])((?:[A-Za-z_]\w*\.)*)([A-Za-z_]\w*)\(", re.ASCII)
 _DEFINITION = re.compile(
     r"\b(def|class|function|func|fn|interface|struct|enum|trait)\s+([A-Za-z_]\w*)(\()?", re.ASCII
 )
@@ -59,12 +66,29 @@ _DOTTED_CALL = re.compile(r"(?<![\w./])[A-Za-z_][\w.]*\.[A-Za-z_]\w*\(", re.ASCI
 _HUMP = re.compile(r"[a-z0-9][A-Z]")
 # "Next.js", "Node.js": framework names, not files.
 _FRAMEWORK_JS = re.compile(r"^[A-Z][A-Za-z0-9]*\.js$")
+# `.test.ts`, `.module.css`, `.d.ts`: the suffix a kind of file is named by, as the glob `*.test.ts`
+# names it (`.tsx`/`.test.ts` files), never one file. A dotfile's own name (`.eslintrc.json`) is one.
+_KIND_SUFFIXES = frozenset("test spec module d stories story min e2e bench".split())
 # `process.env`, `res.json`, `os.environ`, `sys.path`: an attribute of a runtime object, not a file,
 # though the last part may look like an extension. (`config.json`, `app.py` stay files.)
 _RUNTIME_OBJECTS = frozenset(
     """process import meta os sys window document globalThis self this module exports require console
     Deno Bun Math JSON Object Array Promise req res request response ctx context event err error""".split()
 )
+
+
+# A framework's vocabulary, as grammars of closed families (the APIs' own names, not words seen in
+# memories): test runners' globals and matchers, Testing Library's queries, React's built-in hooks.
+_FRAMEWORK_SYMBOL = re.compile(
+    r"(?:describe|it|test|expect|beforeEach|afterEach|beforeAll|afterAll|vi|jest"
+    r"|to(?:Be|Equal|StrictEqual|Contain|Match|Have|Throw|Resolve|Reject|Satisfy)(?:[A-Z]\w*)?"
+    r"|(?:get|query|find)(?:All)?By(?:Role|Text|LabelText|PlaceholderText|TestId|DisplayValue|AltText|Title)"
+    r"|use(?:State|Effect|LayoutEffect|InsertionEffect|Memo|Callback|Ref|Context|Reducer|Transition"
+    r"|DeferredValue|Id|ImperativeHandle|SyncExternalStore|DebugValue|Optimistic|ActionState|FormStatus|EffectEvent))",
+    re.ASCII,
+)
+# Objects whose members are the framework's API (`vi.spyOn`, `expect(x).toBe`, `screen.getByRole`, `cy.get`).
+_FRAMEWORK_OBJECTS = frozenset({"vi", "jest", "expect", "screen", "cy"})
 
 
 @dataclass(frozen=True)
@@ -89,8 +113,13 @@ def _clean_path(raw: str) -> str:
     return ref
 
 
+def _kind_suffix(token: str) -> bool:
+    parts = token.split(".")
+    return len(parts) >= 3 and parts[0] == "" and parts[1].lower() in _KIND_SUFFIXES
+
+
 def _is_bare_file(token: str) -> bool:
-    if "/" in token or any(c in token for c in "*?[<>{}"):
+    if "/" in token or any(c in token for c in "*?[<>{}") or _kind_suffix(token):
         return False
     stem, dot, ext = token.rpartition(".")
     if stem.split(".", 1)[0] in _RUNTIME_OBJECTS:
@@ -108,27 +137,47 @@ def _inline_token_ref(token: str) -> str | None:
     return token if _is_bare_file(token) else None
 
 
+def framework_symbol(name: str) -> bool:
+    """A name any project using a test runner, Testing Library or React contains: no evidence."""
+    return bool(_FRAMEWORK_SYMBOL.fullmatch(name))
+
+
+def _call_symbol(receiver: str, name: str, plain_ok: bool) -> str | None:
+    """The symbol a call `receiver.name(` names, or None. `receiver` ends with its dot ("" for a call
+    on its own); `plain_ok`: a plain word may count, called on its own."""
+    if receiver.split(".", 1)[0] in _FRAMEWORK_OBJECTS:
+        return None  # `vi.spyOn(`, `expect(x).toBe(`: the runner's
+    if code_like(name) or (plain_ok and not receiver and len(name) >= 2):
+        return name
+    return None
+
+
 def _symbols_from_inline(code: str) -> set[str]:
     found: set[str] = set()
     code = code.strip()
     if _IDENT_CHAIN.match(code) and not _is_bare_file(code):
         called = code.endswith("()")
         parts = code.removesuffix("()").split(".")
-        for i, part in enumerate(parts):
-            if code_like(part) or (called and i == len(parts) - 1 and len(part) >= 2):
+        if parts[0] in _FRAMEWORK_OBJECTS:
+            return found
+        for part in parts:
+            # a plain word counts when called on its own (`run()`), not as a method (`history.back()`)
+            if code_like(part) or (called and len(parts) == 1 and len(part) >= 2):
                 found.add(part)
         return found
     for m in _CALL.finditer(code):
-        if code_like(m.group(1)):
-            found.add(m.group(1))
+        name = _call_symbol(m.group(1), m.group(2), plain_ok=False)
+        if name:
+            found.add(name)
     return found | _symbols_from_prose(code)
 
 
 def _symbols_from_prose(text: str) -> set[str]:
     found: set[str] = set()
     for m in _EMPTY_CALL.finditer(text):
-        if len(m.group(1)) >= 2:
-            found.add(m.group(1))
+        name = _call_symbol(m.group(1), m.group(2), plain_ok=True)
+        if name:
+            found.add(name)
     for m in _DEFINITION.finditer(text):
         keyword, name, paren = m.group(1), m.group(2), m.group(3)
         if code_like(name) or paren or (keyword == "class" and name[0].isupper() and len(name) >= 3):
@@ -156,6 +205,7 @@ def extract_refs(text: str) -> Refs:
                 files.add(inline)
         symbols |= _symbols_from_inline(code)
     symbols |= _symbols_from_prose(_INLINE_CODE.sub(" ", prose))
+    symbols = {s for s in symbols if not framework_symbol(s)}
     return Refs(files=tuple(sorted(files)), symbols=tuple(sorted(symbols)))
 
 

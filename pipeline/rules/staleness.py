@@ -10,7 +10,9 @@ Classes, per memory (dream's table made exact):
 - FRESH: every verifiable file ref exists and every symbol is found.
 - FULLY_STALE: every verifiable file ref is missing and every symbol is missing too (a memory with
   no symbols qualifies on its files alone). One surviving file or symbol means the code moved, not
-  vanished: PARTIALLY_STALE.
+  vanished: PARTIALLY_STALE. So does a missing file git recorded no rename of whose name one other
+  file bears today (`staleness_refs.SAME_NAME`): it counts as missing, but whether it is the same
+  file is the user's call, not an automatic prune's.
 - PARTIALLY_STALE: anything in between — some file ref missing, or all files present but a symbol
   missing, or (when a scan cap was hit) refs that could not be checked.
 
@@ -39,7 +41,16 @@ from .prune_guards import guard_reason
 from .refs import REPO_RELATIVE, Refs, extract_refs, scope
 from .repo_index import RepoIndex
 from .staleness_history import GitHistory
-from .staleness_refs import MISSING, MOVED, NEVER, names_other_project, ref_status, update_ref_action
+from .staleness_refs import (
+    MOVED,
+    NEVER,
+    PRESENT,
+    SAME_NAME,
+    names_other_project,
+    ref_status,
+    same_name_action,
+    update_ref_action,
+)
 from .staleness_context import StalenessContext, consult_log_of, repo_of
 
 EVERGREEN = StaleClass.EVERGREEN
@@ -55,7 +66,8 @@ class Assessment:
     missing: tuple[str, ...] = ()  # missing file refs, then missing symbols
     unverifiable: tuple[str, ...] = ()
     kept_reason: str | None = None
-    moved: tuple[tuple[str, str], ...] = ()  # (ref as written, where it is now)
+    moved: tuple[tuple[str, str], ...] = ()  # (ref as written, where git's renames took it)
+    same_name: tuple[tuple[str, str], ...] = ()  # (missing ref, the one file of its name elsewhere)
 
 
 def _describe(items: list[str] | tuple[str, ...], limit: int = 5) -> str:
@@ -85,15 +97,24 @@ def classify(refs: Refs, index: RepoIndex | None, history: GitHistory | None = N
         return Assessment(EVERGREEN, "no repository to check against (pass --repo)")
     verifiable, external, why = _split_scope(refs, index, foreign)
     missing_files: list[str] = []
+    notes: dict[str, str] = {}  # missing ref -> what history or today's tree says of it
     moved: list[tuple[str, str]] = []
+    same_name: list[tuple[str, str]] = []
     for ref in verifiable:
         verdict, where = ref_status(ref, index, history)
-        if verdict == MISSING:
-            missing_files.append(ref)
+        if verdict == PRESENT:
+            continue
+        if verdict == NEVER:
+            external.append(ref)
         elif verdict == MOVED:
             moved.append((ref, where))
-        elif verdict == NEVER:
-            external.append(ref)
+        else:
+            missing_files.append(ref)
+            if verdict == SAME_NAME:
+                same_name.append((ref, where))
+                notes[ref] = f"a file of the same name exists at {where}"
+            elif where:
+                notes[ref] = f"renamed to {where}, since deleted"
     checked = [r for r in verifiable if r not in external]
     unverifiable = tuple(external)
     if not checked:
@@ -101,8 +122,8 @@ def classify(refs: Refs, index: RepoIndex | None, history: GitHistory | None = N
         return Assessment(EVERGREEN, why + note, unverifiable=unverifiable)
     missing_symbols = [s for s in refs.symbols if not index.has_symbol(s)]
     missing = tuple(missing_files + missing_symbols)
-    shown = _describe(missing_files + [f"symbol {s}" for s in missing_symbols])
-    moved_t = tuple(moved)
+    shown = _describe([f"{r} ({notes[r]})" if r in notes else r for r in missing_files] + [f"symbol {s}" for s in missing_symbols])
+    moved_t, same_t = tuple(moved), tuple(same_name)
     if not index.complete and missing:
         return Assessment(
             PARTIALLY_STALE,
@@ -110,18 +131,24 @@ def classify(refs: Refs, index: RepoIndex | None, history: GitHistory | None = N
             missing,
             unverifiable,
             moved=moved_t,
+            same_name=same_t,
         )
     if moved:
         where = _describe([f"{a} -> {b}" for a, b in moved])
         extra = f"; missing: {shown}" if missing else ""
-        return Assessment(PARTIALLY_STALE, f"moved: {where}{extra}", missing, unverifiable, moved=moved_t)
+        return Assessment(PARTIALLY_STALE, f"moved: {where}{extra}", missing, unverifiable, moved=moved_t, same_name=same_t)
     if not missing:
         return Assessment(
             FRESH, f"found: {plural(len(checked), 'file ref')} and {plural(len(refs.symbols), 'symbol')}", (), unverifiable
         )
     if len(missing_files) == len(checked) and len(missing_symbols) == len(refs.symbols):
+        if same_name:
+            kept = "a file of the same name exists elsewhere; whether it is the same file is the user's call"
+            return Assessment(
+                PARTIALLY_STALE, f"every verifiable ref is missing: {shown}; kept: {kept}", missing, unverifiable, kept, same_name=same_t
+            )
         return Assessment(FULLY_STALE, f"every verifiable ref is missing: {shown}", missing, unverifiable)
-    return Assessment(PARTIALLY_STALE, f"missing: {shown}", missing, unverifiable)
+    return Assessment(PARTIALLY_STALE, f"missing: {shown}", missing, unverifiable, moved=moved_t, same_name=same_t)
 
 
 def assess(
@@ -172,9 +199,10 @@ def stale_outcome(
             extra["kept_reason"] = a.kept_reason
         if a.moved:
             extra["moved"] = [{"ref": old, "to": new} for old, new in a.moved]
+        if a.same_name:
+            extra["same_name"] = [{"ref": old, "at": at} for old, at in a.same_name]
         out.findings.append(StaleFinding(targets=[m.key], reason=a.reason, **extra))
-        if a.moved:
-            update = update_ref_action(m, a.moved)
+        for update in (update_ref_action(m, a.moved) if a.moved else None, same_name_action(m, a.same_name) if a.same_name else None):
             if update is not None:
                 out.actions.append(update)
         if a.cls == FULLY_STALE:

@@ -3,8 +3,10 @@
 A file a memory names that is absent today means three different things (issue 11, item 9):
 
 - it existed and was deleted: missing (the memory may be stale);
-- it was renamed or moved (git's rename detection, or a deleted file whose name now lives at exactly
-  one other path): moved, an `update_ref` proposal, never a prune;
+- it was renamed or moved (git's rename detection, followed through a chain of renames, to a path
+  that exists today): moved, an `update_ref` proposal, never a prune; renamed to a path since
+  deleted, it is gone: missing. A deleted file whose name merely lives at one other path today is
+  no move, only a hint for the user (`staleness_refs.SAME_NAME`);
 - it never existed in this repository: the memory is about some other codebase, unverifiable.
 
 Without history none of that can be told, so the rule never prunes on its own then.

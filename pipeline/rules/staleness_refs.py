@@ -3,12 +3,17 @@
 Pure: a `RepoIndex` (today's tree) and an optional `GitHistory` (everything the tree ever held) in,
 a verdict out. A ref is only ever MISSING when it was anchored in this repository and, when there is
 history, history shows it once existed here.
+
+Only git's own rename records make a ref MOVED. Where they lead to a path deleted since, the ref is
+MISSING (history knows what became of it). A file that merely shares the ref's name elsewhere is a
+hint (SAME_NAME), never a move: a project may hold two unrelated `developer.md`. It counts as
+missing, and its `update_ref` says what it is, a file of the same name, for the user to judge.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 from ..actions import UpdateRefAction
 from ..model import Memory
@@ -19,6 +24,14 @@ PRESENT = "present"
 MISSING = "missing"
 MOVED = "moved"
 NEVER = "never"  # never in this repository's history: unverifiable, not missing
+SAME_NAME = "same_name"  # deleted, no rename recorded; one file of the same name elsewhere: a hint
+
+
+class RefStatus(NamedTuple):
+    verdict: str  # PRESENT, MISSING, MOVED, NEVER or SAME_NAME
+    # MOVED: where git's renames lead; SAME_NAME: the one file of the same name; MISSING: where git's
+    # renames led before that path was deleted too ("" when it was simply deleted)
+    where: str = ""
 
 # "the Haskell cardano-node codebase", "(another repository)", "repo `other-thing`": the memory
 # describes a codebase that is not this one, so its bare names and relative paths are not ours.
@@ -56,31 +69,40 @@ def names_other_project(text: str, repo_root: str | None) -> str | None:
     return None
 
 
-def ref_status(ref: str, index: RepoIndex, history: GitHistory | None) -> tuple[str, str]:
-    """(PRESENT | MISSING | MOVED | NEVER, the new path when MOVED) for one repo-anchored ref."""
+def ref_status(ref: str, index: RepoIndex, history: GitHistory | None) -> RefStatus:
+    """The verdict on one repo-anchored ref, and the path it points to (see RefStatus)."""
     if index.has_path(ref):
-        return PRESENT, ""
+        return RefStatus(PRESENT)
     if history is None:
-        return MISSING, ""  # nothing tells deleted from never-there: the prune then needs the user
+        return RefStatus(MISSING)  # nothing tells deleted from never-there: the prune then needs the user
     path = ref.rstrip("/")
     if any(c in path for c in "*?["):
         pattern = glob_regex(path)
-        return (MISSING, "") if any(pattern.match(p) for p in history.ever) else (NEVER, "")
+        return RefStatus(MISSING) if any(pattern.match(p) for p in history.ever) else RefStatus(NEVER)
     if "/" not in ref:
-        return (MISSING, "") if history.existed_name(path) else (NEVER, "")
+        return RefStatus(MISSING) if history.existed_name(path) else RefStatus(NEVER)
     if not history.existed(path):
-        return NEVER, ""
+        return RefStatus(NEVER)
     if ref.endswith("/") or path in history.ever_dirs:
         target = history.folder_renamed_to(path)
-        return (MOVED, target + "/") if target and index.has_path(target + "/") else (MISSING, "")
+        if target is None:
+            return RefStatus(MISSING)
+        return RefStatus(MOVED, target + "/") if index.has_path(target + "/") else RefStatus(MISSING, target + "/")
     renamed = history.renamed_to(path)
-    if renamed and index.has_path(renamed):
-        return MOVED, renamed
+    if renamed is not None:
+        # Git recorded where the file went: that decides, even when a file of the same name
+        # stands elsewhere today (it was added on its own, not this file moved).
+        return RefStatus(MOVED, renamed) if index.has_path(renamed) else RefStatus(MISSING, renamed)
+    return _same_name(path, index)
+
+
+def _same_name(path: str, index: RepoIndex) -> RefStatus:
+    """A deleted file git saw no rename of: one file of its (uncommon) name elsewhere is a hint."""
     name = path.rsplit("/", 1)[-1]
     elsewhere = index.paths_named(name)
     if len(elsewhere) == 1 and not generic_name(name):
-        return MOVED, elsewhere[0]
-    return MISSING, ""
+        return RefStatus(SAME_NAME, elsewhere[0])
+    return RefStatus(MISSING)
 
 
 # File names every project has many of: one elsewhere says nothing about where this one went.
@@ -129,7 +151,7 @@ def ref_replacements(m: Memory, moved: tuple[tuple[str, str], ...]) -> list[dict
 
 
 def update_ref_action(m: Memory, moved: tuple[tuple[str, str], ...]) -> UpdateRefAction | None:
-    """Point a memory's moved refs at where the files are now: an edit the user approves, never a prune."""
+    """Point a memory's moved refs at where git's renames took the files: an edit the user approves, never a prune."""
     replacements = ref_replacements(m, moved)
     if not replacements:
         return None
@@ -140,4 +162,20 @@ def update_ref_action(m: Memory, moved: tuple[tuple[str, str], ...]) -> UpdateRe
         needs_user=True,
         replacements=replacements,
         moved=[{"ref": old, "to": new} for old, new in moved],
+    )
+
+
+def same_name_action(m: Memory, hints: tuple[tuple[str, str], ...]) -> UpdateRefAction | None:
+    """A separate proposal for refs whose only lead is a file of the same name: approving a recorded
+    rename must never approve a guess with it, and the reason says exactly what the lead is."""
+    replacements = ref_replacements(m, hints)
+    if not replacements:
+        return None
+    shown = "; ".join(f"{old}: a file of the same name exists at {at}" for old, at in hints)
+    return UpdateRefAction(
+        targets=[m.key],
+        reason=f"deleted, with no rename in this repository's history; {shown}",
+        needs_user=True,
+        replacements=replacements,
+        same_name=[{"ref": old, "at": at} for old, at in hints],
     )
