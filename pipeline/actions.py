@@ -147,6 +147,9 @@ class DemoteAction(MoveAction):
 
 class ArchiveAction(MoveAction):
     kind: Literal[A.ARCHIVE] = A.ARCHIVE
+    # crux: the live consolidated memory that already holds this member (its `consolidated_from`
+    # names it): the member is archived as the consolidation would have, not moved to a type folder.
+    consolidated_into: str | None = None
     # zylos: the entry's file and its line span as read.
     file: str | None = None
     lines: list[int | None] | None = None

@@ -89,6 +89,9 @@ class ActionInfo:
 @dataclass(frozen=True)
 class FindingInfo:
     heading: str
+    # Dropped when the plan's final actions retire every target: advice about keeping a memory
+    # (its missing tracker) says nothing once the memory is archived.
+    yields_to_retirements: bool = False
 
 
 A = ActionKind
@@ -125,7 +128,7 @@ FINDINGS: dict[FindingKind, FindingInfo] = {
     F.REORDER_CANDIDATE: FindingInfo("Reorder candidates (same words, different order)"),
     F.STALE: FindingInfo("Staleness"),
     F.STRENGTH_MISMATCH: FindingInfo("Strength mismatches"),
-    F.MISSING_TRACKER: FindingInfo("Missing trackers"),
+    F.MISSING_TRACKER: FindingInfo("Missing trackers", yields_to_retirements=True),
     F.STALE_SOURCE: FindingInfo("Stale sources"),
     F.GOAL_REVIEW: FindingInfo("Goals to review"),
     F.OVER_BUDGET: FindingInfo("Over budget"),
@@ -194,6 +197,11 @@ def yields_to_retirements(kind: str) -> bool:
 def judged_on_content(kind: str) -> bool:
     info = action_info(kind)
     return bool(info and info.judged_on_content)
+
+
+def finding_yields_to_retirements(kind: str) -> bool:
+    info = _FINDING_BY_NAME.get(kind)
+    return bool(info and info.yields_to_retirements)
 
 
 def action_heading(kind: str) -> str:

@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Callable
 
 from .config import Settings
-from .kinds import CLAIM_KINDS, ActionKind, claim_rank, judged_on_content, retires, yields_to_claims, yields_to_retirements
-from .model import Action, Corpus, Plan, StageError, Stats, settle_read_shas
+from .kinds import (CLAIM_KINDS, ActionKind, claim_rank, finding_yields_to_retirements, judged_on_content, retires,
+                    yields_to_claims, yields_to_retirements)
+from .model import Action, Corpus, Finding, Plan, StageError, Stats, settle_read_shas
 from .rules.absolutize_dates import absolutize_dates
-from .rules.blast_cap import cap_retirements
+from .rules.blast_cap import cap_retirements, retired_by
 from .rules.dangling_links import dangling_links, relinks
 from .rules.duplicates import merge_duplicates, report_reorders, text_groups
 from .rules.index_drift import index_drift
@@ -83,6 +84,15 @@ def with_target_hashes(corpus: Corpus, actions: list[Action]) -> tuple[list[Acti
     return out, errors
 
 
+def without_moot(findings: list[Finding], actions: list[Action], live: list[str]) -> list[Finding]:
+    """The findings still worth reading once the plan's final actions are known: one whose kind
+    yields to retirements (a missing tracker) goes when every memory it names is retired."""
+    keys = set(live)
+    retired = {t for a in actions for t in retired_by(a, keys)}
+    return [f for f in findings
+            if not (finding_yields_to_retirements(f.kind) and f.targets and all(t in retired for t in f.targets))]
+
+
 def run_rules(corpus: Corpus, settings: Settings) -> Outcome:
     """The deterministic pass: the shared rules and the layout's own, over what the reader found."""
     try:
@@ -131,7 +141,7 @@ def build_plan(corpus: Corpus, settings: Settings, run_stages: StageRunner | Non
         model=settings.llm.model,
         memories=len(corpus.memories),
         actions=actions,
-        findings=sorted(outcome.findings + capped.findings + dangling, key=finding_sort_key),
+        findings=sorted(without_moot(outcome.findings, actions, live) + capped.findings + dangling, key=finding_sort_key),
         errors=sorted(errors + unhashed, key=lambda e: (e.stage, e.message)),
         stats=stats,
     )

@@ -606,7 +606,9 @@ def test_the_real_crux_store_applies_and_undoes(tmp_path):
     assert res.returncode == 0, res.stderr
     assert "Traceback" not in res.stderr
     out = json.loads(res.stdout)
-    assert [a["kind"] for a in out["applied"]] == ["rebuild_index"]
+    # the six members earlier consolidations left behind, archived as those consolidations would have
+    assert [a["kind"] for a in out["applied"]] == ["archive"] * 6
+    assert len(list((root / ".ai-ignored/memories/sources/20260525").glob("*.memory.md"))) == 6
     assert (root / ".ai-ignored/executed/rem-20260525.md").is_file()
     plan = run_cli("plan", str(root), "--json", "--now", "2026-05-25", "--model", "none")
     assert json.loads(plan.stdout)["actions"] == []

@@ -11,7 +11,7 @@ from __future__ import annotations
 import datetime as dt
 from pathlib import PurePosixPath
 
-from ...actions import MoveAction
+from ...actions import ArchiveAction, MoveAction
 from ...kinds import ActionKind
 from ...model import Action
 from ...printable import printable
@@ -243,6 +243,9 @@ def move(run: Run, a: Action) -> None:
     if not a.targets:
         run.skip(a, "no target")
         return
+    if isinstance(a, ArchiveAction) and a.consolidated_into:
+        finish_consolidation(run, a, a.consolidated_into)
+        return
     live = run.resolve(a.targets[0])
     if isinstance(live, str):
         run.skip(a, live)
@@ -300,6 +303,52 @@ def move(run: Run, a: Action) -> None:
         run.summary.demotions.append((live.m.label, old_type, new_type))
     else:
         run.summary.archived.append((live.m.label, old_type, ""))
+    run.applied(a)
+
+
+# --- archive of a member a consolidation left behind (rules/leftovers.py) ---------------------------
+
+
+def _still_held(run: Run, member: Live, holder: Live) -> str | None:
+    """Why the plan's reason may no longer hold: the consolidated memory's file is not what the plan
+    read (its `consolidated_from` may have changed: it is not a target, so its hash is checked here),
+    or it does not list the member."""
+    key = holder.m.key
+    if key in holder.m.read_shas and run.ov.disk.state(key) != holder.m.read_shas[key]:
+        return f"its consolidated memory {key} changed since the plan: left as it is (the next plan judges it again)"
+    name = member.m.extra.get("merged_as")
+    if member.m.extra.get("merged_into") != holder.m.key or name not in (holder.m.extra.get("consolidated_from") or []):
+        return f"{holder.m.key} no longer holds {member.m.key}: the plan is out of date"
+    if holder.retired_by:
+        return f"its consolidated memory {holder.m.key} is archived by {holder.retired_by} in this run"
+    return None
+
+
+def finish_consolidation(run: Run, a: Action, holder_key: str) -> None:
+    """Archive the member as its consolidation would have (seed step 13.6-7): with its twin into
+    the dated archive folder, bytes unchanged, and its tracker with it. The tracker's references are
+    not added to the consolidated memory's: whether the consolidation counted them already cannot
+    be told, and the archived tracker keeps them."""
+    live = run.resolve(a.targets[0])
+    holder = run.resolve(holder_key)
+    if isinstance(live, str) or isinstance(holder, str):
+        run.skip(a, live if isinstance(live, str) else f"its consolidated memory {holder}")
+        return
+    why = (
+        (f"archived by {live.retired_by} in this run" if live.retired_by else None)
+        or (f"already moved by {live.moved_by} in this run" if live.moved_by else None)
+        or _still_held(run, live, holder)
+        or (f"its type is {live.m.type}, not {a.from_type}: the plan is out of date" if a.from_type and a.from_type != live.m.type else None)
+        or run.archive_ok()
+        or run.tracker_problem(live.m.slug)
+    )
+    if why:
+        run.skip(a, why)
+        return
+    moved = run.archive_memory(live, "archive")
+    run.archive_tracker(live.m.slug)
+    note = f'already consolidated into "{holder.m.label}"; moved to {moved[0][1]}'
+    run.summary.archived.append((live.m.label, live.m.type or "?", note))
     run.applied(a)
 
 

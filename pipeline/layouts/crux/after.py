@@ -19,7 +19,8 @@ from ...text.yaml_load import safe_load
 from ...kinds import FindingKind
 from ...config import Settings
 from ...model import Corpus, Memory
-from .reader import CRUX_SUFFIX, PLAIN_SUFFIX, TRACKER_SUFFIX, load_memories, load_trackers, memory_files, place_of, under
+from .reader import (CRUX_SUFFIX, PLAIN_SUFFIX, TRACKER_SUFFIX, index_keys, load_memories, load_trackers, memory_files,
+                     place_of, under)
 from .overlay import Overlay
 from ...storage.files import Unreadable, as_int, as_tags, rel, walk_files
 
@@ -48,7 +49,7 @@ def after_corpus(root: Path, ov: Overlay, settings: Settings, unreadable: set[st
     primaries = load_memories(root, settings, corpus, files=final)
     load_trackers(root, settings, corpus, files=final)
     corpus.findings = [f for f in corpus.findings if f.kind == FindingKind.PARSE_ERROR]
-    return corpus, primaries
+    return corpus, index_keys(corpus.memories, primaries)
 
 
 def old_entries(index_text: str | None) -> dict[str, dict[str, Any]]:

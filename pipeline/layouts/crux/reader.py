@@ -29,6 +29,7 @@ from ...kinds import FindingKind
 from ...config import CruxConfig, Settings, store_relative
 from ...errors import ConfigError, UsageError
 from ...model import Corpus, IndexEntry, Memory, Tracker
+from .members import absorbed, link_merged_members
 from ...storage.files import (
     SKIP_DIRS,
     YAML_ERRORS,
@@ -463,21 +464,15 @@ def load_memories(root: Path, settings: Settings, corpus: Corpus, files: Files |
             # The compressed file is unreadable (reported): the original still carries the memory.
             corpus.memories.append(_to_memory(plain_doc, None, crux_key, settings))
     corpus.memories.sort(key=lambda m: m.key)
-    _link_merged_members(corpus.memories)
+    link_merged_members(corpus.memories)
     return sorted(primaries)
 
 
-def _link_merged_members(memories: list[Memory]) -> None:
-    """Mark members of a consolidated memory that are still on disk (`merged_into`)."""
-    by_id: dict[str, list[Memory]] = {}
-    for m in memories:
-        if m.id:
-            by_id.setdefault(m.id, []).append(m)
-    for m in memories:
-        for member_id in m.extra["consolidated_from"]:
-            for member in by_id.get(member_id, []):
-                if member.key != m.key:
-                    member.extra.setdefault("merged_into", m.key)
+def index_keys(memories: list[Memory], primaries: list[str]) -> list[str]:
+    """The primary files the index lists: all but members a live consolidation already holds
+    (`members.py`): a leftover is not a memory of its own, and the owner's index leaves it out."""
+    held = {f for m in memories if absorbed(m) for f in (m.key, m.extra.get("twin")) if f}
+    return [k for k in primaries if k not in held]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -591,7 +586,7 @@ def load(root: Path, settings: Settings) -> Corpus:
     corpus = Corpus(layout="crux", root=str(root))
     primaries = load_memories(root, settings, corpus)
     load_trackers(root, settings, corpus)
-    load_index(root, settings, corpus, primaries)
+    load_index(root, settings, corpus, index_keys(corpus.memories, primaries))
     on_disk = [rel(root, p) for p in memory_files(root, settings.crux)]
     failed = {t for f in corpus.findings if f.kind == FindingKind.PARSE_ERROR for t in f.targets}
     work_dir_exists = (root / store.work_dir).is_dir()

@@ -15,7 +15,10 @@ named by several actions and the outcome does not depend on the plan's order:
 3. `promote`, `demote`, `archive`: the seed's file-move procedure (target folder by scope and new
    type, the twin moves too, front matter `type`, `promoted_from` or `demoted_from` — an archive
    is a move down, so it records `demoted_from` — and `modified`). A move onto an existing file is
-   never done; trackers are keyed by slug and stay where they are.
+   never done; trackers are keyed by slug and stay where they are. An `archive` with
+   `consolidated_into` (a member a consolidation left behind) is not a type move: the member goes
+   where the consolidation would have put it, `{compressionSourceArchive}/{yyyymmdd}/`, with its
+   twin and tracker, if the consolidated memory still lists it.
 4. `consolidate`, `rebalance_volumes`, `compress` (`crux_content`): only on memories no earlier
    step changed, since their content was planned from the old state.
 5. `absolutize_dates`, `update_ref` (`edits.py`): replacements in the memory and its twin, in place,

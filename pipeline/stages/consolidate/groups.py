@@ -23,7 +23,8 @@ make up at least `CLAUDE_OVERLAP` (60 %) of the smaller word set. Words used by 
 Never grouped: memories an earlier proposal already touches (retired, moved, merged, disputed in a
 conflict, a reorder candidate, a rule candidate, a strength sync: they stay standalone this run),
 pinned memories, files that failed to parse, archived memories, members of a consolidated memory
-still on disk (`merged_into`), and pairs whose titles contradict each other (the stub's conflict
+still on disk (`merged_into`: the crux reader links a member by its written id, or, when it has
+none, by the seed's id `sha256(title)[:7]` or its slug; the plan archives it instead), and pairs whose titles contradict each other (the stub's conflict
 judge): merging "always X" with "never X" would hide a conflict.
 """
 

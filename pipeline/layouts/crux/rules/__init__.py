@@ -1,4 +1,5 @@
-"""The crux layout's rule set (CRUX REM sleep steps 2, 4, 5, 6, 9, 10, 11).
+"""The crux layout's rule set (CRUX REM sleep steps 2, 4, 5, 6, 9, 10, 11, and 13.6-7 for members a
+consolidation left behind).
 
 Each step is its own module; this one calls them and settles overlaps, one move per memory:
 archive beats demote beats promote. A memory that is strong enough to promote but unreferenced past
@@ -6,7 +7,8 @@ the demote threshold is demoted (or archived), not promoted: its strength was ea
 unused, and the staleness is the newer evidence. The skipped promotion is named in the reason.
 A goal past the archive threshold keeps its `goal_review`, and its archive needs the user. With no
 tracking data at all, "unreferenced" is unknown: demotions and archives then need the user, and a
-finding says the usage data is missing.
+finding says the usage data is missing. A member a live consolidation already holds (`merged_into`)
+gets no type move: it is archived to finish the consolidation (`leftovers.py`).
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from ....kinds import ActionKind, FindingKind, claim_rank
 from ....config import Settings
 from ....model import Action, Corpus
 from .archive import archivals
+from .leftovers import leftover_archivals
+from ..members import absorbed
 from .usage import usage_data_missing, without_usage_data
 from .common import existing_files, trackers_by_slug
 from .consistency import missing_trackers, orphan_trackers, stale_sources, strength_sync
@@ -59,11 +63,15 @@ def rules(corpus: Corpus, settings: Settings) -> Outcome:
     existing = existing_files(corpus)
     memories = sorted(corpus.memories, key=lambda m: m.key)
 
-    promote = promotions(memories, crux, existing, trackers)
-    demote = demotions(memories, trackers, crux, now, existing)
-    archive = archivals(memories, trackers, crux, now, existing)
+    # A member a live consolidation already holds is archived to finish it (leftovers.py), never
+    # moved between types on its own usage: its text lives on in the consolidated memory.
+    movable = [m for m in memories if not absorbed(m)]
+    promote = promotions(movable, crux, existing, trackers)
+    demote = demotions(movable, trackers, crux, now, existing)
+    archive = archivals(movable, trackers, crux, now, existing)
     out = Outcome(findings=promote.findings + demote.findings)
     out.actions.extend(without_usage_data(settle_moves(archive.actions + demote.actions + promote.actions), corpus, crux))
+    out.extend(leftover_archivals(memories))  # not "unreferenced": tracking data does not bear on it
     out.findings.extend(usage_data_missing(corpus, crux))
 
     out.extend(orphan_trackers(corpus.trackers, store.get("memory_files") or [m.key for m in memories]))

@@ -54,16 +54,36 @@ def strength_sync(memories: list[Memory], trackers: dict[str, Tracker]) -> Outco
     return out
 
 
+def untracked_strength(m: Memory) -> int:
+    """The strength `m` can have with no reference ever tracked. A memory is written at strength 1
+    and gains strength from references, which its tracker records; a consolidated memory's strength
+    is the sum of its members' (seed step 7b), each at least 1, so one per member `consolidated_from`
+    lists needs no reference at all. (Strength a member earned from references came with a tracker,
+    which the consolidation merges into the new memory's: then there is a tracker to find.)"""
+    listed = len(dict.fromkeys(m.extra.get("consolidated_from") or []))
+    return max(1, listed)
+
+
+def _members_note(m: Memory) -> str:
+    n = untracked_strength(m)
+    return f" (the {n} members it consolidates, 1 each)" if m.extra.get("consolidated_from") and n > 1 else ""
+
+
 def missing_trackers(memories: list[Memory], trackers: dict[str, Tracker], tracking_dir: str) -> Outcome:
-    """`strength > 1` without a tracker may be a tracking gap (advisory)."""
+    """Strength above what it has untracked (`untracked_strength`: `strength > 1` for most) and no
+    tracker may be a tracking gap (advisory). A member a consolidation left behind (`merged_into`)
+    is not asked about: its references belong to the consolidated memory now."""
     out = Outcome()
     for m in memories:
-        if m.strength is not None and m.strength > 1 and m.slug not in trackers:
+        if m.extra.get("merged_into"):
+            continue
+        if m.strength is not None and m.strength > untracked_strength(m) and m.slug not in trackers:
             out.findings.append(
                 Finding(
                     kind="missing_tracker",
                     targets=[m.key],
-                    reason=f"strength {m.strength} > 1 but no tracker {tracking_dir}/{m.slug}.refs.yml: a tracking gap",
+                    reason=f"strength {m.strength} > {untracked_strength(m)}{_members_note(m)} but no tracker "
+                    f"{tracking_dir}/{m.slug}.refs.yml: a tracking gap",
                 )
             )
     return out
