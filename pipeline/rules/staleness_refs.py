@@ -150,32 +150,24 @@ def ref_replacements(m: Memory, moved: tuple[tuple[str, str], ...]) -> list[dict
     return edits
 
 
-def update_ref_action(m: Memory, moved: tuple[tuple[str, str], ...]) -> UpdateRefAction | None:
-    """Point a memory's moved refs at where git's renames took the files: an edit the user approves, never a prune."""
-    replacements = ref_replacements(m, moved)
+def _edit_refs(m: Memory, refs: tuple[tuple[str, str], ...], reason: str, **payload: Any) -> UpdateRefAction | None:
+    """An `update_ref` the user approves putting each (old, new) of `refs` in, or None when the
+    memory's text holds none of them."""
+    replacements = ref_replacements(m, refs)
     if not replacements:
         return None
+    return UpdateRefAction(targets=[m.key], reason=reason, needs_user=True, replacements=replacements, **payload)
+
+
+def update_ref_action(m: Memory, moved: tuple[tuple[str, str], ...]) -> UpdateRefAction | None:
+    """Point a memory's moved refs at where git's renames took the files: an edit the user approves, never a prune."""
     shown = ", ".join(f"{old} -> {new}" for old, new in moved)
-    return UpdateRefAction(
-        targets=[m.key],
-        reason=f"moved in this repository's history: {shown}",
-        needs_user=True,
-        replacements=replacements,
-        moved=[{"ref": old, "to": new} for old, new in moved],
-    )
+    return _edit_refs(m, moved, f"moved in this repository's history: {shown}", moved=[{"ref": old, "to": new} for old, new in moved])
 
 
 def same_name_action(m: Memory, hints: tuple[tuple[str, str], ...]) -> UpdateRefAction | None:
     """A separate proposal for refs whose only lead is a file of the same name: approving a recorded
     rename must never approve a guess with it, and the reason says exactly what the lead is."""
-    replacements = ref_replacements(m, hints)
-    if not replacements:
-        return None
     shown = "; ".join(f"{old}: a file of the same name exists at {at}" for old, at in hints)
-    return UpdateRefAction(
-        targets=[m.key],
-        reason=f"deleted, with no rename in this repository's history; {shown}",
-        needs_user=True,
-        replacements=replacements,
-        same_name=[{"ref": old, "at": at} for old, at in hints],
-    )
+    return _edit_refs(m, hints, f"deleted, with no rename in this repository's history; {shown}",
+                      same_name=[{"ref": old, "at": at} for old, at in hints])
