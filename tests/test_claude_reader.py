@@ -250,7 +250,8 @@ def test_a_project_holding_nothing_but_its_memory_is_no_repository_to_check_agai
         (project / code).unlink()
         if "/" in code:
             (project / code).parent.rmdir()
-    # a sub-project without code inside a repository: the repository
+    # nor is the repository around it: a copy kept in a workspace is not judged by the workspace's
+    # history (a review's case: its memory was pruned for a file the workspace once deleted)
     write(tmp_path / "repo/.git/HEAD", "")
-    write(tmp_path / "repo/site/.claude/memory/a.md", topic("a"))
-    assert load(tmp_path / "repo/site").memories[0].extra["repo"] == str((tmp_path / "repo").resolve())
+    write(tmp_path / "repo/backups/site/.claude/memory/a.md", topic("a"))
+    assert load(tmp_path / "repo/backups/site").memories[0].extra["repo"] is None

@@ -299,3 +299,97 @@ def test_the_real_folders_links_that_dangle_are_reported_or_mended():
     [finding] = [f for f in review["findings"] if f["kind"] == "dangling_link"]
     assert finding["reason"].startswith("3 links reach no file of ")
     assert "[[feedback_verify_review_bot_claims]]" in finding["reason"]
+
+
+# What a respelling never does (a review's cases): send a link to another memory whose name differs
+# by a number, a negation or an order word, or by its type word; send a link to a memory archived
+# by an earlier run, or one the reader could not read, to a namesake.
+
+
+def _folder_with(tmp_path: Path, files: dict[str, bytes | str]) -> Path:
+    folder = tmp_path / ".claude" / "memory"
+    folder.mkdir(parents=True)
+    for name, text in files.items():
+        (folder / name).write_bytes(text if isinstance(text, bytes) else text.encode())
+    (folder / "MEMORY.md").write_text("# Memory\n\n" + "".join(f"- [{n}]({n}) — x\n" for n in files))
+    return folder
+
+
+def _fm(name: str, body: str) -> str:
+    return f"---\nname: {name}\ndescription: about {name}\ntype: project\n---\n\n{body}"
+
+
+def _relinks_of(root: Path) -> tuple[list[dict], list[dict]]:
+    plan = plan_json(root, "--model", "none")
+    return ([a for a in plan["actions"] if a["kind"] == "update_ref"],
+            [f for f in plan["findings"] if f["kind"] == "dangling_link"])
+
+
+def test_a_respelled_link_keeps_every_other_character_crlf_bom_emoji_alias_and_heading(tmp_path: Path):
+    import json
+
+    from helpers import run_cli
+
+    body = ("Ünïcödé 🚀🚀 line\r\nSee [[project-fairchild|the board]] and [[ project-fairchild#Layers ]].\r\n"
+            "`[[project-fairchild]]` is code.\r\nAgain [[Project Fairchild]] 😀.\r\n")
+    original = "\ufeff" + _fm("kicad_quirk", body).replace("\n", "\r\n").replace("\r\r\n", "\r\n")
+    folder = _folder_with(tmp_path, {"project_fairchild.md": _fm("project_fairchild", "KiCad board.\n"),
+                                     "kicad_quirk.md": original.encode("utf-8")})
+    res = run_cli("apply", str(tmp_path), "--yes", "--json", "--model", "none", "--now", "2026-11-29", "--select", "update_ref")
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["skipped"] == []
+    want = (original.replace("[[project-fairchild|", "[[project_fairchild|").replace("[[ project-fairchild#", "[[project_fairchild#")
+            .replace("Again [[Project Fairchild]]", "Again [[project_fairchild]]"))
+    assert (folder / "kicad_quirk.md").read_bytes().decode("utf-8") == want
+
+
+def test_numbers_negations_and_order_words_tell_names_apart(tmp_path: Path):
+    _folder_with(tmp_path, {"phase-1-rollout.md": _fm("phase-1-rollout", "Phase one.\n"),
+                            "feedback_mock_the_database.md": _fm("feedback_mock_the_database", "Mock it in unit tests.\n"),
+                            "lint_before_commit.md": _fm("lint_before_commit", "Run lint before commit.\n"),
+                            "notes.md": _fm("notes", "Next: [[phase-2-rollout]]; [[do-not-mock-the-database]]; [[lint-after-commit]].\n")})
+    actions, [finding] = _relinks_of(tmp_path)
+    assert actions == [] and finding["reason"].startswith("3 links reach no file of .claude/memory: ")
+
+
+def test_a_type_word_tells_names_apart_and_an_unread_or_archived_file_is_no_namesake(tmp_path: Path):
+    from pipeline.rules.dangling_links import relinks
+
+    # project_deploy.md cannot be read: it still answers [[project_deploy]], and [[project-deploy]]
+    # is not sent to feedback_deploy.md, another memory
+    _folder_with(tmp_path, {"feedback_deploy.md": _fm("feedback_deploy", "Deploy feedback.\n"),
+                            "project_deploy.md": b"---\nname: project_deploy\n---\n\n\xff\xfe bad bytes\n",
+                            "notes.md": _fm("notes", "See [[project-deploy]] and [[project-feedback-deploy]].\n")})
+    actions, _ = _relinks_of(tmp_path)
+    assert actions == []
+    other = _claude("feedback_deploy.md", "Deploy feedback.", name="feedback_deploy")
+    linking = _claude("notes.md", "See [[project_deploy]] and [[deploy]].", name="notes")
+    corpus = _corpus(other, linking)
+    corpus.extra["archived_names"] = {".claude/memory": ["project_deploy.md"]}
+    out = relinks(corpus)
+    # [[deploy]] has no type word: it may mean feedback_deploy, and so may the archived project_deploy
+    assert out.actions == [] and "[[project_deploy]] (archived by an earlier run) in notes.md" in out.findings[0].reason
+
+
+def test_a_link_inside_memory_md_is_reported_with_what_it_could_point_at():
+    from pipeline.model import Memory
+    from pipeline.rules.dangling_links import relinks
+
+    target = _claude("project_fairchild.md", "The board.", name="project_fairchild")
+    entry = Memory(key=FOLDER + "MEMORY.md#notes/1", layout="claude", title="n", body="See [[project-fairchild]].")
+    out = relinks(_corpus(target, entry))
+    assert out.actions == []  # MEMORY.md's entries are not edited in place
+    assert "[[project-fairchild]] (could point at [[project_fairchild]]: the same words) in MEMORY.md#notes/1" in out.findings[0].reason
+
+
+def test_a_name_a_link_cannot_hold_is_linked_by_its_file_name_and_a_name_like_a_number_reference_answers():
+    from pipeline.rules.dangling_links import relinks
+    from pipeline.rules.link_names import link_targets
+
+    target = _claude("fairchild_board.md", "The board.", name="Fairchild #2 board")
+    linking = _claude("notes.md", "See [[fairchild-2-board]].", name="notes")
+    [action] = relinks(_corpus(target, linking)).actions
+    assert [r["after"] for r in action.replacements] == ["fairchild_board"]
+    assert list(link_targets("See [[fairchild_board]].")) == ["fairchild_board"]
+    named_so = _claude("setup.md", "Setup.", name="3. Setup")
+    assert relinks(_corpus(named_so, _claude("n.md", "See [[3. Setup]].", name="n"))).findings == []

@@ -333,3 +333,20 @@ def test_one_glob_pattern_is_matched_once(monkeypatch):
         assert not index.has_path("src/**/*.rs")
     assert compiled == ["src/**/*.py", "src/**/*.rs"]
 
+
+
+def test_a_memory_folder_copied_into_another_repository_is_not_judged_by_its_history(tmp_path):
+    """A review's case: a backup of another project's .claude/ inside a workspace repository was
+    pruned for a file the workspace once deleted; its folder holds no code, so nothing is checked."""
+    outer = tmp_path / "workspace"   # some repository (a dotfiles/monorepo/workspace checkout)
+    write(outer / "src/legacy/exporter.py", "def export_csv():\n    pass\n")
+    write(outer / "src/api/server.py", "def serve():\n    pass\n")
+    git(outer, "init", "-q", "-b", "main"); git(outer, "add", "-A"); git(outer, "commit", "-q", "-m", "one")
+    git(outer, "rm", "-q", "src/legacy/exporter.py"); git(outer, "commit", "-q", "-m", "drop")
+    backup = outer / "backups" / "old-proj"     # another project's .claude/ copied out, with a README
+    write(backup / "README.md", "a copy of old-proj's memory\n")
+    memory(backup, "exporter", "CSV export lives in `src/legacy/exporter.py` and is run weekly.")
+    index_file(backup, ["exporter"])
+    plan = plan_json(backup, "--model", "none", "--now", NOW)
+    assert "exporter.md" not in actions(plan, "prune_stale") and "exporter.md" not in stale(plan)
+    assert [f for f in plan["findings"] if f["kind"] == "staleness_skipped"]

@@ -26,9 +26,8 @@ from ..actions import MergeDuplicateAction, UpdateRefAction, outputs_of
 from ..kinds import FindingKind, retires
 from ..model import Action, Corpus, Finding, Memory
 from ..text.counts import plural
-from .link_names import file_names, file_parts, link_folder, link_names, link_target, link_targets, links_in
+from .link_names import file_names, file_parts, link_folder, link_names, link_target_forms, link_targets, links_in
 from .outcome import Outcome
-from .text import STOPWORDS
 
 
 @dataclass(frozen=True)
@@ -39,8 +38,10 @@ class Retired:
 
 
 def _link_name(title: str | None, path: str) -> str:
-    """What a link to a memory says: its name when it has one, else its file name without `.md`."""
-    return title.strip() if title and title.strip() else path.rsplit("/", 1)[-1].removesuffix(".md")
+    """What a link to a memory says: its name when it has one a link can hold (no `#`, `|`, `[` or
+    `]`, which end a link's target), else its file name without `.md`."""
+    name = title.strip() if title else ""
+    return name if name and not any(c in name for c in "#|[]") else path.rsplit("/", 1)[-1].removesuffix(".md")
 
 
 def _retired(by_key: dict[str, Memory], actions: Iterable[Action]) -> dict[str, Retired]:
@@ -120,46 +121,88 @@ def names_by_folder(corpus: Corpus) -> dict[str, set[str]]:
     names: dict[str, set[str]] = defaultdict(set)
     for m in corpus.memories:
         names[link_folder(m.key)].update(link_names(m.title, m.key))
-    unread = [t for f in corpus.findings if f.kind == FindingKind.PARSE_ERROR for t in f.targets]
-    sub_indexes = [k for keys in corpus.extra.get("sub_indexes", {}).values() for k in keys]
-    for key in chain(unread, corpus.indexes, sub_indexes):
+    for key in other_files(corpus):
         names[link_folder(key)].update(file_names(key))
     return names
 
 
-# What a name is spelled with besides its words: the type word a folder's file names start with
-# (`feedback_x`, `project-x`) and the little words a title keeps or drops ("the", "is").
+def other_files(corpus: Corpus) -> list[str]:
+    """The files of the memory folders that are no memory but still hold their name (and number):
+    one the reader could not read, an index (a `memory.md` beside MEMORY.md is the same file where
+    case does not count), a sub-index."""
+    unread = [t for f in corpus.findings if f.kind == FindingKind.PARSE_ERROR for t in f.targets]
+    sub_indexes = [k for keys in corpus.extra.get("sub_indexes", {}).values() for k in keys]
+    return unread + list(corpus.indexes) + sub_indexes
+
+
+# The type word a folder's file names may start with (`feedback_x`, `project-x`), and the little
+# words a title keeps or drops ("backlog-is-the-tracker", `backlog_is_tracker`). Nothing else is
+# dropped: "not", "before", numbers and the like tell two memories apart ("phase-1" and "phase-2").
 _TYPE_WORDS = frozenset({"user", "feedback", "project", "reference"})
+_FILLER = frozenset({"a", "an", "the", "is", "are"})
 _WORD = re.compile(r"[^\W_]+")
 
 
-def spelling(name: str) -> tuple[str, ...]:
-    """A name's words as a link may spell them differently: casefolded, `-`, `_` and spaces alike,
-    no number, type word or stopword (`project-fairchild` and `project_fairchild`;
-    `never-take-an-unprepared-decision` and `39-feedback_never_take_unprepared_decision`)."""
-    words = _WORD.findall(name.casefold())
-    return tuple(w for w in words if not w.isdigit() and w not in _TYPE_WORDS and w not in STOPWORDS)
+@dataclass(frozen=True)
+class Spelling:
+    """A name as a link may spell it otherwise: its words (casefolded; `-`, `_` and spaces alike;
+    no filler word), and the type word it starts with, if any."""
+
+    words: tuple[str, ...]
+    type_word: str | None
+
+    @classmethod
+    def of(cls, name: str) -> Spelling:
+        words = _WORD.findall(name.casefold())
+        type_word = words[0] if len(words) > 1 and words[0] in _TYPE_WORDS else None
+        return cls(tuple(w for w in words[1 if type_word else 0:] if w not in _FILLER), type_word)
+
+    def may_mean(self, other: Spelling) -> bool:
+        """Whether a link spelled so may mean a file named `other`: the same words, and the same
+        type word when both have one (`project-deploy` never means `feedback_deploy`)."""
+        return self.words == other.words and (None in (self.type_word, other.type_word) or self.type_word == other.type_word)
 
 
-def _respelled(corpus: Corpus) -> dict[tuple[str, tuple[str, ...]], tuple[Memory, str] | None]:
-    """(folder, spelling) -> the one memory of the folder whose names spell so, and the name to link
-    it by: its `name` when that spells so, else its file name (without its number, which renumbering
-    changes, when that spells so too). None: several memories do."""
-    out: dict[tuple[str, tuple[str, ...]], tuple[Memory, str] | None] = {}
+@dataclass(frozen=True)
+class _Named:
+    memory: Memory | None  # None: a file that is no memory to link (unreadable, an index, archived)
+    name: str  # what a link to it says
+    spelled: Spelling
+
+
+def _spellings(corpus: Corpus, names: dict[str, set[str]]) -> dict[tuple[str, tuple[str, ...]], list[_Named]]:
+    """(folder, words) -> every name of the folder's files spelled with those words: its memories'
+    (`name`, then file name without its number: the first is what a link gets), and the files that
+    answer a link without being a memory to point one at (unreadable, indexes, archived by an earlier
+    run), which make a respelling ambiguous."""
+    out: dict[tuple[str, tuple[str, ...]], list[_Named]] = defaultdict(list)
+    memory_names: dict[str, set[str]] = defaultdict(set)
     for m in corpus.memories:
         if "#" in m.key or not m.key.endswith(".md"):  # an entry inside MEMORY.md, a record: no file to link
             continue
         folder = link_folder(m.key)
-        number, rest = file_parts(m.key)
-        # The first name of each spelling is the one a link gets.
-        named: dict[tuple[str, ...], str] = {}
-        for name in (m.title.strip(), rest, f"{number}-{rest}" if number else ""):
-            if name and (spelled := spelling(name)):
-                named.setdefault(spelled, name)
-        for spelled, name in named.items():
-            seen = out.get((folder, spelled), (m, name))
-            out[(folder, spelled)] = (m, name) if seen is not None and seen[0] is m else None
+        stem = file_parts(m.key)[1]
+        for name in dict.fromkeys((m.title.strip(), stem)):
+            spelled = Spelling.of(name)
+            if spelled.words:  # linked by that name, or by its file name when a link cannot hold it
+                out[(folder, spelled.words)].append(_Named(m, name if _link_name(name, m.key) == name else stem, spelled))
+        memory_names[folder] |= link_names(m.title, m.key)
+    archived = {folder: {f.removesuffix(".md") for f in files} for folder, files in corpus.extra.get("archived_names", {}).items()}
+    for folder in sorted(set(names) | set(archived)):
+        for name in sorted((names.get(folder, set()) | archived.get(folder, set())) - memory_names[folder]):
+            spelled = Spelling.of(name)
+            if spelled.words:
+                out[(folder, spelled.words)].append(_Named(None, name, spelled))
     return out
+
+
+def _respelled(spellings: dict[tuple[str, tuple[str, ...]], list[_Named]], folder: str, target: str) -> _Named | None:
+    """The one memory of the folder a link to `target` may mean, spelled otherwise; None when no
+    file or more than one may be meant."""
+    spelled = Spelling.of(target)
+    meant = [n for n in spellings.get((folder, spelled.words), []) if spelled.may_mean(n.spelled)]
+    memories = {id(n.memory) for n in meant}
+    return meant[0] if len(memories) == 1 and meant[0].memory is not None else None
 
 
 def relinks(corpus: Corpus) -> Outcome:
@@ -168,8 +211,9 @@ def relinks(corpus: Corpus) -> Outcome:
     An `update_ref` for each memory holding such links that can be mended: a link to a member of an
     applied consolidation (a memory whose `consolidated_from` lists it) points at the consolidated
     memory; a link spelled otherwise than the one memory of its folder whose name has the same words
-    (`spelling`) points at that name. For the user to approve: the link's owner may have meant the
-    old text. The others are reported, one `dangling_link` finding per folder."""
+    (`Spelling`) points at that name. For the user to approve: the link's owner may have meant the
+    old text. The others are reported, one `dangling_link` finding per folder (with what a link
+    inside MEMORY.md, which is not edited in place, could point at)."""
     out = Outcome()
     linking = [m for m in corpus.memories if "[[" in m.body]
     if not linking:  # most stores: no name of every memory gathered for nothing
@@ -184,7 +228,7 @@ def relinks(corpus: Corpus) -> Outcome:
             for name in file_names(entry) if isinstance(entry, str) else ():  # a file name in the holder's folder
                 if name not in names[folder]:
                     successor.setdefault((folder, name), m)
-    respelled = _respelled(corpus)
+    spellings = _spellings(corpus, names)
     archived = {(folder, n) for folder, files in corpus.extra.get("archived_names", {}).items()
                 for f in files for n in file_names(f)}
     unmended: dict[str, list[tuple[str, str]]] = defaultdict(list)  # folder -> (memory, link as written)
@@ -194,32 +238,36 @@ def relinks(corpus: Corpus) -> Outcome:
         why: set[str] = set()
         for match in links_in(m.body):
             written = match.group(1)
-            target = link_target(written)
-            if target in names[folder]:
+            forms = link_target_forms(written)
+            if any(f in names[folder] for f in forms):
                 continue
+            target = forms[0]
             now = successor.get((folder, target))
             if now is m:  # a consolidated memory linking its own members: its text is here, left as written
                 continue
             if now is not None:
-                name = _link_name(now.title, now.key)
-                why.add(f"[[{written}]] -> [[{name}]] (consolidated into it)")
-            elif (same := respelled.get((folder, spelling(target)))) is not None:
-                _, name = same
-                why.add(f"[[{written}]] -> [[{name}]] (the same words)")
-            else:
-                gone = " (archived by an earlier run)" if (folder, target) in archived else ""
-                unmended[folder].append((m.key, f"[[{written}]]{gone}"))
+                name, how = _link_name(now.title, now.key), "consolidated into it"
+            elif (folder, target) in archived:  # gone, not misspelled: never sent to a namesake
+                unmended[folder].append((m.key, f"[[{written}]] (archived by an earlier run)"))
                 continue
-            if "#" not in m.key:  # an entry kept inside MEMORY.md is not edited in place
-                replacements.append({"field": "body", "start": match.start(1), "end": match.end(1), "before": written,
-                                     "after": name})
+            elif (same := _respelled(spellings, folder, target)) is not None:
+                name, how = same.name, "the same words"
+            else:
+                unmended[folder].append((m.key, f"[[{written}]]"))
+                continue
+            if "#" in m.key:  # an entry kept inside MEMORY.md is not edited in place: said, for the user
+                unmended[folder].append((m.key, f"[[{written}]] (could point at [[{name}]]: {how})"))
+                continue
+            why.add(f"[[{written}]] -> [[{name}]] ({how})")
+            replacements.append({"field": "body", "start": match.start(1), "end": match.end(1), "before": written, "after": name})
         if replacements:
             out.actions.append(UpdateRefAction(
                 targets=[m.key], needs_user=True, replacements=replacements,
                 reason=f"links a name no memory of its folder has: {', '.join(sorted(why))}",
             ))
     for folder, links in sorted(unmended.items()):
-        shown = sorted({f"{link} in {key.rsplit('/', 1)[-1]}" for key, link in links})
+        inside = len(folder) + 1 if folder != "." else 0  # each memory by its place in the folder
+        shown = sorted({f"{link} in {key[inside:]}" for key, link in links})
         listed = "; ".join(shown[:5]) + (f"; and {len(shown) - 5} more" if len(shown) > 5 else "")
         out.findings.append(Finding(
             kind=FindingKind.DANGLING_LINK, targets=sorted({key for key, _ in links}),

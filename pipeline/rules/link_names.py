@@ -70,14 +70,15 @@ def links_in(text: str) -> Iterator[re.Match[str]]:
         yield match
 
 
-def link_target(written: str) -> str:
-    """The name a link's target text reaches a memory by: casefolded, `105. Title` its number."""
+def link_target_forms(written: str) -> tuple[str, ...]:
+    """The names a link's target text may reach a memory by, in the order they are tried: the text
+    casefolded, then for `105. Title` its number (a memory may be named "3. Setup" itself)."""
     target = written.strip().casefold()
     numbered = _NUMBER_AND_TITLE.match(target)
-    return numbered.group(1) if numbered else target
+    return (target, numbered.group(1)) if numbered else (target,)
 
 
 def link_targets(text: str) -> Iterator[str]:
-    """What each link of a text says (`link_target`)."""
+    """What each link of a text says: each of its `link_target_forms`."""
     for match in links_in(text):
-        yield link_target(match.group(1))
+        yield from link_target_forms(match.group(1))

@@ -289,9 +289,8 @@ def repo_of_folder(folder: Path, settings: Settings) -> tuple[str | None, str]:
     if project is not None and not _is_home(project):
         if not _holds_no_code(project):
             return str(project), ""
-        around = _git_worktree(project)  # a sub-project of a repository (docs/site/.claude/)
-        if around is not None:
-            return str(around), ""
+        # Not the repository around it either: a memory folder copied into a workspace or a backups
+        # folder would be judged by a history that is not its own (and its memories pruned by it).
         return None, f"no --repo, and {project.name or project} holds nothing but .claude/ and notes (no code, no git history)"
     if folder.name == "memory" and folder.parent.parent.name == "projects":
         # Claude Code's home layout ~/.claude/projects/<encoded-path>/memory/

@@ -27,7 +27,6 @@ from ...config import Settings
 from ...layouts.registry import layout_of
 from ...llm import Handles, register_stub
 from ...actions import ConsolidateAction, RebalanceVolumesAction
-from ...kinds import FindingKind
 from ...model import Action, Corpus, Finding, Memory
 from ...rules.outcome import Outcome
 from ...rules.text import significant_words
@@ -35,7 +34,7 @@ from ...layouts.crux.reader import body_size
 from ...text.truncate import clip
 from ..base import StageContext
 from ..heuristics.conflicts import judge_conflict
-from ...rules.dangling_links import names_by_folder
+from ...rules.dangling_links import names_by_folder, other_files
 from .claude_names import Convention, convention_of, file_separator, next_number, stem_for
 from .fields import crux_folder, crux_frontmatter, slug_words, unique_slug, volume_hash
 from .groups import Group, claude_groups, crux_groups, existing_topics
@@ -202,12 +201,8 @@ class Namer:
         self.taken: set[str] = {_slug_of(_file_name(k)) for k in files}
         self.taken |= {t.slug for t in corpus.trackers}
         self.taken |= {topic for m in corpus.memories if (topic := m.extra.get("consolidation_topic"))}
-        # Every file of the folders, memory or not: one the reader could not read, an index (a
-        # `memory.md` beside MEMORY.md is the same file where case does not count) or a sub-index
-        # still holds its name and number.
-        unread = [t for f in corpus.findings if f.kind == FindingKind.PARSE_ERROR for t in f.targets]
-        others = unread + list(corpus.indexes) + [k for keys in corpus.extra.get("sub_indexes", {}).values() for k in keys]
-        self.claude_keys = [m.key for m in corpus.memories] + others
+        # Every file of the folders, memory or not, holds its name and number.
+        self.claude_keys = [m.key for m in corpus.memories] + other_files(corpus)
         # A new file takes no name a link in its folder may reach another by (claude_names.py).
         self.names_taken: dict[str, set[str]] = names_by_folder(corpus)
         self.archived: dict[str, list[str]] = corpus.extra.get("archived_names", {})
