@@ -10,6 +10,7 @@ from .kinds import (CLAIM_KINDS, ActionKind, claim_rank, finding_yields_to_retir
 from .model import Action, Corpus, Finding, Plan, StageError, Stats, settle_read_shas
 from .rules.absolutize_dates import absolutize_dates
 from .rules.blast_cap import cap_retirements, retired_by
+from .rules.aliases import ask_before_leaving_aliases
 from .rules.dangling_links import dangling_links, relinks
 from .rules.duplicates import merge_duplicates, report_reorders, text_groups
 from .rules.index_drift import index_drift
@@ -128,7 +129,7 @@ def build_plan(corpus: Corpus, settings: Settings, run_stages: StageRunner | Non
     if run_stages is not None:
         staged, errors, stats = run_stages(corpus, settings, outcome)
         outcome = staged
-    outcome = layout_of(corpus).guard(outcome, settings)
+    outcome = ask_before_leaving_aliases(corpus, layout_of(corpus).guard(outcome, settings))
     live = [m.key for m in corpus.memories if m.type != "archived"]
     capped = cap_retirements(reconcile(outcome.actions), live, settings.max_retire_fraction)
     actions, unhashed = with_target_hashes(corpus, sorted(capped.actions, key=action_sort_key))

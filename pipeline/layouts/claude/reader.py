@@ -36,6 +36,7 @@ from ...text.lines import line_count
 from . import memory_md
 from .paths import ARCHIVE_DIR
 from ...kinds import FindingKind
+from ...rules.aliases import ALIASES
 from ...model import Corpus, Finding, IndexEntry, Memory
 from ...storage.files import (
     SKIP_DIRS,
@@ -478,6 +479,31 @@ def load_folder(root: Path, folder: Path, settings: Settings, corpus: Corpus) ->
         corpus.extra.setdefault("archived_names", {})[folder_key] = archived
 
 
+def _set_aside_aliases(root: Path, corpus: Corpus) -> None:
+    """A symlinked topic file that points at another memory of the store (`current.md ->
+    project_deploy.md`) is that memory under a second name, not a memory of its own: read as one, it
+    was the other's exact duplicate, and a merge could keep the link and archive the file it points
+    at. It is set aside (said in a finding) and the memory it points at carries its name
+    (`ALIASES`), so what would retire that memory asks first (rules/aliases.py)."""
+    links = [m for m in corpus.memories if "#" not in m.key and (root / m.key).is_symlink()]
+    if not links:
+        return
+    by_file: dict[str, Memory] = {}
+    for m in corpus.memories:
+        if "#" not in m.key and not (root / m.key).is_symlink():
+            by_file[os.path.realpath(root / m.key)] = m
+    aliases = {id(m) for m in links if os.path.realpath(root / m.key) in by_file}
+    if not aliases:
+        return
+    for m in links:
+        if id(m) in aliases:
+            target = by_file[os.path.realpath(root / m.key)]
+            target.extra[ALIASES] = sorted([*target.extra.get(ALIASES, []), m.key])
+            corpus.findings.append(Finding(kind=FindingKind.SYMLINK_SKIPPED, targets=[m.key, target.key],
+                                           reason=f"{m.key} is a symlink to {target.key}: read once, as {target.key}"))
+    corpus.memories = [m for m in corpus.memories if id(m) not in aliases]
+
+
 def archived_names(folder: Path) -> list[str]:
     """The names of the memory files earlier runs archived in the folder (`.archive/<run-id>/*.md`):
     names only, nothing is read. A numbered folder never gives a new file the number of one of
@@ -526,6 +552,7 @@ def load(root: Path, settings: Settings) -> Corpus:
     for folder in folders:
         corpus.extra["memory_folders"].append(str(folder))
         load_folder(root, folder, settings, corpus)
+    _set_aside_aliases(root, corpus)
     corpus.memories.sort(key=lambda m: m.key)
     corpus.index_entries.sort(key=lambda e: (e.index, e.target, e.title))
     corpus.findings.sort(key=lambda f: (f.targets, f.reason))
