@@ -114,7 +114,12 @@ class ClaudeConfig(BaseModel):
     prune_guard_days: int = 14  # dream's GUARD_DAYS
     consult_window_days: int = 14  # dream's consult-gate window, which its own code forgets to apply
     consult_log: str = ".claude/logs/memory-consult.jsonl"
-    index_budget_bytes: int = 17 * 1024  # MEMORY.md target: 17 KB
+    # MEMORY.md target: 17 KB (seed 001), headroom below what Claude Code loads; the hooks a rebuild
+    # writes are kept within it, the author's are not cut for it
+    index_budget_bytes: int = 17 * 1024
+    # what Claude Code loads of MEMORY.md (seed 001: "~24 KB"; its docs: 25KB): only an index that
+    # would pass it has its hand-written hooks trimmed
+    index_load_bytes: int = 24 * 1024
     index_min_hook_chars: int = 90  # below this, trimming stops and the user is warned
 
 

@@ -133,6 +133,7 @@ def build_plan(corpus: Corpus, settings: Settings, run_stages: StageRunner | Non
     live = [m.key for m in corpus.memories if m.type != "archived"]
     capped = cap_retirements(reconcile(outcome.actions), live, settings.max_retire_fraction)
     actions, unhashed = with_target_hashes(corpus, sorted(capped.actions, key=action_sort_key))
+    actions = layout_of(corpus).explain(corpus, actions, settings)  # what applying them does, said before
     # of the actions the plan keeps, after every guard
     dangling = dangling_links(corpus, actions) if layout_of(corpus).links_by_name else []
     return Plan(

@@ -348,13 +348,13 @@ def test_rebuild_over_the_byte_budget_trims_hooks_never_entries(tmp_path):
     lines = ["# Wordy memory", "", "## Notes"]
     for i in range(60):
         write(folder / f"n{i:02d}.md", topic(f"n{i:02d}", "x"))
-        lines.append(f"- [n{i:02d}](n{i:02d}.md) — " + "a long hook that says far too much " * 10)
+        lines.append(f"- [n{i:02d}](n{i:02d}.md) — " + "a long hook that says far too much " * 14)
     write(folder / "MEMORY.md", "\n".join(lines) + "\n")
     plan = plan_json(tmp_path, "--model", "none")
     assert actions(plan, "trim_budget")
     apply_json(tmp_path)
     text = (folder / "MEMORY.md").read_text(encoding="utf-8")
-    assert len(text.encode()) <= Settings().claude.index_budget_bytes
+    assert len(text.encode()) <= Settings().claude.index_load_bytes  # trimmed only as far as loading it whole takes
     assert all(f"[n{i:02d}](n{i:02d}.md)" in text for i in range(60))
     assert text.splitlines()[:3] == ["# Wordy memory", "", "## Notes"]
 

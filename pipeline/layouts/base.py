@@ -79,6 +79,11 @@ class Layout(Protocol):
         """The last word over every proposal, whichever pass made it (bank's supersede cap)."""
         ...
 
+    def explain(self, corpus: Corpus, actions: list[Action], settings: Settings) -> list[Action]:
+        """The plan's final actions, their reasons completed with what only the layout's writer knows
+        applying them will do (claude: hooks a MEMORY.md rebuild shortens, lines past what is loaded)."""
+        ...
+
     def stages(self, settings: Settings) -> frozenset[str]:
         """Wire names of the layout-specific LLM stages that apply: metadata, split, compress, rules."""
         ...
@@ -134,6 +139,9 @@ class BaseLayout:
 
     def guard(self, outcome: Outcome, settings: Settings) -> Outcome:
         return outcome
+
+    def explain(self, corpus: Corpus, actions: list[Action], settings: Settings) -> list[Action]:
+        return actions
 
     def stages(self, settings: Settings) -> frozenset[str]:
         return frozenset()

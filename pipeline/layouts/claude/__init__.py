@@ -30,6 +30,9 @@ class ClaudeLayout(ModuleLayout):
     def guard(self, outcome: Outcome, settings: Settings) -> Outcome:
         return rules.hand_overs(outcome)
 
+    def explain(self, corpus: Corpus, actions: list[Action], settings: Settings) -> list[Action]:
+        return rules.explain(corpus, actions, settings)
+
     def changes(self, corpus: Corpus, actions: list[Action], settings: Settings, run_id: str, resolve: str | None,
                 findings: list[Finding] | None = None) -> ChangeSet:
         # The report's "Flagged for Review" lists the plan's findings.

@@ -12,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from typing import Callable, NamedTuple
 
 import yaml
 
@@ -49,6 +49,15 @@ class StaleInfo:
 # The decisions, before any file operation
 
 
+class Created(NamedTuple):
+    """A consolidation's new file."""
+
+    data: bytes
+    title: str
+    hook: str  # its description: the index entry's hook when no member had one
+    members: tuple[str, ...]  # the memories it consolidates, in the plan's order: its entry takes the first listed one's place
+
+
 @dataclass
 class Decisions:
     retire: dict[str, str] = field(default_factory=dict)  # memory key -> why it is archived
@@ -56,7 +65,28 @@ class Decisions:
     outcome: dict[int, str | None] = field(default_factory=dict)  # action index -> None (applied) or why skipped
     index_actions: dict[str, list[int]] = field(default_factory=dict)  # MEMORY.md key -> action indexes
     resolved: list[str] = field(default_factory=list)  # folder of each conflict resolved
-    created: dict[str, tuple[bytes, str, str]] = field(default_factory=dict)  # new file -> (bytes, title, hook)
+    created: dict[str, Created] = field(default_factory=dict)  # new file -> what it is
+
+
+def unmovable_in(corpus: Corpus) -> Callable[[str], str | None]:
+    """Why a memory may not be moved or edited (unreadable, not a memory file, a symlink, pinned), or None."""
+    root = Path(corpus.root)
+    by_key = corpus.by_key()
+    unreadable = {t for f in corpus.findings if f.kind == FindingKind.PARSE_ERROR for t in f.targets}
+
+    def unmovable(key: str) -> str | None:
+        if key in unreadable:
+            return "unreadable file: left untouched"
+        m = by_key.get(key)
+        if m is None:
+            return "not a memory file of this store"
+        if (root / key).is_symlink():
+            return "a symlink: left untouched"
+        if m.pinned:
+            return "pinned"
+        return None
+
+    return unmovable
 
 
 def _effective_date(m: Memory) -> tuple[dt.date | None, float | None]:
@@ -224,7 +254,7 @@ def _consolidate(corpus: Corpus, a: Action, unmovable: Callable[[str], str | Non
     front = yaml.safe_dump({k: v for k, v in meta.items()}, sort_keys=False, allow_unicode=True, width=10**9)
     data = f"---\n{front}---\n\n{body.rstrip()}\n".encode()
     title = str(meta.get("name") or meta.get("title") or _name(path)[:-3])
-    d.created[path] = (data, title, str(meta.get("description") or ""))
+    d.created[path] = Created(data, title, str(meta.get("description") or ""), tuple(members))
     for t in members:
         d.retire[t] = f"consolidated into {_name(path)}"
     return None

@@ -3,18 +3,31 @@
 For every folder in which anything changed (and every `rebuild_index` / `trim_budget` on a
 MEMORY.md) the MEMORY.md is edited, not rewritten (`memory_md.rebuild`): headings, prose, order,
 sub-indexes and hooks stay; entry lines of files that are gone are removed (inline links to them
-struck out), a repeated entry line goes, and each file MEMORY.md no longer reaches gets an entry
-beside its siblings (else in one "Unindexed" section at the end). Within `index_budget_bytes` hooks
-are trimmed at word boundaries, never an entry dropped; over 200 lines the user is told. Titles and
-hooks of new entries come from the front matter (`name`, `description`), else the file stem and the
-body's first paragraph (`first_prose`). The old MEMORY.md is copied to `.archive/<run-id>/MEMORY.md`
-first. A MEMORY.md the reader could not read is never rewritten, and an edited one is written only
-if the same grammar, reading it back, reaches every surviving file and no entry is left dangling.
+struck out), a repeated entry line goes, a heading whose section the run emptied goes with it, and
+each file MEMORY.md no longer reaches gets an entry beside its siblings (else in one "Unindexed"
+section at the end, when that is within the 200 lines Claude Code loads, or after the entries of
+the section listing the most). Hooks the rebuild writes are trimmed at word boundaries towards
+`index_budget_bytes` (the 17 KB target), not under `index_min_hook_chars`; the author's are trimmed
+only when the index would pass `index_load_bytes`, what Claude Code loads, and only as far as it
+takes; never an entry dropped; over 200 lines the user is told. What it shortens or cannot fit is
+said in the plan (`consequences`, the same decisions and rebuild on the files as they are) and in
+the run's notes. Titles and hooks of new entries come from the front matter (`name`,
+`description`), else the file stem and the body's first paragraph (`first_prose`). The old
+MEMORY.md is copied to `.archive/<run-id>/MEMORY.md` first. A MEMORY.md the reader could not read is
+never rewritten, and an edited one is written only if the same grammar, reading it back, reaches
+every surviving file and no entry is left dangling.
+
+A consolidation's new file takes the place of its first member an index lists (in the plan's order):
+that member's entry line, in MEMORY.md and in every sub-index listing it, becomes the new file's, in
+the line's own style (`memory_md.restyled`: a link stays a link, `- N. Title — hook` stays
+numbered); the other members' lines go. Its hook is made of the members' own index hooks
+(`_joined_hooks`), else of its description.
 
 A file archived is gone from the whole tree index: its tree-index lines (`- 6. Title` for `6-…md`)
 go like its entry lines, in MEMORY.md and in the sub-indexes MEMORY.md reaches (`_edit_sub_indexes`:
-entry and numbered lines removed, inline links struck out, nothing added or trimmed; each old copy
-archived first, each write built on the bytes read), so a resolver given the number finds no ghost.
+entry and numbered lines removed or made a consolidation's, inline links struck out, headings left
+empty dropped, nothing else added or trimmed; each old copy archived first, each write built on the
+bytes read), so a resolver given the number finds no ghost.
 
 A memory kept inside MEMORY.md itself (`MEMORY.md#<section>/<n>`) that is archived, pruned or merged
 away is cut out of MEMORY.md in place (`_cut_index_memories`), its lines checked against what was
@@ -33,7 +46,7 @@ from urllib.parse import quote
 from ...changes import ChangeSet
 from ...config import Settings
 from ...journal import ABSENT, Op, sha
-from ...model import Corpus, Memory
+from ...model import Action, Corpus, Memory
 from ...storage.files import Unreadable, decode_text, read_text
 from ...storage.since_plan import DiskReads
 from ...text.lenient_frontmatter import split_frontmatter_lenient
@@ -43,6 +56,7 @@ from ...text.truncate import HOOK_STRIP
 from ...text.truncate import shorten as shorten_text
 from . import memory_md
 from .memory_md import IndexItem, rebuild
+from .decisions import Created, StaleInfo, decide, unmovable_in
 from .paths import _in_folder, _name, archive_path, folder_of
 from .reader import INDEX
 
@@ -61,6 +75,9 @@ def _encode(text: str, bom: bool) -> bytes:
 
 _LIST_MARKER = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
 HOOK_CHARS = 150  # a derived hook is a pointer, not a summary
+# A consolidation's entry stands for several files: its hook, made of theirs, may be up to twice a
+# derived one (six review rounds' verdicts in 300 characters still read as verdicts).
+CONSOLIDATED_HOOK_CHARS = 2 * HOOK_CHARS
 
 
 def _structural(line: str) -> bool:
@@ -151,7 +168,7 @@ def _description(root: Path, key: str, m: Memory, settings: Settings) -> str:
 
 def _rebuild_index(
     root: Path, corpus: Corpus, settings: Settings, run_id: str, index_key: str, archived: set[str], out: ChangeSet,
-    created: dict[str, tuple[str, str]] | None = None,
+    created: dict[str, Created] | None = None,
     disk: DiskReads | None = None,
 ) -> tuple[list[Op], str, str]:
     """(the writes, archived copies first, of the new MEMORY.md and of the sub-indexes that pointed at
@@ -185,9 +202,12 @@ def _rebuild_index(
     # (and if the line's title is the file's own: memory_md.numbered_entry_of).
     gone_numbers = {int(n): (name, archived_here[name]) for n, name in memory_md.by_number(names | set(archived_here)).items()
                     if name in archived_here and str(int(n)) == n}
-    sub_ops, sub_texts, sub_summary = _edit_sub_indexes(
-        root, corpus, run_id, index_key, archived, set(archived_here), gone_numbers, disk or DiskReads(root, settings.max_file_bytes))
+    disk = disk or DiskReads(root, settings.max_file_bytes)
     on_disk = _sibling_reader(root, folder, settings, disk)
+    made, replace = _consolidated(created or {}, [existing or ""] + _sub_index_texts(corpus, index_key, on_disk),
+                                  set(archived_here), gone_numbers)
+    sub_ops, sub_texts, sub_summary = _edit_sub_indexes(
+        root, corpus, run_id, index_key, archived, set(archived_here), gone_numbers, disk, replace)
 
     def read(name: str) -> str | None:  # the sub-indexes as this run leaves them
         return sub_texts[name] if name in sub_texts else on_disk(name)
@@ -196,14 +216,12 @@ def _rebuild_index(
     linked_names = set(before.entries) | set(before.inline)
     gone = sorted(n for n in linked_names if n not in names)
     items = []
-    made = created or {}
     for key in surviving:
         if _name(key) in before.reached:
             continue
         m = by_key.get(key)
         if key in made:
-            title, hook = made[key]
-            items.append(IndexItem(filename=_link_target(_name(key)), title=_title(title) or _name(key)[:-3], hook=hook))
+            items.append(made[key])
             continue
         stem = _name(key)[: -len(".md")] if key.endswith(".md") else _name(key)
         title = (_title(m.title) if m else "") or stem
@@ -217,6 +235,8 @@ def _rebuild_index(
         settings.claude.index_budget_bytes,
         settings.claude.index_min_hook_chars,
         gone_numbers=gone_numbers,
+        load_bytes=settings.claude.index_load_bytes,
+        replace=replace,
     )
     text = rebuilt.text
     # The reader decides what the next plan sees: every surviving file reached, no entry left dangling.
@@ -231,6 +251,8 @@ def _rebuild_index(
         return sub_ops, sub_summary, "" if sub_ops else "index already up to date"
     removed = len(rebuilt.removed)
     summary = f"{removed} entr{'y' if removed == 1 else 'ies'} removed, {len(rebuilt.added)} added, {len(after.reached)} reached"
+    if rebuilt.replaced:
+        summary += f" ({plural(len(rebuilt.replaced), 'entry', 'entries')} now a consolidation's)"
     if old is None:
         summary = f"created with {len(items)} entries"
     summary = "; ".join(filter(None, (summary, sub_summary)))
@@ -239,9 +261,119 @@ def _rebuild_index(
     return copy + [Op("write", index_key, data=data, expect=ABSENT if old is None else sha(old))] + sub_ops, summary, ""
 
 
+def _sub_index_texts(corpus: Corpus, index_key: str, read: Callable[[str], str | None]) -> list[str]:
+    """The texts of the folder's sub-indexes as they are on disk, in the reader's order."""
+    folder = folder_of(index_key)
+    keys = [k for k in corpus.extra.get("sub_indexes", {}).get(index_key, []) if folder_of(k) == folder]
+    return [text for k in keys if (text := read(_name(k))) is not None]
+
+
+def _consolidated(
+    created: dict[str, Created], indexes: list[str], gone: set[str], gone_numbers: memory_md.GoneLeaves,
+) -> tuple[dict[str, IndexItem], dict[str, IndexItem]]:
+    """(each new file's entry by key; the member whose entry lines it takes over -> that entry).
+
+    The new file takes the place of the first of its members (in the plan's order) that an index of
+    the folder lists (MEMORY.md, then its sub-indexes), wherever that member is listed; the other
+    members' lines go as any archived file's do. Its hook is made of the members' own hooks (`indexes`
+    are read before any edit), else of its description."""
+    listings = [memory_md.listed(text, gone, gone_numbers) for text in indexes]
+    made: dict[str, IndexItem] = {}
+    replace: dict[str, IndexItem] = {}
+    for key, c in sorted(created.items()):
+        members = [_name(m) for m in c.members]
+        found = {m: next(lst[m] for lst in listings if m in lst) for m in members if any(m in lst for lst in listings)}
+        parts = [found[m] for m in members if m in found]
+        title = _common_title([t for t, _ in parts]) or _display_title(c) or _name(key)[:-3]
+        hook = _joined_hooks(parts, members) if parts else shorten(" ".join(c.hook.split()))
+        made[key] = IndexItem(filename=_link_target(_name(key)), title=title, hook=hook)
+        first = next((m for m in members if m in found), None)
+        if first is not None:
+            replace[first] = made[key]
+    return made, replace
+
+
+def _display_title(c: Created) -> str:
+    """The new file's title as an index shows it: its name, or, when the name is a file-name slug
+    (`feedback_claim_ignores_and_git`, as members named by their file names give it), its body's
+    first heading, as the author's titles read (`Claim Ignores Git State`)."""
+    title = _title(c.title)
+    if " " in title or not re.search(r"[-_]", title):
+        return title
+    body = c.data.decode("utf-8", "replace").split("\n---\n", 1)[-1]
+    heading = next((h[1] for line in body.splitlines() if (h := memory_md.heading(line)) and h[0] == 1), "")
+    return _title(heading) or title
+
+
+def _common_title(titles: list[str]) -> str:
+    """The words every title starts with (`feat/i18n-multilingual` of `feat/i18n-multilingual R1`
+    ... `R6`), when there are two titles or more and each has words of its own left."""
+    if len(titles) < 2:
+        return ""
+    words = [_title(t).split() for t in titles]
+    common = 0
+    while all(len(w) > common + 1 and w[common] == words[0][common] for w in words):
+        common += 1
+    return " ".join(words[0][:common])
+
+
+def _joined_hooks(parts: list[tuple[str, str]], members: list[str]) -> str:
+    """One hook from the members' entries, `label: hook` each, in the members' order: the label is
+    what its title says beyond the titles' common words (`R6 — APPROVED, closes epic`), none when
+    the title is only the file's name. CONSOLIDATED_HOOK_CHARS in all, shared out (`_shares`) and
+    each cut at a word, its label kept whole while a few words of its hook still fit beside it."""
+    common = len(_common_title([t for t, _ in parts]).split())
+    names = {n for m in members for n in (m, m.removesuffix(".md"))}
+    pieces: list[tuple[str, str]] = []
+    for title, hook in parts:
+        label = " ".join(_title(title).split()[common:])
+        pieces.append(("" if label in names else label, " ".join(hook.split())))
+    whole = [f"{label}: {hook}" if label and hook else label or hook for label, hook in pieces]
+    shares = _shares([len(w) for w in whole], CONSOLIDATED_HOOK_CHARS - 2 * (len(whole) - 1))  # "; " between
+    out = []
+    for (label, hook), text, share in zip(pieces, whole, shares):
+        room = share - len(label) - 2
+        out.append(f"{label}: {shorten(hook, room)}" if label and hook and len(text) > share and room >= 12 else shorten(text, share))
+    return "; ".join(p for p in out if p)
+
+
+def _shares(lengths: list[int], total: int) -> list[int]:
+    """How many characters each of texts this long gets of `total`: the short ones all they need,
+    the rest an equal share of what is left."""
+    shares = [0] * len(lengths)
+    left, waiting = total, sorted(range(len(lengths)), key=lambda i: lengths[i])
+    while waiting:
+        i = waiting.pop(0)
+        shares[i] = min(lengths[i], left // (len(waiting) + 1))
+        left -= shares[i]
+    return shares
+
+
+def consequences(corpus: Corpus, actions: list[Action], settings: Settings) -> dict[str, list[str]]:
+    """What applying `actions` does to each MEMORY.md beyond its entries (hooks shortened, lines
+    past what Claude Code loads), in the words the run's notes use: MEMORY.md key -> what. The same
+    decisions and the same rebuild as apply, on the files as they are now; nothing is written."""
+    root = Path(corpus.root)
+    by_key = corpus.by_key()
+    d = decide(corpus, actions, None, unmovable_in(corpus), StaleInfo(None))
+    cut_in_place = {folder_of(k) for k in d.retire if k in by_key and by_key[k].extra.get("in_index")}
+    archived = {k for k in d.retire if folder_of(k) not in cut_in_place}
+    folders = {folder_of(k) for k in archived} | {folder_of(k) for k in d.created} | {folder_of(k) for k in d.index_actions}
+    disk = DiskReads(root, settings.max_file_bytes)
+    out: dict[str, list[str]] = {}
+    for folder in sorted(folders - cut_in_place):
+        index_key = _in_folder(folder, INDEX)
+        said = ChangeSet()
+        created = {k: c for k, c in d.created.items() if folder_of(k) == folder}
+        _rebuild_index(root, corpus, settings, "plan", index_key, archived, said, created, disk)
+        if said.notes:
+            out[index_key] = [n.removeprefix(f"{index_key}: ") for n in said.notes]
+    return out
+
+
 def _edit_sub_indexes(
     root: Path, corpus: Corpus, run_id: str, index_key: str, archived: set[str], archived_here: set[str],
-    gone_numbers: memory_md.GoneLeaves, disk: DiskReads,
+    gone_numbers: memory_md.GoneLeaves, disk: DiskReads, replace: dict[str, IndexItem] | None = None,
 ) -> tuple[list[Op], dict[str, str], str]:
     """The sub-indexes MEMORY.md reaches that point at files this run archives, with those lines
     gone (`memory_md.strike`: entry and numbered lines removed, inline links struck out, every other
@@ -264,16 +396,18 @@ def _edit_sub_indexes(
         except Unreadable as exc:
             said.append(f"{name} not edited, cannot read it again: {exc}")
             continue
-        text, removed = memory_md.strike(existing, archived_here, gone_numbers)
-        if not removed:
+        text, removed, replaced = memory_md.strike(existing, archived_here, gone_numbers, replace)
+        if not removed and not replaced:
             continue
         if (root / key).is_symlink():
-            said.append(f"{name} not edited, it is a symlink: {plural(len(removed), 'line')} still point at archived files")
+            said.append(f"{name} not edited, it is a symlink: {plural(len(removed) + len(replaced), 'line')} still point at archived files")
             continue
         texts[name] = text
         ops += [Op("write", archive_path(folder, run_id, name), data=old, expect=ABSENT),
                 Op("write", key, data=_encode(text, split_bom(old)[0]), expect=sha(old))]  # built on `old`
-        said.append(f"{name}: {plural(len(removed), 'line')} to archived files removed or struck out")
+        what = [f"{plural(len(removed), 'line')} to archived files removed or struck out"] if removed else []
+        what += [f"{plural(len(replaced), 'line')} now a consolidation's entry"] if replaced else []
+        said.append(f"{name}: {', '.join(what)}")
     return ops, texts, "; ".join(said)
 
 

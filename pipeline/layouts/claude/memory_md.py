@@ -7,9 +7,10 @@ or nested bullets —, names it in inline code (`` `x.md` ``), or links a *sub-i
 that itself links (or, as tree indexes do, numbers: `- 6. Title` for `6-*.md`) other memory files.
 Sub-indexes are followed transitively, each once.
 
-An *entry line* is a list item whose text starts with the link (after a bold marker or a number):
-the lines a rebuild may remove or trim the hook of. Everything else (headings, prose, comments,
-code blocks, tables) is the author's and is kept as written.
+An *entry line* is a list item whose text starts with the link (after a bold marker or a number),
+or a tree index's `- N. Title — hook`: the lines a rebuild may remove, make a consolidation's entry
+(`restyled`), or trim the hook of. Everything else (headings, prose, comments, code blocks, tables)
+is the author's and is kept as written, but a heading whose section the run's removals emptied.
 """
 
 from __future__ import annotations
@@ -21,10 +22,14 @@ from dataclasses import dataclass, field
 from urllib.parse import unquote
 
 from ...text.truncate import HOOK_STRIP, shorten
+from ...text.counts import plural
 from ...text.lines import is_fence, line_count, split_lines
 
 INDEX = "MEMORY.md"
 MAX_LINES = 200  # Claude Code loads the first 200 lines of MEMORY.md
+# ... and at most its first 25KB (its docs); seed 001 puts that read limit at "~24 KB": the lower of the
+# two, so an index within it is loaded whole whichever is right.
+MAX_BYTES = 24 * 1024
 DEFAULT_SEP = "—"
 UNINDEXED = "Unindexed"
 
@@ -67,6 +72,7 @@ class Line:
     hook_at: int = -1  # where the entry's hook starts (after its separator), -1 without a hook
     sep: str = ""
     number: int | None = None  # `- 6. Title` without a link: a numbered leaf reference
+    number_at: int = -1  # where the number starts
     number_end: int = -1  # where the text after the number starts
 
     @property
@@ -126,7 +132,7 @@ def _parse_line(line: Line) -> None:
     if first is None:
         num = _NUMBERED.match(s)
         if num and not line.links:
-            line.number, line.number_end = int(num.group(1)), num.end() - 1
+            line.number, line.number_at, line.number_end = int(num.group(1)), num.start(1), num.end() - 1
         return
     line.entry = first[3]
     closing = _CLOSE.match(s, first[1])  # always matches (everything in it is optional)
@@ -195,20 +201,14 @@ def _struck_out(p: Line, text: str, gone: Collection[str], removed: list[str]) -
     return text
 
 
-def strike(text: str, gone: Collection[str], gone_numbers: GoneLeaves) -> tuple[str, list[str]]:
-    """An index file (a sub-index) without the entry lines of `gone` files and of gone numbered
-    leaves, inline links to them struck out; every other byte as it was (line endings, repeats,
-    trailing lines), and the names whose lines went, once per line."""
-    removed: list[str] = []
-    kept: list[str] = []
-    for p, piece in zip(parse(text), text.split("\n")):
-        if not p.code:
-            if (entry := _gone_entry(p, gone, gone_numbers)) is not None:
-                removed.append(entry)
-                continue
-            piece = _struck_out(p, piece, gone, removed)
-        kept.append(piece)
-    return "\n".join(kept), removed
+def listed(text: str, gone: Collection[str], gone_numbers: GoneLeaves) -> dict[str, tuple[str, str]]:
+    """(title, hook) of the first entry line of each gone file an index lists, by its link or its
+    `- N. Title` (as `strike` and `rebuild` find them): what a consolidation's entry is made from."""
+    out: dict[str, tuple[str, str]] = {}
+    for p in parse(text.replace("\r\n", "\n")):
+        if not p.code and (name := _gone_entry(p, gone, gone_numbers)) is not None:
+            out.setdefault(name, listing(p))
+    return out
 
 
 def linked(lines: list[Line], names: Collection[str]) -> list[str]:
@@ -315,9 +315,10 @@ class IndexItem:
 @dataclass
 class RebuiltIndex:
     text: str
-    warnings: list[str]
+    warnings: list[str]  # what the rebuild shortened, or could not fit: said in the plan and the run's notes
     added: list[str]
     removed: list[str]
+    replaced: list[str] = field(default_factory=list)  # gone files whose entry line became a new file's
 
 
 def trim(hook: str, limit: int) -> str:
@@ -328,6 +329,47 @@ def trim(hook: str, limit: int) -> str:
 def entry_line(item: IndexItem, sep: str, hook: str, indent: str = "") -> str:
     one_line = " ".join(hook.split())
     return f"{indent}- [{item.title}]({item.filename})" + (f" {sep} {one_line}" if one_line else "")
+
+
+def listing(p: Line) -> tuple[str, str]:
+    """(title, hook) of an entry line: a link's title and what follows its separator, or a numbered
+    reference's title and what follows its ` — `."""
+    if p.entry is not None:
+        title = next(t for _, _, t, name in p.links if name == p.entry)
+        return title, p.hook
+    if p.number is not None:
+        title, *hook = _TITLE_END.split(p.text[p.number_end :], maxsplit=1)
+        return title.strip(), (hook[0].strip() if hook else "")
+    return "", ""
+
+
+def file_number(filename: str) -> int | None:
+    """The number a file name starts with (`148-feedback_x.md`), the one a tree index's line gives it."""
+    m = _NUMBERED_NAME.match(unquote(filename))
+    return int(m.group(1)) if m else None
+
+
+def restyled(p: Line, item: IndexItem, hook: str) -> str:
+    """Entry line `p` (of a file now gone) made the entry of `item`, in the line's own style: a link
+    stays a link (indent, marker, bold and separator kept), a `- N. Title — hook` stays numbered when
+    the new file has a number (else it becomes a link under the same marker)."""
+    one = " ".join(hook.split())
+    if p.entry is not None:
+        start, end = next((s, e) for s, e, _, name in p.links if name == p.entry)
+        head = p.text[:start] + f"[{item.title}]({item.filename})"
+        if p.hook_at >= 0 and one:
+            return head + p.text[end : p.hook_at] + one
+        closing = _CLOSE.match(p.text, end)
+        head += p.text[end : closing.end()] if closing else ""
+        return head + (f" {p.sep or DEFAULT_SEP} {one}" if one else "")
+    sep = _TITLE_END.search(p.text, p.number_end)
+    mark = sep.group(0).strip() if sep else DEFAULT_SEP
+    number = file_number(item.filename)
+    if number is None:
+        lead = p.text[: p.number_at]
+        return f"{lead}[{item.title}]({item.filename})" + (f" {mark} {one}" if one else "")
+    dot = p.text[p.number_at + len(str(p.number))]  # `.` or `)`, as the author writes them
+    return f"{p.text[: p.number_at]}{number}{dot} {item.title}" + (f" {mark} {one}" if one else "")
 
 
 def _tokens(name: str) -> list[str]:
@@ -352,28 +394,48 @@ def _block_end(lines: list[str], parsed: list[Line], i: int) -> int:
     return j
 
 
-def rebuild(
-    existing: str | None, heading: str, add: list[IndexItem], gone: Collection[str], budget: int, min_hook: int,
-    max_lines: int = MAX_LINES, gone_numbers: GoneLeaves | None = None,
-) -> RebuiltIndex:
-    """MEMORY.md with entries added for `add`, entries for `gone` removed (inline links to them
-    struck out), and repeated entry lines dropped; everything else stays where the author put it.
+def _emptied_sections(parsed: list[Line], keep: list[bool]) -> None:
+    """Drop, in `keep`, each heading whose section the run emptied (with the section's blank lines):
+    every line under it up to the next heading that is not blank is gone, so at least one went. A
+    heading followed by a deeper one has a subsection, and stays."""
+    heads = [p.n for p in parsed if p.heading and not p.code]
+    for i, h in enumerate(heads):
+        end = heads[i + 1] if i + 1 < len(heads) else len(parsed)
+        nxt = parsed[end].heading if end < len(parsed) else None
+        own = parsed[h].heading
+        if nxt is not None and own is not None and nxt[0] > own[0]:
+            continue
+        content = [n for n in range(h + 1, end) if parsed[n].text.strip()]
+        if content and not any(keep[n] for n in content):
+            for n in range(h, end):
+                keep[n] = False
 
-    `gone_numbers`: the files now gone that a tree index's `- 6. Title` lines stood for
-    (`numbered_entry_of`): those lines are their entries, removed like the others."""
-    gone_numbers = gone_numbers or {}
-    if existing is None or not existing.strip():
-        return _fresh(heading, add, budget, min_hook, max_lines)
-    parsed = parse(existing.replace("\r\n", "\n"))
+
+def _edited(
+    parsed: list[Line], gone: Collection[str], gone_numbers: GoneLeaves, replace: Mapping[str, IndexItem],
+    repeats: bool = False,
+) -> tuple[list[str], list[bool], dict[int, IndexItem], list[str], list[str]]:
+    """An index's lines with the entry lines of gone files removed (inline links to them struck out),
+    repeated entry lines dropped unless `repeats` are kept (a sub-index listing a file twice, by
+    subject and by date, means it), and each entry line of a file in `replace` made the entry of the
+    file replacing it (once; a repeat goes); headings the removals emptied go too.
+    (lines, keep, swapped: line -> the item it is now the entry of, removed names, replaced names)."""
     lines = [p.text for p in parsed]
-    gone = set(gone)
+    keep = [True] * len(lines)
+    swapped: dict[int, IndexItem] = {}
     removed: list[str] = []
-    keep: list[bool] = [True] * len(lines)
+    replaced: list[str] = []
     seen: set[str] = set()
     for p in parsed:
         if p.code:
             continue
-        entry = _gone_entry(p, gone, gone_numbers) or (p.entry if p.entry in seen else None)
+        entry = _gone_entry(p, gone, gone_numbers) or (p.entry if p.entry in seen and not repeats else None)
+        if entry is not None and entry in replace and replace[entry].filename not in seen:
+            swapped[p.n] = replace[entry]
+            seen.add(replace[entry].filename)
+            replaced.append(entry)
+            lines[p.n] = _struck_out(p, lines[p.n], gone, removed)
+            continue
         if entry is not None:  # gone, or listed already
             keep[p.n] = False
             removed.append(entry)
@@ -381,48 +443,129 @@ def rebuild(
         if p.entry is not None:
             seen.add(p.entry)
         lines[p.n] = _struck_out(p, lines[p.n], gone, removed)
+    _emptied_sections(parsed, keep)
+    return lines, keep, swapped, removed, replaced
+
+
+def strike(
+    text: str, gone: Collection[str], gone_numbers: GoneLeaves, replace: Mapping[str, IndexItem] | None = None,
+) -> tuple[str, list[str], list[str]]:
+    """An index file (a sub-index) without the entry lines of `gone` files and of gone numbered
+    leaves, inline links to them struck out, the entry line of each file in `replace` made its
+    replacement's (`restyled`), headings left empty by the removals gone; every other byte as it was
+    (line endings, repeats, trailing lines). (text, the names whose lines went, the names replaced)."""
+    parsed = parse(text)
+    pieces = text.split("\n")
+    lines, keep, swapped, removed, replaced = _edited(parsed, gone, gone_numbers, replace or {}, repeats=True)
+    out: list[str] = []
+    for p, line, piece in zip(parsed, lines, pieces):
+        if not keep[p.n]:
+            continue
+        eol = piece[len(piece.rstrip("\r")) :]  # the line's own ending (the grammar reads the line without it)
+        out.append((restyled(p, swapped[p.n], swapped[p.n].hook) if p.n in swapped else line) + eol)
+    return "\n".join(out), removed, replaced
+
+
+def rebuild(
+    existing: str | None, heading: str, add: list[IndexItem], gone: Collection[str], budget: int, min_hook: int,
+    max_lines: int = MAX_LINES, gone_numbers: GoneLeaves | None = None, load_bytes: int = MAX_BYTES,
+    replace: Mapping[str, IndexItem] | None = None,
+) -> RebuiltIndex:
+    """MEMORY.md with entries added for `add`, entries for `gone` removed (inline links to them
+    struck out), repeated entry lines dropped, and the entry line of each gone file in `replace` made
+    the entry of the file that replaces it (a consolidation's new file takes its first member's
+    place); everything else stays where the author put it, but a heading the removals left empty.
+
+    `gone_numbers`: the files now gone that a tree index's `- 6. Title` lines stood for
+    (`numbered_entry_of`): those lines are their entries, removed (or replaced) like the others.
+    Hooks: `_fit` (the author's are cut only to fit what Claude Code loads)."""
+    gone_numbers = gone_numbers or {}
+    replace = replace or {}
+    if existing is None or not existing.strip():
+        return _fresh(heading, add, budget, min_hook, max_lines, load_bytes)
+    parsed = parse(existing.replace("\r\n", "\n"))
+    lines, keep, swapped, removed, replaced = _edited(parsed, set(gone), gone_numbers, replace)
+    add = [i for i in add if i not in swapped.values()]
     sep = next((p.sep for p in parsed if p.entry and p.sep and keep[p.n]), DEFAULT_SEP)
-    sections = sum(1 for p in parsed if p.heading and not p.code)
+    after, at_end = _place(add, parsed, lines, keep, max_lines)
+    new_hooks = {i.filename: " ".join(i.hook.split()) for i in add + list(swapped.values())}
+    has_section = any(p.heading and p.heading[1].strip() == UNINDEXED for p in parsed if not p.code)
+
+    def render(new: int | None, old: int | None) -> Rendered:
+        out: list[str] = []
+        cut: dict[str, int] = {}
+        for idx, text in enumerate(lines):
+            for item in after.get(idx, []):
+                out.append(entry_line(item, sep, _cut(new_hooks[item.filename], new), _indent_of(parsed, idx)))
+            if idx in swapped:  # made of the author's hooks, in place of longer lines: cut as theirs are
+                item = swapped[idx]
+                out.append(restyled(parsed[idx], item, _cut(new_hooks[item.filename], old)))
+            elif keep[idx]:
+                out.append(_trimmed(parsed[idx], text, old, cut))
+        for item in after.get(len(lines), []):
+            out.append(entry_line(item, sep, _cut(new_hooks[item.filename], new)))
+        if at_end:
+            while out and not out[-1].strip():
+                out.pop()
+            if not has_section:
+                out += ["", f"## {UNINDEXED}", ""]
+            out += [entry_line(i, sep, _cut(new_hooks[i.filename], new)) for i in at_end]
+        return Rendered("\n".join(out).rstrip("\n") + "\n", cut)
+
+    added = sorted(i.filename for i in add + list(swapped.values()))
+    text, warnings = _fit(render, Limits(budget, load_bytes, min_hook, max_lines), added)
+    return RebuiltIndex(text, warnings, added, removed, replaced)
+
+
+def _place(
+    add: list[IndexItem], parsed: list[Line], lines: list[str], keep: list[bool], max_lines: int,
+) -> tuple[dict[int, list[IndexItem]], list[IndexItem]]:
+    """Where each new entry goes: (line index -> entries placed after that line's block, entries for
+    the end). Beside the entry whose file name it shares the most leading words with; without one,
+    after the last entry of a flat list, else in one "Unindexed" section at the end when that fits in
+    the lines Claude Code loads, or after the last entry of the section listing the most.
+
+    No entry goes in place where it would push a line Claude Code loaded below its last line: only as
+    many as fit within `max_lines` do (in file-name order); the rest go to the end."""
     anchors = [p for p in parsed if p.entry is not None and keep[p.n] and not p.code]
-    after: dict[int, list[IndexItem]] = {}  # line index -> new entries placed after its block
+    sections = sum(1 for p in parsed if p.heading and not p.code and keep[p.n])
+    kept = sum(keep) - (1 if keep and keep[-1] and not lines[-1] else 0)  # the "" after the final line break is no line
+    home = (anchors[-1] if anchors else None) if sections <= 1 else _home(parsed, anchors)
+    own_section_fits = kept + len(add) + 3 <= max_lines  # a blank line, the heading, a blank line
+    spots: list[tuple[IndexItem, int]] = []
     at_end: list[IndexItem] = []
     for item in sorted(add, key=lambda i: i.filename):
         best = max(anchors, key=lambda p: (_shared(p.entry or "", item.filename), p.n), default=None)
         if best is not None and _shared(best.entry or "", item.filename) >= 1:
-            after.setdefault(_block_end(lines, parsed, best.n), []).append(item)
+            spots.append((item, _block_end(lines, parsed, best.n)))
+        elif home is not None and (sections <= 1 or not own_section_fits):
+            spots.append((item, _block_end(lines, parsed, home.n)))
         else:
             at_end.append(item)
-    if sections <= 1 and anchors and at_end:
-        # A flat list (a title at most): new entries go after its last entry, not into a new section.
-        after.setdefault(_block_end(lines, parsed, anchors[-1].n), []).extend(at_end)
-        at_end = []
-    kept_count = sum(keep)
-    if kept_count + len(add) + (2 if at_end else 0) > max_lines and after:
-        # Inserting in place would push the author's lines past what Claude Code loads: append instead.
-        at_end = sorted([i for items in after.values() for i in items] + at_end, key=lambda i: i.filename)
-        after = {}
-    hooks = {i.filename: " ".join(i.hook.split()) for i in add}
+    room = max(max_lines - kept, 0)
+    if len(spots) > room:
+        at_end = sorted(at_end + [item for item, _ in spots[room:]], key=lambda i: i.filename)
+        spots = spots[:room]
+    after: dict[int, list[IndexItem]] = {}
+    for item, idx in spots:
+        after.setdefault(idx, []).append(item)
+    return after, at_end
 
-    def render(limit: int | None) -> str:
-        out: list[str] = []
-        for idx, text in enumerate(lines):
-            for item in after.get(idx, []):
-                out.append(entry_line(item, sep, _cut(hooks[item.filename], limit), _indent_of(parsed, idx)))
-            if keep[idx]:
-                out.append(_trimmed(parsed[idx], text, limit) if limit is not None else text)
-        for item in after.get(len(lines), []):
-            out.append(entry_line(item, sep, _cut(hooks[item.filename], limit)))
-        if at_end:
-            while out and not out[-1].strip():
-                out.pop()
-            has_section = any(p.heading and p.heading[1].strip() == UNINDEXED for p in parsed if not p.code)
-            if not has_section:
-                out += ["", f"## {UNINDEXED}", ""]
-            out += [entry_line(i, sep, _cut(hooks[i.filename], limit)) for i in at_end]
-        return "\n".join(out).rstrip("\n") + "\n"
 
-    text, warnings = _fit(render, budget, min_hook, max_lines)
-    return RebuiltIndex(text, warnings, sorted(i.filename for i in add), removed)
+def _home(parsed: list[Line], anchors: list[Line]) -> Line | None:
+    """The last entry of the section listing the most entries (the first such section): where an
+    entry with no sibling goes when a section of its own would not be loaded."""
+    count: dict[int, list[Line]] = {}
+    section = -1
+    at = 0
+    for p in parsed:
+        if p.heading and not p.code:
+            section = p.n
+        while at < len(anchors) and anchors[at].n == p.n:
+            count.setdefault(section, []).append(anchors[at])
+            at += 1
+    best = max(count.values(), key=len, default=[])  # max keeps the first of equals
+    return best[-1] if best else None
 
 
 def _indent_of(parsed: list[Line], idx: int) -> str:
@@ -437,47 +580,115 @@ def _cut(hook: str, limit: int | None) -> str:
     return hook if limit is None else trim(hook, limit)
 
 
-def _trimmed(p: Line, text: str, limit: int) -> str:
-    """An entry line with its hook cut to `limit`; any other line as it is."""
-    if p.entry is None or p.hook_at < 0 or len(text) - p.hook_at <= limit:
+def _trimmed(p: Line, text: str, limit: int | None, cut: dict[str, int]) -> str:
+    """An entry line with its hook cut to `limit` (what was cut counted in `cut`); any other line as it is."""
+    if limit is None or p.entry is None or p.hook_at < 0 or len(text) - p.hook_at <= limit:
         return text
-    return text[: p.hook_at] + trim(text[p.hook_at :].strip(), limit)
+    hook = text[p.hook_at :].strip()
+    short = trim(hook, limit)
+    if short != hook:
+        cut[p.entry] = cut.get(p.entry, 0) + len(hook) - len(short)
+    return text[: p.hook_at] + short
 
 
-def _fit(render: Callable[[int | None], str], budget: int, min_hook: int, max_lines: int) -> tuple[str, list[str]]:
-    """The rendered index, hooks cut shorter (4 characters a step) until it fits `budget` bytes, and
-    what to tell the user: no entry is ever dropped, so it may still be over either limit."""
-    text = render(None)
-    warnings: list[str] = []
-    if len(text.encode()) > budget:
-        limit = max(len(line) for line in split_lines(text)) if text else 0
-        while len(text.encode()) > budget and limit > 0:
-            limit -= 4
-            text = render(max(limit, 0))
-        if limit < min_hook:
-            warnings.append(
-                f"index needs hooks under {min_hook} characters to fit {budget} bytes; every entry kept, review it by hand"
-            )
-        if len(text.encode()) > budget:
-            warnings.append(f"index is {len(text.encode())} bytes, over its {budget}-byte budget, with every hook trimmed")
-    count = line_count(text)  # as Claude Code counts them: at line breaks only
-    if count > max_lines:
-        warnings.append(
-            f"index is {count} lines: Claude Code loads the first {max_lines}; every entry kept — move a section into a sub-index file"
-        )
-    return text, warnings
+@dataclass(frozen=True)
+class Rendered:
+    text: str
+    cut: dict[str, int]  # hand-written hooks shortened: entry -> characters cut
 
 
-def _fresh(heading: str, add: list[IndexItem], budget: int, min_hook: int, max_lines: int) -> RebuiltIndex:
+@dataclass(frozen=True)
+class Limits:
+    budget: int  # bytes: the target a rebuild keeps new hooks within (seed 001: 17 KB)
+    load_bytes: int  # bytes Claude Code loads: only past them is an author's hook ever cut
+    min_hook: int  # below this, trimming is a problem for the user
+    max_lines: int  # lines Claude Code loads
+
+
+def _fit(render: Callable[[int | None, int | None], Rendered], limits: Limits, added: list[str]) -> tuple[str, list[str]]:
+    """The rendered index and what to tell the user. The hooks the rebuild writes are cut (not under
+    `min_hook`) to keep within the byte target. The author's are cut
+    only when the index would otherwise pass what Claude Code loads, and then only as far as loading
+    it whole takes: every hook is loaded either way, and what the author wrote is worth more than
+    headroom. No entry is ever dropped, so it may still be over either limit."""
+    untouched = r = render(None, None)
+    new: int | None = None
+    old: int | None = None
+    if _size(r) > limits.budget:
+        new, r = _shrink(lambda n: render(n, None), r, limits.budget, limits.min_hook)
+    if _size(r) > limits.load_bytes:
+        old, r = _shrink(lambda n: render(n, n), untouched, limits.load_bytes, 0)
+        new = old
+    return r.text, _warnings(r, untouched, limits, new, old, added)
+
+
+def _size(r: Rendered) -> int:
+    # bytes as the writer encodes them: a file name that is not UTF-8 must not stop the run here
+    return len(r.text.encode("utf-8", "backslashreplace"))
+
+
+def _shrink(render: Callable[[int], Rendered], r: Rendered, target: int, floor: int) -> tuple[int, Rendered]:
+    """(the longest hook limit, not under `floor`, at which the index fits `target` bytes — `floor`
+    when none does —, the index rendered with it). Found by bisection: a shorter limit never makes
+    the index longer, and stepping down a character at a time made one 200,000-character line take
+    minutes to plan."""
+    lo, hi = floor, _longest(r.text)
+    best = render(lo)
+    if _size(best) > target:
+        return lo, best
+    while lo < hi:  # invariant: the index fits at `lo`
+        mid = (lo + hi + 1) // 2
+        at = render(mid)
+        if _size(at) <= target:
+            lo, best = mid, at
+        else:
+            hi = mid - 1
+    return lo, best
+
+
+def _longest(text: str) -> int:
+    return max((len(line) for line in split_lines(text)), default=0)
+
+
+def _warnings(r: Rendered, untouched: Rendered, limits: Limits, new: int | None, old: int | None, added: list[str]) -> list[str]:
+    """What the rebuild shortened or could not fit, for the plan's reason and the run's notes."""
+    out: list[str] = []
+    size = _size(r)
+    if r.cut:
+        longest = max(len(listing(p)[1]) for p in parse(r.text) if p.entry in r.cut)
+        out.append(
+            f"{plural(len(r.cut), 'hand-written hook')} shortened, by {sum(r.cut.values())} characters in all (each now at most "
+            f"{longest}): untrimmed, the index would be {_size(untouched)} bytes, past the {limits.load_bytes} Claude Code loads")
+    if old is not None and old < limits.min_hook:
+        out.append(f"index needs hooks under {limits.min_hook} characters to fit the {limits.load_bytes} bytes Claude Code loads; "
+                   "every entry kept, review it by hand")
+    if size > limits.load_bytes:
+        out.append(f"index is {size} bytes, over the {limits.load_bytes} Claude Code loads, with every hook trimmed")
+    if old is None and new is not None and r.text != untouched.text:
+        out.append(f"new entries' hooks cut to {new} characters or fewer for the index's {limits.budget}-byte target")
+    if old is None and limits.budget < size <= limits.load_bytes:
+        out.append(f"index is {size} bytes, over its {limits.budget}-byte target but within the {limits.load_bytes} Claude Code loads: "
+                   "hand-written hooks kept as written")
+    count = line_count(r.text)  # as Claude Code counts them: at line breaks only
+    if count > limits.max_lines:
+        late = [p.entry or "" for p in parse(r.text)[limits.max_lines :] if p.entry in added and not p.code]
+        past = f"; {plural(len(late), 'new entry', 'new entries')} past them ({', '.join(late)})" if late else ""
+        out.append(f"index is {count} lines: Claude Code loads the first {limits.max_lines}{past}; every entry kept — "
+                   "move a section into a sub-index file")
+    return out
+
+
+def _fresh(heading: str, add: list[IndexItem], budget: int, min_hook: int, max_lines: int, load_bytes: int) -> RebuiltIndex:
     items = sorted(add, key=lambda i: i.filename)
     hooks = [" ".join(i.hook.split()) for i in items]
 
-    def render(limit: int | None) -> str:
-        body = [f"# {heading}", ""] + [entry_line(i, DEFAULT_SEP, _cut(h, limit)) for i, h in zip(items, hooks)]
-        return "\n".join(body) + "\n"
+    def render(new: int | None, old: int | None) -> Rendered:
+        body = [f"# {heading}", ""] + [entry_line(i, DEFAULT_SEP, _cut(h, new)) for i, h in zip(items, hooks)]
+        return Rendered("\n".join(body) + "\n", {})
 
-    text, warnings = _fit(render, budget, min_hook, max_lines)
-    return RebuiltIndex(text, warnings, [i.filename for i in items], [])
+    names = [i.filename for i in items]
+    text, warnings = _fit(render, Limits(budget, load_bytes, min_hook, max_lines), names)
+    return RebuiltIndex(text, warnings, names, [])
 
 
 # ---------------------------------------------------------------------------------------------

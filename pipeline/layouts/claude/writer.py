@@ -48,7 +48,7 @@ from ...storage.files import Unreadable
 from ...text.lenient_frontmatter import split_frontmatter_lenient
 from ...text.lines import append_paragraphs
 from ...storage.since_plan import DiskReads, changed_since_plan
-from .decisions import StaleInfo, decide
+from .decisions import StaleInfo, decide, unmovable_in
 from .dream_report import FolderChange, dream_report
 from .edits import apply_text_edits
 from .index_rebuild import _cut_index_memories, _decode, _encode, _rebuild_index
@@ -89,18 +89,7 @@ def changes(
     by_key = corpus.by_key()
     unreadable = {t for f in corpus.findings if f.kind == FindingKind.PARSE_ERROR for t in f.targets}
     stale = StaleInfo(findings)
-
-    def unmovable(key: str) -> str | None:
-        if key in unreadable:
-            return "unreadable file: left untouched"
-        m = by_key.get(key)
-        if m is None:
-            return "not a memory file of this store"
-        if (root / key).is_symlink():
-            return "a symlink: left untouched"
-        if m.pinned:
-            return "pinned"
-        return None
+    unmovable = unmovable_in(corpus)
 
     # Judged on other content than what is there now: skipped, and the rest decided without them.
     disk = DiskReads(root, settings.max_file_bytes)
@@ -160,7 +149,7 @@ def changes(
     d.outcome.update(apply_text_edits(live, by_key, unreadable, d.retire, root, disk, ops_writes))
 
     for key in sorted(d.created):
-        ops_writes.append(Op("write", key, data=d.created[key][0], expect=ABSENT))  # never over a file that appeared
+        ops_writes.append(Op("write", key, data=d.created[key].data, expect=ABSENT))  # never over a file that appeared
         folder(key)
 
     # One move per file, whatever number of actions retired it. A destination that exists (only
@@ -201,7 +190,7 @@ def changes(
         if index_key in edited:
             fc.index_note = edited[index_key]
             continue
-        created = {k: (title, hook) for k, (_, title, hook) in d.created.items() if folder_of(k) == name}
+        created = {k: c for k, c in d.created.items() if folder_of(k) == name}
         index_ops, summary, why = _rebuild_index(root, corpus, settings, run_id, index_key, archived_keys, out, created, disk)
         if not index_ops:
             fc.index_note = why

@@ -1,0 +1,393 @@
+"""The MEMORY.md rebuild and a consolidation's edit of the index, as a demanding user checks them.
+
+Stores built here in the shapes of the real ones the audit named (../shared/real-stores/wild/
+torsten-haskell-oracle, webeverything, siglens-review, and ../shared/real-stores/orchestkit); the
+last tests read those in place and apply to copies:
+
+- a hand-written hook is never shortened while Claude Code loads the index whole (200 lines, 24 KB),
+  and when the rebuild shortens anything the plan's reason says so (how many, by how much);
+- a new entry lands within the 200 lines loaded when it can, and the plan says when it cannot;
+- a consolidation's new file takes the place of its first member's entry (in MEMORY.md or the
+  sub-index listing it, numbered or linked as that line was), the other members' lines go, a heading
+  the run emptied goes with them, and nothing is appended to MEMORY.md;
+- its hook is made of the members' own index hooks, not of their glued descriptions.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from helpers import NOW, REAL_STORES, WILD, copy_real, plan_json, run_cli, snapshot
+
+from pipeline.actions import ConsolidateAction
+from pipeline.api import apply_plan, build_plan, open_store, undo
+from pipeline.config import Settings
+from pipeline.layouts.claude import index_rebuild, memory_md
+
+AGENT = ".claude/agent-memory/oracle"
+S = Settings.model_validate({"now": NOW, "llm": {"model": "none"}})
+LOAD = S.claude.index_load_bytes
+TARGET = S.claude.index_budget_bytes
+
+
+def topic(name: str, description: str, body: str = "Notes.", kind: str = "reference") -> str:
+    return f"---\nname: {name}\ndescription: {description}\ntype: {kind}\n---\n\n{body}\n"
+
+
+def write(folder: Path, files: dict[str, str]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return folder
+
+
+def apply_json(root: Path, *extra: str) -> dict:
+    res = run_cli("apply", str(root), "--now", NOW, "--model", "none", "--yes", "--json", *extra)
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)
+
+
+def reason_of(plan: dict, kind: str) -> str:
+    return "; ".join(a["reason"] for a in plan["actions"] if a["kind"] == kind)
+
+
+# ---------------------------------------------------------------------------------------------
+# 1. hooks are the author's while Claude Code loads the index whole
+
+VERSIONS = "per-release values (10.1.4=10,2 / 10.2-10.6.0=10,3 / 10.5.3-4=10,6 / 10.6.1-3=10,7 / 10.7.0+=10,8)"
+
+
+def sectioned_store(root: Path, hook_words: int, unindexed: int = 15) -> Path:
+    """torsten-haskell-oracle's shape: one heading and one hand-written entry a section, long hooks
+    (one holding a per-release table), and files no entry lists yet."""
+    folder = root / AGENT
+    lines = ["# Oracle - Agent Memory", ""]
+    files = {}
+    for i in range(50):
+        hook = f"Hardcoded in module{i}.hs; {VERSIONS}" if i == 7 else " ".join(f"word{i}x{w}" for w in range(hook_words))
+        lines += [f"## Area {i}", f"- [area-{i:02d}.md](area-{i:02d}.md) — {hook}", ""]
+        files[f"area-{i:02d}.md"] = topic(f"area-{i:02d}", f"area {i}")
+    for i in range(unindexed):
+        files[f"late-{i:02d}.md"] = topic(f"late-{i:02d}", " ".join(f"late{i}y{w}" for w in range(30)))
+    write(folder, files)
+    (folder / "MEMORY.md").write_text("\n".join(lines).rstrip("\n") + "\n", encoding="utf-8")
+    return folder
+
+
+def test_hand_written_hooks_stay_as_written_while_claude_code_loads_the_index_whole(tmp_path):
+    folder = sectioned_store(tmp_path, hook_words=30)  # 16 KB, as torsten-haskell-oracle
+    old = (folder / "MEMORY.md").read_text(encoding="utf-8")
+    assert len(old.encode()) < TARGET and len(old.splitlines()) < 200
+    reason = reason_of(plan_json(tmp_path, "--model", "none"), "rebuild_index")
+    assert "15 files not indexed" in reason
+    assert "hand-written hooks kept as written" in reason and "shortened" not in reason  # said before apply
+    apply_json(tmp_path)
+    new = (folder / "MEMORY.md").read_text(encoding="utf-8")
+    assert TARGET < len(new.encode()) <= LOAD  # over the 17 KB target, all of it loaded
+    assert all(line in new.splitlines() for line in old.splitlines())  # every hand-written line as it was
+    assert VERSIONS in new
+
+
+def test_past_what_claude_code_loads_the_plan_says_which_hooks_it_shortens_and_by_how_much(tmp_path):
+    folder = sectioned_store(tmp_path, hook_words=45)
+    old = (folder / "MEMORY.md").read_text(encoding="utf-8")
+    reason = reason_of(plan_json(tmp_path, "--model", "none"), "rebuild_index")
+    said = [part for part in reason.split("; ") if "hand-written hooks shortened" in part]
+    assert len(said) == 1 and said[0].startswith("applying it: 49 hand-written hooks shortened, by ")  # not the short one
+    assert f"past the {LOAD} Claude Code loads" in said[0]
+    out = apply_json(tmp_path)
+    assert said[0].removeprefix("applying it: ") in " ".join(out["notes"])  # what the plan said is what was done
+    new = (folder / "MEMORY.md").read_text(encoding="utf-8")
+    assert LOAD - 50 * 4 < len(new.encode()) <= LOAD < len(old.encode()) + 15 * 250  # cut only as far as it takes
+    assert all(f"](area-{i:02d}.md) — " in new for i in range(50))
+
+
+# ---------------------------------------------------------------------------------------------
+# 2. a new entry lands where Claude Code loads it
+
+
+def reviewer_store(root: Path, prose: int, new: tuple[str, ...]) -> Path:
+    """orchestkit's ork-code-quality-reviewer: a few entries under a first heading, then many
+    sections of prose notes, an entry in the last one; new files whose names share nothing."""
+    folder = root / AGENT
+    lines = ["# Reviewer Memory", "", "## Topic Files (read on demand)"]
+    files = {}
+    for name in ("hook-input-normalization", "skill-guard-gaps", "registry-package-format"):
+        lines.append(f"- [{name}]({name}.md) — what {name} says")
+        files[f"{name}.md"] = topic(name, f"about {name}")
+    lines.append("")
+    while len(lines) < prose:
+        lines += [f"## Notes {len(lines)}", *(f"- note {len(lines)}.{k} on `src/x{k}.ts`" for k in range(6)), ""]
+    lines = lines[:prose - 1] + ["- [site gotchas](site-gotchas.md) — vitest needs -c"]
+    files["site-gotchas.md"] = topic("site gotchas", "vitest")
+    for name in new:
+        files[f"{name}.md"] = topic(name, f"adversarial review of {name}")
+    write(folder, files)
+    (folder / "MEMORY.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return folder
+
+
+def test_a_new_entry_lands_within_the_200_lines_claude_code_loads(tmp_path):
+    folder = reviewer_store(tmp_path, 198, ("review-2041-dedup",))
+    old = (folder / "MEMORY.md").read_text(encoding="utf-8").splitlines()
+    reason = reason_of(plan_json(tmp_path, "--model", "none"), "rebuild_index")
+    assert "200" not in reason
+    apply_json(tmp_path)
+    new = (folder / "MEMORY.md").read_text(encoding="utf-8").splitlines()
+    assert len(new) == 199 and "## Unindexed" not in new  # a section of its own would end at line 202
+    # after the entries of the section that lists the most, the author's lines in their order
+    assert new[6] == "- [review-2041-dedup](review-2041-dedup.md) — adversarial review of review-2041-dedup"
+    assert new[:6] + new[7:] == old
+
+
+def test_the_plan_says_when_the_index_passes_200_lines_and_which_new_entries_lie_past_them(tmp_path):
+    folder = reviewer_store(tmp_path, 199, ("review-2041-dedup", "zz-late-review"))
+    old = (folder / "MEMORY.md").read_text(encoding="utf-8").splitlines()
+    reason = reason_of(plan_json(tmp_path, "--model", "none"), "rebuild_index")
+    assert "index is 204 lines: Claude Code loads the first 200; 1 new entry past them (zz-late-review.md)" in reason
+    apply_json(tmp_path)
+    new = (folder / "MEMORY.md").read_text(encoding="utf-8").splitlines()
+    assert new[6].startswith("- [review-2041-dedup](review-2041-dedup.md)")  # the one that fits, loaded
+    assert new[200:] == ["", "## Unindexed", "", "- [zz-late-review](zz-late-review.md) — adversarial review of zz-late-review"]
+    assert new[:6] + new[7:200] == old  # no line the author had loaded pushed out
+
+
+# ---------------------------------------------------------------------------------------------
+# 3. a consolidation's file takes its first member's place
+
+TREE_MD = """<!-- Memory index = a TREE: each line → a category sub-index. Add a rule via its sub-index, not here. -->
+
+<!-- core-invariants: load-bearing rules kept always-loaded (each also lives in its sub-index) -->
+- 6. Zero Standard Implementation — FOUNDATIONAL; impl→FUI
+- 105. Claim Ignores Git State — backlog ownership=status:active NOT the working tree; uncommitted edits never a drop-reason
+- 106. Backlog Is The Tracker — /backlog/ renders from backlog/*.md
+
+<!-- categories: everything else -->
+- **[Backlog Workflow & Item State](index-back.md)** — backlog · item state (3 rules)
+- **[Batch · Commit · Git Hygiene](index-batch.md)** — batch · commit (2 rules)
+"""
+INDEX_BACK = """---
+name: index-back
+description: Backlog mechanics and item state
+---
+
+Backlog Workflow & Item State cluster — open a leaf with `node scripts/memory-resolve.mjs <N>`:
+
+- 6. Zero Standard Implementation — FOUNDATIONAL; impl→FUI
+- 105. Claim Ignores Git State — backlog ownership=status:active NOT the working tree; uncommitted edits never a drop-reason
+- 106. Backlog Is The Tracker — /backlog/ renders from backlog/*.md
+"""
+INDEX_BATCH = """---
+name: index-batch
+description: Batch execution and commit discipline
+---
+
+Batch · Commit · Git Hygiene cluster:
+
+- 61. Batch Working Practices — claim before coding; cluster by repo
+- 122. Batch Conflict Avoidance — per-item claim (status:active) dodges races, NOT git-status; splice data edits
+"""
+TREE_FILES = {
+    "6-project_zero_standard.md": topic("project_zero_standard", "zero standard implementation", kind="project"),
+    "105-feedback_claim_ignores_git_state.md": topic("feedback_claim_ignores_git_state", "claim ignores git", kind="feedback"),
+    "106-feedback_backlog_is_tracker.md": topic("feedback_backlog_is_tracker", "backlog is the tracker", kind="feedback"),
+    "61-feedback_batch_practices.md": topic("feedback_batch_practices", "batch practices", kind="feedback"),
+    "122-feedback_batch_conflict_avoidance.md": topic("feedback_batch_conflict_avoidance", "batch conflicts", kind="feedback"),
+}
+
+
+def consolidation(folder: str, members: list[str], new: str, name: str, heading: str) -> ConsolidateAction:
+    glued = "; ".join(f"the description of {m} " * 4 for m in members)  # what the description glues: not a hook
+    return ConsolidateAction(
+        targets=[f"{folder}/{m}" for m in members], reason="they share a subject",
+        outputs=[{"path": f"{folder}/{new}", "frontmatter": {"name": name, "description": glued, "type": "feedback"},
+                  "body": f"# {heading}\n\n" + "\n\n".join(f"What {m} said." for m in members), "size": 1}],
+    )
+
+
+def apply_one(root: Path, action: ConsolidateAction) -> dict[str, str]:
+    """Apply `action` alone, read what it wrote, undo it (the store back byte for byte): the texts
+    of the files the run left, by path."""
+    before = snapshot(root)
+    corpus, settings = open_store(root, S)
+    plan = build_plan(corpus, settings)
+    result = apply_plan(corpus, plan, settings, actions=[action])
+    assert [a.kind for a in result.changes.applied] == ["consolidate"], result.changes.skipped
+    after = {path: data.decode("utf-8") for path, data in snapshot(root).items() if not path.endswith("/")}
+    undo(root, result.run_id)
+    assert snapshot(root) == before
+    return after
+
+
+def test_a_consolidation_takes_its_first_members_numbered_lines_and_appends_nothing(tmp_path):
+    """webeverything: MEMORY.md's always-loaded core line of 105 and index-back.md's became nothing,
+    index-batch.md lost 122, and the new file was appended at the end of MEMORY.md."""
+    write(tmp_path / "mem", {**TREE_FILES, "MEMORY.md": TREE_MD, "index-back.md": INDEX_BACK, "index-batch.md": INDEX_BATCH})
+    action = consolidation("mem", ["105-feedback_claim_ignores_git_state.md", "122-feedback_batch_conflict_avoidance.md"],
+                           "148-feedback_claim_and_batch.md", "feedback_claim_and_batch", "Claim And Batch Conflicts")
+    after = apply_one(tmp_path, action)
+    new_line = ("- 148. Claim And Batch Conflicts — Claim Ignores Git State: backlog ownership=status:active NOT the working tree; "
+                "uncommitted edits never a drop-reason; Batch Conflict Avoidance: per-item claim (status:active) dodges races, "
+                "NOT git-status; splice data edits")
+    core = TREE_MD.splitlines()[4]
+    assert after["mem/MEMORY.md"] == TREE_MD.replace(core, new_line)
+    assert after["mem/index-back.md"] == INDEX_BACK.replace(core, new_line)
+    batch = INDEX_BATCH.splitlines()[-1]
+    assert after["mem/index-batch.md"] == INDEX_BATCH.replace(batch + "\n", "")
+
+
+ORACLE_MD = """# Oracle - Agent Memory
+
+## ExtLedgerState Snapshot Format
+- [ext-ledger-state.md](ext-ledger-state.md) — Complete CBOR encoding of state file: snapshot wrapper array(2)
+
+## GDD — Genesis Density Disconnector
+- [gdd.md](gdd.md) — Complete GDD algorithm
+
+## ExtLedgerState Disk Snapshot CBOR Format
+- [ledger-snapshot-cbor.md](ledger-snapshot-cbor.md) — Complete wire format: outer array(2)[uint8(1), ExtLedgerState]
+
+## Mithril Snapshot & Ledger Initialization
+- [mithril.md](mithril.md) — Two-archive system
+"""
+
+
+def test_a_consolidation_takes_its_first_members_link_and_a_heading_it_emptied_goes(tmp_path):
+    """torsten-haskell-oracle: the members' headings were left empty and the new entry went under
+    `## Unindexed`."""
+    files = {n: topic(n[:-3], n) for n in ("ext-ledger-state.md", "gdd.md", "ledger-snapshot-cbor.md", "mithril.md")}
+    write(tmp_path / AGENT, {**files, "MEMORY.md": ORACLE_MD})
+    after = apply_one(tmp_path, consolidation(AGENT, ["ext-ledger-state.md", "ledger-snapshot-cbor.md"], "extledgerstate_snapshot.md",
+                                      "Extledgerstate snapshot", "Extledgerstate snapshot"))
+    assert after[f"{AGENT}/MEMORY.md"] == """# Oracle - Agent Memory
+
+## ExtLedgerState Snapshot Format
+- [Extledgerstate snapshot](extledgerstate_snapshot.md) — Complete CBOR encoding of state file: snapshot wrapper array(2); Complete wire format: outer array(2)[uint8(1), ExtLedgerState]
+
+## GDD — Genesis Density Disconnector
+- [gdd.md](gdd.md) — Complete GDD algorithm
+
+## Mithril Snapshot & Ledger Initialization
+- [mithril.md](mithril.md) — Two-archive system
+"""
+
+
+ROUNDS = {
+    1: ("R1", "9x locale-invariant canonical (explicit arg bypasses self-ref auto-derive), setRequestLocale only in root layout, "
+              "extract.mjs --apply can emit undefined-`t` code, scripts/i18n gitignored, nav usePathname locale-prefix mismatch"),
+    2: ("R2", "all 8 R1 findings verified fixed; new miss: header nav `<Link>` hrefs still unprefixed (plain next/link) so clicking "
+              "drops locale to ko silently"),
+    3: ("R3", "LocaleLink fix verified airtight (52 files, 0 raw next/link). New: window.history.replaceState locale-loss"),
+    4: ("R4", "R3's 2 findings verified fixed correctly (15 redirect() sites, window.history). New: resolvePostSignupDestination"),
+    5: ("R5", "relayed only: SymbolTabs/NoticePopup/usePageContextLabel path-compare broke on prefix"),
+    6: ("R6 — APPROVED, closes epic", "verified useAppPathname consolidation + all 6 allowlist entries + audit-test soundness "
+                                      "(import-line-based, not module-aware) + repo-wide locale-loss sweep, zero findings"),
+}
+
+
+def test_a_consolidations_hook_is_made_of_its_members_own_hooks(tmp_path):
+    """siglens-review: six hand-written hooks (one saying `R6 — APPROVED, closes epic`) became one
+    hook glued from the members' descriptions."""
+    lines = ["# Memory Index", "", "## Project", "- [chart-rendering](project-chart-rendering.md) — chart indicator hooks"]
+    files = {"project-chart-rendering.md": topic("chart-rendering", "charts", kind="project")}
+    for n, (label, hook) in ROUNDS.items():
+        lines.append(f"- [feat/i18n-multilingual {label}](project-i18n-multilingual-r{n}.md) — {hook}")
+        files[f"project-i18n-multilingual-r{n}.md"] = topic(f"i18n r{n}", f"feat/i18n-multilingual R{n} code review " * 5, kind="project")
+    write(tmp_path / AGENT, {**files, "MEMORY.md": "\n".join(lines) + "\n"})
+    after = apply_one(tmp_path, consolidation(AGENT, [f"project-i18n-multilingual-r{n}.md" for n in ROUNDS], "project-i18n-multilingual.md",
+                                      "project-i18n-multilingual", "i18n multilingual"))
+    text = after[f"{AGENT}/MEMORY.md"].splitlines()
+    assert text[:4] == lines[:4] and len(text) == 5
+    head, hook = text[4].split(" — ", 1)
+    assert head == "- [feat/i18n-multilingual](project-i18n-multilingual.md)"
+    at = [hook.index(f"{label}: ") for label, _ in ROUNDS.values()]
+    assert at == sorted(at) and at[0] == 0  # each round's label, in order
+    assert "; R6 — APPROVED, closes epic: verified" in hook
+    assert "code review" not in hook  # nothing of the glued descriptions
+    assert len(hook) <= index_rebuild.CONSOLIDATED_HOOK_CHARS
+
+
+# ---------------------------------------------------------------------------------------------
+# 4. the real stores the audit named, read in place and applied to copies
+
+REAL_NOW = "2026-12-06"
+
+
+def _real(src: Path, dst: Path) -> Path:
+    if not src.is_dir():
+        pytest.skip(f"{src} is not beside the clone")
+    return copy_real(src, dst)
+
+
+def _plan_and_apply(root: Path, *select: str) -> tuple[dict, dict]:
+    res = run_cli("plan", str(root), "--json", "--now", REAL_NOW, "--model", "stub")
+    assert res.returncode == 0, res.stderr
+    plan = json.loads(res.stdout)
+    args = ["--select", ",".join(select)] if select else []
+    res = run_cli("apply", str(root), "--now", REAL_NOW, "--model", "stub", "--yes", "--json", *args)
+    assert res.returncode == 0, res.stderr
+    return plan, json.loads(res.stdout)
+
+
+def test_torsten_haskell_oracle_keeps_its_hooks_and_its_sections(tmp_path):
+    root = _real(WILD / "torsten-haskell-oracle", tmp_path / "s")
+    index = root / ".claude/agent-memory/cardano-haskell-oracle/MEMORY.md"
+    old = index.read_text(encoding="utf-8").splitlines()
+    before = snapshot(root)
+    plan, out = _plan_and_apply(root)
+    assert "hand-written hooks kept as written" in reason_of(plan, "rebuild_index")
+    assert sorted(a["kind"] for a in out["applied"]) == ["consolidate", "rebuild_index"]
+    new = index.read_text(encoding="utf-8").splitlines()
+    members = ("ext-ledger-state-snapshot-format.md", "ledger-snapshot-cbor-format.md")
+    emptied = old.index("## ExtLedgerState Disk Snapshot CBOR Format")  # its one entry was a member's: it goes
+    assert members[1] in old[emptied + 1] and members[0] in old[3]
+    assert new[3].startswith("- [Extledgerstate, snapshot and format](extledgerstate_snapshot_and_format.md) — ")
+    # in the first member's place; the heading, the entry and the blank line of the emptied section gone
+    added = new.index("## Unindexed") - 1  # the files no entry listed yet go there, after a blank line
+    assert [line for line in new[:added] if line in old] == old[:3] + old[4:emptied] + old[emptied + 3 :]
+    assert not [line for line in new[new.index("## Unindexed"):] if "extledgerstate_snapshot_and_format" in line]
+    assert run_cli("undo", str(root)).returncode == 0
+    assert snapshot(root) == before
+
+
+def test_orchestkit_reviewers_new_entry_is_loaded(tmp_path):
+    root = _real(REAL_STORES / "orchestkit", tmp_path / "s")
+    folder = root / ".claude/agent-memory/ork-code-quality-reviewer"
+    plan, _ = _plan_and_apply(root, "rebuild_index")
+    assert "200" not in reason_of(plan, "rebuild_index")
+    names = [p.name for p in folder.iterdir() if p.suffix == ".md"]
+    text = (folder / "MEMORY.md").read_text(encoding="utf-8")
+    assert len(text.splitlines()) <= memory_md.MAX_LINES
+    assert "review-2041-dedup-migration.md" in memory_md.reach(text, names, lambda n: None, memory_md.MAX_LINES).reached
+
+
+def test_webeverything_consolidation_stays_in_its_tree(tmp_path):
+    root = _real(WILD / "webeverything", tmp_path / "s")
+    folder = root / "agent-memory-src"
+    old = {n: (folder / n).read_text(encoding="utf-8") for n in ("MEMORY.md", "index-back.md", "index-batch.md")}
+    plan, out = _plan_and_apply(root)
+    [action] = [a for a in plan["actions"] if a["kind"] == "consolidate"]
+    assert [a["kind"] for a in out["applied"]] == ["consolidate"]
+    new_name = action["outputs"][0]["path"].rsplit("/", 1)[1]
+    number = new_name.split("-", 1)[0]
+    index = (folder / "MEMORY.md").read_text(encoding="utf-8")
+    core = next(line for line in old["MEMORY.md"].splitlines() if line.startswith("- 105. Claim Ignores Git State"))
+    [line] = [line for line in index.splitlines() if line.startswith(f"- {number}. ")]
+    assert index == old["MEMORY.md"].replace(core, line)  # in its place, nothing appended
+    assert "Claim Ignores Git State: " in line and "Batch Conflict Avoidance: " in line
+    back = (folder / "index-back.md").read_text(encoding="utf-8")
+    assert back == old["index-back.md"].replace(core, line)
+    batch = (folder / "index-batch.md").read_text(encoding="utf-8")
+    assert "- 122." not in batch and f"- {number}." not in batch
+
+
+def test_siglens_review_rounds_keep_their_verdicts(tmp_path):
+    root = _real(WILD / "siglens-review", tmp_path / "s")
+    plan, _ = _plan_and_apply(root)
+    index = (root / ".claude/agent-memory/review-agent/MEMORY.md").read_text(encoding="utf-8")
+    [line] = [line for line in index.splitlines() if "](project-i18n-multilingual.md)" in line]
+    assert line.startswith("- [feat/i18n-multilingual](project-i18n-multilingual.md) — R1: 9x locale-invariant")
+    assert "; R6 — APPROVED, closes epic: " in line
