@@ -337,18 +337,18 @@ def test_torsten_haskell_oracle_keeps_its_hooks_and_its_sections(tmp_path):
     index = root / ".claude/agent-memory/cardano-haskell-oracle/MEMORY.md"
     old = index.read_text(encoding="utf-8").splitlines()
     before = snapshot(root)
-    plan, out = _plan_and_apply(root)
+    plan, out = _plan_and_apply(root, "consolidate", "rebuild_index")  # a claude consolidation is asked
     assert "hand-written hooks kept as written" in reason_of(plan, "rebuild_index")
     assert sorted(a["kind"] for a in out["applied"]) == ["consolidate", "rebuild_index"]
     new = index.read_text(encoding="utf-8").splitlines()
     members = ("ext-ledger-state-snapshot-format.md", "ledger-snapshot-cbor-format.md")
     emptied = old.index("## ExtLedgerState Disk Snapshot CBOR Format")  # its one entry was a member's: it goes
     assert members[1] in old[emptied + 1] and members[0] in old[3]
-    assert new[3].startswith("- [Extledgerstate, snapshot and format](extledgerstate_snapshot_and_format.md) — ")
+    assert new[3].startswith("- [Extledgerstate, snapshot and format](extledgerstate-snapshot-and-format.md) — ")
     # in the first member's place; the heading, the entry and the blank line of the emptied section gone
     added = new.index("## Unindexed") - 1  # the files no entry listed yet go there, after a blank line
     assert [line for line in new[:added] if line in old] == old[:3] + old[4:emptied] + old[emptied + 3 :]
-    assert not [line for line in new[new.index("## Unindexed"):] if "extledgerstate_snapshot_and_format" in line]
+    assert not [line for line in new[new.index("## Unindexed"):] if "extledgerstate-snapshot-and-format" in line]
     assert run_cli("undo", str(root)).returncode == 0
     assert snapshot(root) == before
 
@@ -368,7 +368,7 @@ def test_webeverything_consolidation_stays_in_its_tree(tmp_path):
     root = _real(WILD / "webeverything", tmp_path / "s")
     folder = root / "agent-memory-src"
     old = {n: (folder / n).read_text(encoding="utf-8") for n in ("MEMORY.md", "index-back.md", "index-batch.md")}
-    plan, out = _plan_and_apply(root)
+    plan, out = _plan_and_apply(root, "consolidate")
     [action] = [a for a in plan["actions"] if a["kind"] == "consolidate"]
     assert [a["kind"] for a in out["applied"]] == ["consolidate"]
     new_name = action["outputs"][0]["path"].rsplit("/", 1)[1]
@@ -386,7 +386,7 @@ def test_webeverything_consolidation_stays_in_its_tree(tmp_path):
 
 def test_siglens_review_rounds_keep_their_verdicts(tmp_path):
     root = _real(WILD / "siglens-review", tmp_path / "s")
-    plan, _ = _plan_and_apply(root)
+    plan, _ = _plan_and_apply(root, "consolidate")
     index = (root / ".claude/agent-memory/review-agent/MEMORY.md").read_text(encoding="utf-8")
     [line] = [line for line in index.splitlines() if "](project-i18n-multilingual.md)" in line]
     assert line.startswith("- [feat/i18n-multilingual](project-i18n-multilingual.md) — R1: 9x locale-invariant")
