@@ -87,11 +87,28 @@ def with_target_hashes(corpus: Corpus, actions: list[Action]) -> tuple[list[Acti
 
 def without_moot(findings: list[Finding], actions: list[Action], live: list[str]) -> list[Finding]:
     """The findings still worth reading once the plan's final actions are known: one whose kind
-    yields to retirements (a missing tracker) goes when every memory it names is retired."""
+    yields to retirements (a missing tracker) goes when every memory it names is retired by an
+    automatic action. A retirement that needs the user may be declined: the advice stays."""
     keys = set(live)
-    retired = {t for a in actions for t in retired_by(a, keys)}
+    retired = {t for a in actions if not a.needs_user for t in retired_by(a, keys)}
     return [f for f in findings
             if not (finding_yields_to_retirements(f.kind) and f.targets and all(t in retired for t in f.targets))]
+
+
+MOVES = (ActionKind.PROMOTE, ActionKind.DEMOTE, ActionKind.ARCHIVE)
+
+
+def without_stranded_members(actions: list[Action], live: list[str]) -> list[Action]:
+    """The actions but the archives of consolidation members (`consolidated_into`, crux) whose
+    consolidated memory another of the actions retires, moves, or re-partitions: the member would
+    leave the store in the same run as the memory said to hold its text (apply re-checks, too)."""
+    keys = set(live)
+    taken: set[str] = set()
+    for a in actions:
+        taken.update(retired_by(a, keys))
+        if a.kind in MOVES or a.kind == ActionKind.REBALANCE_VOLUMES:
+            taken.update(a.targets)
+    return [a for a in actions if getattr(a, "consolidated_into", None) not in taken]
 
 
 def run_rules(corpus: Corpus, settings: Settings) -> Outcome:
@@ -132,7 +149,8 @@ def build_plan(corpus: Corpus, settings: Settings, run_stages: StageRunner | Non
     outcome = ask_before_leaving_aliases(corpus, layout_of(corpus).guard(outcome, settings))
     live = [m.key for m in corpus.memories if m.type != "archived"]
     capped = cap_retirements(reconcile(outcome.actions), live, settings.max_retire_fraction)
-    actions, unhashed = with_target_hashes(corpus, sorted(capped.actions, key=action_sort_key))
+    kept = without_stranded_members(capped.actions, live)
+    actions, unhashed = with_target_hashes(corpus, sorted(kept, key=action_sort_key))
     actions = layout_of(corpus).explain(corpus, actions, settings)  # what applying them does, said before
     # of the actions the plan keeps, after every guard
     dangling = dangling_links(corpus, actions) if layout_of(corpus).links_by_name else []

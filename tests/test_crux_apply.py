@@ -602,11 +602,15 @@ def test_the_real_crux_store_applies_and_undoes(tmp_path):
     for p in [root, *root.rglob("*")]:
         p.chmod(p.stat().st_mode | 0o200)  # the checked-in copy is read-only
     before = snapshot(root)
+    # the six members earlier consolidations left behind: their archive waits for the user
     res = apply(root, "--json", now="2026-05-25")
+    assert res.returncode == 0, res.stderr
+    assert json.loads(res.stdout)["applied"] == [] and snapshot(root) == before
+    res = apply(root, "--json", "--select", "archive", now="2026-05-25")
     assert res.returncode == 0, res.stderr
     assert "Traceback" not in res.stderr
     out = json.loads(res.stdout)
-    # the six members earlier consolidations left behind, archived as those consolidations would have
+    # chosen, they are archived as those consolidations would have
     assert [a["kind"] for a in out["applied"]] == ["archive"] * 6
     assert len(list((root / ".ai-ignored/memories/sources/20260525").glob("*.memory.md"))) == 6
     assert (root / ".ai-ignored/executed/rem-20260525.md").is_file()

@@ -214,9 +214,10 @@ def test_real_store_plan_on_its_own_day():
     res = run_cli("plan", str(REAL), "--json", "--now", "2026-05-25", "--model", "none")
     plan = json.loads(res.stdout)
     # the day after the index was rebuilt nothing is old: only the leftovers of earlier consolidations
-    # (archived to finish them; the owner's index rightly leaves them out) and tracking gaps show
+    # (their archive, to finish them, proposed to the user; the owner's index rightly leaves them out)
+    # and tracking gaps show
     assert [a["kind"] for a in plan["actions"]] == ["archive"] * 6
-    assert all(a["consolidated_into"] and not a["needs_user"] for a in plan["actions"])
+    assert all(a["consolidated_into"] and a["needs_user"] for a in plan["actions"])
     assert {f["kind"] for f in plan["findings"]} == {"missing_tracker"}
     # not the five consolidated memories whose strength is their members' sum
     assert len(plan["findings"]) == 6

@@ -105,7 +105,8 @@ def test_front_matter_quirks_of_the_real_store(tmp_path):
     )
     root = make_store(tmp_path, {
         "memories/learning/q.memory.md": text,
-        "memories/learning/member.memory.md": fm(id='"abc1234"', type="learning") + "member\n",
+        # created by the consolidation's day (q's `modified`): a member (without a date it would not be)
+        "memories/learning/member.memory.md": fm(id='"abc1234"', type="learning", created="2026-04-27") + "member\n",
         "memories/learning/n.memory.md": fm(id="0123456", type="learning") + "n\n",
     })
     ms = {m.slug: m for m in load(root).memories}

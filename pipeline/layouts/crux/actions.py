@@ -239,6 +239,28 @@ def _keep_both(run: Run, a: Action, one: Live, two: Live) -> None:
 # --- promote / demote / archive: the seed's file-move procedure ------------------------------------
 
 
+def _current_type(live: Live) -> str | None:
+    return live.m.type or live.m.extra.get("folder_type")
+
+
+def _movable(run: Run, a: Action) -> Live | str:
+    """The memory a move (or a member's archive) names, or why it cannot be moved: gone, already
+    archived or moved in this run, or not of the type the plan read."""
+    live = run.resolve(a.targets[0])
+    if isinstance(live, str):
+        return live
+    if live.retired_by:
+        return f"archived by {live.retired_by} in this run"
+    if live.moved_by:
+        return f"already moved by {live.moved_by} in this run"
+    old_type = _current_type(live)
+    if not old_type:
+        return "the memory's current type is unknown"
+    if a.from_type and a.from_type != old_type:
+        return f"its type is {old_type}, not {a.from_type}: the plan is out of date"
+    return live
+
+
 def move(run: Run, a: Action) -> None:
     if not a.targets:
         run.skip(a, "no target")
@@ -246,28 +268,17 @@ def move(run: Run, a: Action) -> None:
     if isinstance(a, ArchiveAction) and a.consolidated_into:
         finish_consolidation(run, a, a.consolidated_into)
         return
-    live = run.resolve(a.targets[0])
-    if isinstance(live, str):
-        run.skip(a, live)
-        return
-    if live.retired_by:
-        run.skip(a, f"archived by {live.retired_by} in this run")
-        return
-    if live.moved_by:
-        run.skip(a, f"already moved by {live.moved_by} in this run")
-        return
     new_type = a.to_type
     known = set(run.crux.typePriority) | {ARCHIVED}
     if not new_type or new_type not in known or "/" in new_type or new_type.startswith("."):
         run.skip(a, f"to_type {new_type!r} is not a type of this store (typePriority)")
         return
-    old_type = live.m.type or live.m.extra.get("folder_type")
-    if not old_type:
-        run.skip(a, "the memory's current type is unknown")
+    live = _movable(run, a)
+    if isinstance(live, str):
+        run.skip(a, live)
         return
-    if a.from_type and a.from_type != old_type:
-        run.skip(a, f"its type is {old_type}, not {a.from_type}: the plan is out of date")
-        return
+    old_type = _current_type(live)
+    assert old_type is not None  # _movable checked it
     folder = target_dir(live.m, new_type, run.crux)
     dests = [f"{folder}/{_name(f)}" for f in live.files]
     planned = a.to_path if isinstance(a, MoveAction) else None
@@ -312,7 +323,8 @@ def move(run: Run, a: Action) -> None:
 def _still_held(run: Run, member: Live, holder: Live) -> str | None:
     """Why the plan's reason may no longer hold: the consolidated memory's file is not what the plan
     read (its `consolidated_from` may have changed: it is not a target, so its hash is checked here),
-    or it does not list the member."""
+    it does not list the member, or this run archived or moved it (the writer runs the members'
+    archives after the other moves, so a move of the holder is seen here whatever the plan's order)."""
     key = holder.m.key
     if key in holder.m.read_shas and run.ov.disk.state(key) != holder.m.read_shas[key]:
         return f"its consolidated memory {key} changed since the plan: left as it is (the next plan judges it again)"
@@ -321,6 +333,8 @@ def _still_held(run: Run, member: Live, holder: Live) -> str | None:
         return f"{holder.m.key} no longer holds {member.m.key}: the plan is out of date"
     if holder.retired_by:
         return f"its consolidated memory {holder.m.key} is archived by {holder.retired_by} in this run"
+    if holder.moved_by:
+        return f"its consolidated memory {holder.m.key} is moved by {holder.moved_by} in this run"
     return None
 
 
@@ -329,19 +343,12 @@ def finish_consolidation(run: Run, a: Action, holder_key: str) -> None:
     the dated archive folder, bytes unchanged, and its tracker with it. The tracker's references are
     not added to the consolidated memory's: whether the consolidation counted them already cannot
     be told, and the archived tracker keeps them."""
-    live = run.resolve(a.targets[0])
+    live = _movable(run, a)
     holder = run.resolve(holder_key)
     if isinstance(live, str) or isinstance(holder, str):
         run.skip(a, live if isinstance(live, str) else f"its consolidated memory {holder}")
         return
-    why = (
-        (f"archived by {live.retired_by} in this run" if live.retired_by else None)
-        or (f"already moved by {live.moved_by} in this run" if live.moved_by else None)
-        or _still_held(run, live, holder)
-        or (f"its type is {live.m.type}, not {a.from_type}: the plan is out of date" if a.from_type and a.from_type != live.m.type else None)
-        or run.archive_ok()
-        or run.tracker_problem(live.m.slug)
-    )
+    why = _still_held(run, live, holder) or run.archive_ok() or run.tracker_problem(live.m.slug)
     if why:
         run.skip(a, why)
         return

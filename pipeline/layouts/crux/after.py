@@ -19,8 +19,8 @@ from ...text.yaml_load import safe_load
 from ...kinds import FindingKind
 from ...config import Settings
 from ...model import Corpus, Memory
-from .reader import (CRUX_SUFFIX, PLAIN_SUFFIX, TRACKER_SUFFIX, index_keys, load_memories, load_trackers, memory_files,
-                     place_of, under)
+from .reader import (CRUX_SUFFIX, PLAIN_SUFFIX, TRACKER_SUFFIX, archive_is_apart, load_memories, load_trackers,
+                     memory_files, place_of, under)
 from .overlay import Overlay
 from ...storage.files import Unreadable, as_int, as_tags, rel, walk_files
 
@@ -28,14 +28,19 @@ UNREADABLE_STAND_IN = b"\x00"
 
 
 def after_corpus(root: Path, ov: Overlay, settings: Settings, unreadable: set[str]) -> tuple[Corpus, list[str]]:
-    """The corpus after the run, and the primary memory files the index must list."""
+    """The corpus after the run, and its primary memory files (`index_keys` says which the index lists)."""
     crux = settings.crux
     originals = [rel(root, p) for p in memory_files(root, crux)]
     originals += [rel(root, p) for p in walk_files(root, root / crux.trackingDir, (TRACKER_SUFFIX,))]
+    # Archived members answer to names too (`members.py`): the archive as it will be, this run's included.
+    sources = crux.storage.compressionSourceArchive if archive_is_apart(crux) else None
+    if sources:
+        originals += [rel(root, p) for p in walk_files(root, root / sources, (PLAIN_SUFFIX, CRUX_SUFFIX))]
     final: dict[str, bytes] = {}
     for path in ov.final_paths(originals):
         is_memory = path.endswith((PLAIN_SUFFIX, CRUX_SUFFIX)) and (
             under(path, crux.storage.memoriesDir) or under(path, crux.storage.agentMemoriesDir)
+            or (sources is not None and under(path, sources))
         )
         if not (is_memory or (path.endswith(TRACKER_SUFFIX) and under(path, crux.trackingDir))):
             continue
@@ -49,7 +54,7 @@ def after_corpus(root: Path, ov: Overlay, settings: Settings, unreadable: set[st
     primaries = load_memories(root, settings, corpus, files=final)
     load_trackers(root, settings, corpus, files=final)
     corpus.findings = [f for f in corpus.findings if f.kind == FindingKind.PARSE_ERROR]
-    return corpus, index_keys(corpus.memories, primaries)
+    return corpus, primaries
 
 
 def old_entries(index_text: str | None) -> dict[str, dict[str, Any]]:

@@ -1,21 +1,27 @@
 """Members of a consolidation still on disk (CRUX seed 000, steps 7b and 13): `merged_into`.
 
 A consolidation writes one memory whose `consolidated_from` lists its members' ids, then archives
-the members and deletes them from the working folders (13.6-7). A member still there is a leftover
-of a consolidation cut short: its text lives on in the consolidated memory, so it is not indexed as
-a memory of its own, never grouped into another consolidation, and archived to finish the job.
+the members to `{compressionSourceArchive}/{yyyymmdd}/` and deletes them from the working folders
+(13.6-7). A member still there is a leftover of a consolidation cut short: it is not indexed as a
+memory of its own (the owner's index is left as it is about it), never grouped into another
+consolidation, and its archive is proposed to the user (`rules/leftovers.py`).
 
 A listed name reaches a memory by its written `id`; a memory without one by the id the seed gives a
 memory (`sha256(title)[:7]`, which the real store's `consolidated_from` lists for its id-less
 members) or by its slug (what this tool lists for a member without an id). Because being named
 takes a memory out of the store, a name links only when nothing about it is in doubt:
 
-- the name reaches exactly one memory (an id two files share, or a written id equal to another
-  memory's title hash, names neither);
-- the holder is live (not archived) and is not the member itself, nor a volume of the member's own
-  `consolidation_topic` (volumes share the topic's full list);
-- the member was created no later than the consolidation (`modified`, else `created`, of the
-  holder): a memory written afterwards reuses the id but was never merged;
+- the name reaches exactly one memory, counting the files already in `compressionSourceArchive`
+  (where finished consolidations put their members): an id two files share, a written id equal to
+  another memory's title hash, or a name an archived member already answers to names no live
+  memory. An archived copy byte for byte the same as the live file is that memory's own copy (step
+  13.6 done, 13.7 not), not another owner;
+- holder and member are live memories, by their `type` and by their folder (neither in an
+  `archived` one), in the same scope (a base memory is never a member of an agent's consolidation,
+  nor one agent's of another's), and the holder is not the member itself, nor a volume of the
+  member's own `consolidation_topic` (volumes share the topic's full list);
+- the member was created no later than the consolidation's day (`consolidated_on`): a memory
+  written afterwards reuses the name but was never merged. Either date unknown: no link;
 - no chain of holders comes back to where it started (A lists B and B lists A: each would take the
   other away).
 """
@@ -25,6 +31,7 @@ from __future__ import annotations
 import datetime as dt
 import hashlib
 from collections import defaultdict
+from typing import Sequence
 
 from ...model import Memory
 
@@ -32,6 +39,9 @@ ARCHIVED = "archived"
 BY_ID = "id"
 BY_TITLE_HASH = "title hash"
 BY_SLUG = "slug"
+ARCHIVED_COPY = "archived_copy"  # extra key of a file read from compressionSourceArchive
+# The keys a move records (seed step 13, "Moving Files"): the move also sets `modified` to its day.
+MOVED_KEYS = ("promoted_from", "demoted_from")
 
 
 def seed_id(title: str) -> str:
@@ -47,42 +57,66 @@ def names_of(m: Memory) -> list[tuple[str, str]]:
     return names + [(m.slug, BY_SLUG)]
 
 
+def is_live(m: Memory) -> bool:
+    """Neither typed `archived` nor in an `archived` folder."""
+    return m.type != ARCHIVED and m.extra.get("folder_type") != ARCHIVED
+
+
 def consolidated_on(m: Memory) -> dt.date | None:
-    """The day a consolidated memory was written: its `modified` (step 7b sets it to that day)."""
-    return m.modified or m.created
+    """The day the consolidation wrote `m`: its `modified`, which step 7b sets to that day and nothing
+    in the consolidation changes (`created` is the members' earliest, not the consolidation's). A
+    move since (`promoted_from`/`demoted_from`, this tool's or the seed's) set `modified` to the
+    move's day: then the consolidation's day is unknown (None), as it is without a `modified`."""
+    if any(m.meta.get(k) for k in MOVED_KEYS):
+        return None
+    return m.modified
 
 
-def _owners(memories: list[Memory]) -> dict[str, list[tuple[Memory, str]]]:
+def after_consolidation(day: dt.date | None, holder: Memory) -> bool | None:
+    """Whether `day` is later than the holder's consolidation; None when either date is unknown."""
+    done = consolidated_on(holder)
+    if day is None or done is None:
+        return None
+    return day > done
+
+
+def _owners(memories: list[Memory], archived: Sequence[Memory]) -> dict[str, list[tuple[Memory, str]]]:
     owners: dict[str, list[tuple[Memory, str]]] = defaultdict(list)
     for m in memories:
         for name, how in names_of(m):
             if all(o is not m for o, _ in owners[name]):
                 owners[name].append((m, how))
+    for copy in archived:
+        sha = copy.extra.get("sha")
+        for name, how in names_of(copy):
+            if not any(sha and sha in o.read_shas.values() for o, _ in owners[name]):
+                owners[name].append((copy, how))
     return owners
 
 
 def _may_hold(holder: Memory, member: Memory) -> bool:
-    if member is holder:
+    if member is holder or not is_live(member) or member.group != holder.group:
         return False
     topic = holder.extra.get("consolidation_topic")
-    if topic and topic == member.extra.get("consolidation_topic") and holder.group == member.group:
+    if topic and topic == member.extra.get("consolidation_topic"):
         return False  # a sibling volume: volumes share the topic's list
-    day = consolidated_on(holder)
-    return member.created is None or day is None or member.created <= day
+    return after_consolidation(member.created, holder) is False
 
 
-def _holders(memories: list[Memory]) -> dict[str, list[tuple[Memory, str, str]]]:
+def _holders(memories: list[Memory], archived: Sequence[Memory]) -> dict[str, list[tuple[Memory, str, str]]]:
     """By member key: (holder, the name it lists, how the name reached the member), holders by key."""
-    owners = _owners(memories)
+    owners = _owners(memories, archived)
     found: dict[str, list[tuple[Memory, str, str]]] = defaultdict(list)
     for holder in sorted(memories, key=lambda m: m.key):
-        if holder.type == ARCHIVED:
+        if not is_live(holder):
             continue
         for name in dict.fromkeys(holder.extra.get("consolidated_from") or []):
             reached = owners.get(name, [])
             if len(reached) != 1:
                 continue  # nobody, or a name two memories answer to: it names neither
             member, how = reached[0]
+            if member.extra.get(ARCHIVED_COPY):
+                continue  # the member is archived already: nothing live is left of it
             if _may_hold(holder, member) and all(h is not holder for h, _, _ in found[member.key]):
                 found[member.key].append((holder, name, how))
     return found
@@ -99,10 +133,11 @@ def _in_cycle(start: str, into: dict[str, str]) -> bool:
     return False
 
 
-def link_merged_members(memories: list[Memory]) -> None:
+def link_merged_members(memories: list[Memory], archived: Sequence[Memory] = ()) -> None:
     """Mark each leftover member: `merged_into` (its first holder's key), `merged_as` (the name the
-    holder lists) and `merged_by` (how that name reached it: id, title hash or slug)."""
-    found = _holders(memories)
+    holder lists) and `merged_by` (how that name reached it: id, title hash or slug). `archived`:
+    the memory files in `compressionSourceArchive` (`archived_copy`, and `sha`: the file's sha256)."""
+    found = _holders(memories, archived)
     into = {key: holders[0][0].key for key, holders in found.items()}
     for m in memories:
         holders = found.get(m.key)

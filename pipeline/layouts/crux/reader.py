@@ -19,7 +19,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any, Mapping
+from typing import Any, Collection, Mapping
 
 from pydantic import ValidationError
 
@@ -29,7 +29,7 @@ from ...kinds import FindingKind
 from ...config import CruxConfig, Settings, store_relative
 from ...errors import ConfigError, UsageError
 from ...model import Corpus, IndexEntry, Memory, Tracker
-from .members import absorbed, link_merged_members
+from .members import ARCHIVED_COPY, absorbed, link_merged_members
 from ...storage.files import (
     SKIP_DIRS,
     YAML_ERRORS,
@@ -464,15 +464,48 @@ def load_memories(root: Path, settings: Settings, corpus: Corpus, files: Files |
             # The compressed file is unreadable (reported): the original still carries the memory.
             corpus.memories.append(_to_memory(plain_doc, None, crux_key, settings))
     corpus.memories.sort(key=lambda m: m.key)
-    link_merged_members(corpus.memories)
+    holders = any(m.extra["consolidated_from"] for m in corpus.memories)
+    link_merged_members(corpus.memories, archived_copies(root, settings, files) if holders else [])
     return sorted(primaries)
 
 
-def index_keys(memories: list[Memory], primaries: list[str]) -> list[str]:
-    """The primary files the index lists: all but members a live consolidation already holds
-    (`members.py`): a leftover is not a memory of its own, and the owner's index leaves it out."""
+def archive_is_apart(crux: CruxConfig) -> bool:
+    """Whether `compressionSourceArchive` is a folder of its own, not (inside) a working folder
+    (whose files are read as memories already)."""
+    folder = crux.storage.compressionSourceArchive
+    working = (crux.storage.memoriesDir, crux.storage.agentMemoriesDir)
+    return folder not in (".", "") and not any(folder == w or under(folder, w) for w in working)
+
+
+def archived_copies(root: Path, settings: Settings, files: Files | None = None) -> list[Memory]:
+    """The memory files in `compressionSourceArchive` (members of finished consolidations, sources of
+    compressions), read only for the names they answer to (`members.py`): a name an archived member
+    answers to links no live memory. What cannot be read is passed over (it names nothing)."""
+    crux = settings.crux
+    if not archive_is_apart(crux):
+        return []
+    folder = crux.storage.compressionSourceArchive
+    if files is None:
+        keys = [rel(root, p) for p in walk_files(root, root / folder, (CRUX_SUFFIX, PLAIN_SUFFIX))]
+    else:
+        keys = keys_in(files, [folder], (CRUX_SUFFIX, PLAIN_SUFFIX))
+    scratch = Corpus(layout="crux", root=str(root))  # its findings: not the store's to report
+    out = []
+    for key in keys:
+        parsed = _parse(root, key, settings, scratch, files)
+        if parsed is not None:
+            out.append(Memory(key=key, layout="crux", id=_memory_id(parsed), title=_text(parsed.meta.get("title")),
+                              extra={ARCHIVED_COPY: True, "sha": parsed.sha}))
+    return out
+
+
+def index_keys(memories: list[Memory], primaries: list[str], listed: Collection[str]) -> list[str]:
+    """The primary files the index should list: every one, but a member a live consolidation already
+    holds (`members.py`) only when the index lists it. About such a member the owner's index is left
+    as it is: not missing when left out (the seed's consolidation takes it out), not extra when
+    listed (it is still a file, and its archive waits for the user), so no rebuild adds or drops it."""
     held = {f for m in memories if absorbed(m) for f in (m.key, m.extra.get("twin")) if f}
-    return [k for k in primaries if k not in held]
+    return [k for k in primaries if k not in held or k in listed]
 
 
 # ------------------------------------------------------------------------------------------------
@@ -586,7 +619,10 @@ def load(root: Path, settings: Settings) -> Corpus:
     corpus = Corpus(layout="crux", root=str(root))
     primaries = load_memories(root, settings, corpus)
     load_trackers(root, settings, corpus)
-    load_index(root, settings, corpus, index_keys(corpus.memories, primaries))
+    load_index(root, settings, corpus, primaries)
+    index = settings.crux.storage.indexFile
+    listed = {e.target for e in corpus.index_entries if e.index == index}
+    corpus.indexes[index] = index_keys(corpus.memories, primaries, listed)
     on_disk = [rel(root, p) for p in memory_files(root, settings.crux)]
     failed = {t for f in corpus.findings if f.kind == FindingKind.PARSE_ERROR for t in f.targets}
     work_dir_exists = (root / store.work_dir).is_dir()

@@ -18,7 +18,8 @@ named by several actions and the outcome does not depend on the plan's order:
    never done; trackers are keyed by slug and stay where they are. An `archive` with
    `consolidated_into` (a member a consolidation left behind) is not a type move: the member goes
    where the consolidation would have put it, `{compressionSourceArchive}/{yyyymmdd}/`, with its
-   twin and tracker, if the consolidated memory still lists it.
+   twin and tracker, after the other moves, if the consolidated memory still lists it and this run
+   neither archived nor moved it.
 4. `consolidate`, `rebalance_volumes`, `compress` (`crux_content`): only on memories no earlier
    step changed, since their content was planned from the old state.
 5. `absolutize_dates`, `update_ref` (`edits.py`): replacements in the memory and its twin, in place,
@@ -49,6 +50,7 @@ from . import actions as acts
 from . import content
 from .after import after_corpus, index_memories, old_entries
 from .index import render_crux_index
+from .reader import index_keys
 from .render import set_tracker_strength
 from .state import Run
 from .summary import render_rem_summary
@@ -108,8 +110,11 @@ def changes(corpus: Corpus, actions: list[Action], settings: Settings, run_id: s
 def _changes(run: Run, actions: list[Action], resolve: str | None) -> ChangeSet:
     order = {id(a): i for i, a in enumerate(actions)}
     handled: set[int] = set()
+    # Within a phase, a member's archive (`consolidated_into`) comes after the other moves: it
+    # checks that no action of the run archived or moved its consolidated memory.
+    phased = sorted(actions, key=lambda a: bool(getattr(a, "consolidated_into", None)))
     for kinds in PHASES:
-        for a in actions:
+        for a in phased:
             if a.kind in kinds:
                 _handle(run, a, resolve)
                 handled.add(id(a))
@@ -195,7 +200,7 @@ def _write_summary_and_index(run: Run) -> None:
         run.out.notes.append(f"{index} cannot be read ({exc}): not rebuilt")
         return
     previous = old_entries(old.decode("utf-8", "replace") if old is not None and index not in run.unreadable else None)
-    memories = index_memories(after, primaries, previous, settings)
+    memories = index_memories(after, index_keys(after.memories, primaries, previous), previous, settings)
     text = render_crux_index(memories, trackers_by_slug(after), crux.typePriority, run.now)
     if index in run.unreadable and run.ov.exists(index):
         # The old index could not be read: keep it in the archive rather than write over it.

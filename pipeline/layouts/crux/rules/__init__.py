@@ -8,7 +8,7 @@ unused, and the staleness is the newer evidence. The skipped promotion is named 
 A goal past the archive threshold keeps its `goal_review`, and its archive needs the user. With no
 tracking data at all, "unreferenced" is unknown: demotions and archives then need the user, and a
 finding says the usage data is missing. A member a live consolidation already holds (`merged_into`)
-gets no type move: it is archived to finish the consolidation (`leftovers.py`).
+gets no type move: its archive, to finish the consolidation, is proposed to the user (`leftovers.py`).
 """
 
 from __future__ import annotations
@@ -63,8 +63,8 @@ def rules(corpus: Corpus, settings: Settings) -> Outcome:
     existing = existing_files(corpus)
     memories = sorted(corpus.memories, key=lambda m: m.key)
 
-    # A member a live consolidation already holds is archived to finish it (leftovers.py), never
-    # moved between types on its own usage: its text lives on in the consolidated memory.
+    # A member a live consolidation already holds is never moved between types on its own usage:
+    # the user is asked whether to archive it to finish the consolidation (leftovers.py).
     movable = [m for m in memories if not absorbed(m)]
     promote = promotions(movable, crux, existing, trackers)
     demote = demotions(movable, trackers, crux, now, existing)
