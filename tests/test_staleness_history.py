@@ -18,7 +18,7 @@ from pipeline.evidence.repo_scan import scan_repos
 from pipeline.rules.repo_index import RepoIndex
 from pipeline.rules.staleness import FULLY_STALE, classify
 from pipeline.rules.staleness_history import parse_log
-from pipeline.rules.staleness_refs import MISSING, MOVED, NEVER, PRESENT, SAME_NAME, names_other_project, ref_status
+from pipeline.rules.staleness_refs import MISSING, MOVED, NEVER, PRESENT, SAME_NAME, RefStatus, names_other_project, ref_status
 
 AGENT = ".claude/agent-memory/dev/"
 OLD = dt.datetime(2026, 3, 1, tzinfo=dt.timezone.utc).timestamp()
@@ -178,11 +178,38 @@ def test_parse_log_follows_a_chain_of_renames():
 
 def test_a_name_elsewhere_is_a_hint_not_a_move():
     index = RepoIndex(root="/r", files=frozenset({"README.md", "lib/unique_parser.rs"}), dirs=frozenset({"lib"}))
-    history = parse_log(b"\x01c\x00\nD\x00old/README.md\x00D\x00old/unique_parser.rs\x00")
-    assert ref_status("old/README.md", index, history) == (MISSING, "")  # a generic name: not even a hint
-    assert ref_status("old/unique_parser.rs", index, history) == (SAME_NAME, "lib/unique_parser.rs")
-    assert ref_status("lib/unique_parser.rs", index, history) == (PRESENT, "")
-    assert ref_status("old/never.rs", index, history) == (NEVER, "")
+    history = parse_log(b"\x01c\x00\nD\x00old/README.md\x00D\x00old/unique_parser.rs\x00D\x00old/query_plan.rs\x00"
+                        b"R100\x00lib/plan.rs\x00lib/query_plan.rs\x00")
+    assert ref_status("old/README.md", index, history) == RefStatus(MISSING)  # a generic name: not even a hint
+    assert ref_status("old/unique_parser.rs", index, history) == RefStatus(SAME_NAME, "lib/unique_parser.rs")
+    assert ref_status("lib/unique_parser.rs", index, history) == RefStatus(PRESENT)
+    assert ref_status("old/never.rs", index, history) == RefStatus(NEVER)
+    # git records the one file of that name as another file renamed: no hint
+    index = RepoIndex(root="/r", files=frozenset({"lib/query_plan.rs"}), dirs=frozenset({"lib"}))
+    assert ref_status("old/query_plan.rs", index, history) == RefStatus(MISSING)
+
+
+def test_the_end_of_a_chain_of_renames_since_deleted_is_looked_for_by_the_name_it_last_had():
+    # src/a_parser.py -> b/c_parser.py and util/x.py -> b/utils.py (git saw both), then both deleted;
+    # tmpl/a_parser.py -> tmpl/c_parser.py too, and still there in the last tree below
+    history = parse_log(
+        b"\x01c2\x00\nD\x00b/c_parser.py\x00D\x00b/utils.py\x00"
+        b"\x01c1\x00\nR100\x00src/a_parser.py\x00b/c_parser.py\x00R100\x00util/x.py\x00b/utils.py\x00"
+        b"R100\x00tmpl/a_parser.py\x00tmpl/c_parser.py\x00"
+    )
+
+    def status(ref: str, *today: str) -> RefStatus:
+        return ref_status(ref, RepoIndex(root="/r", files=frozenset(today), dirs=frozenset({"pkg", "lib", "src", "util"})), history)
+
+    # that name, borne by one file today: a hint, saying where git last saw the file
+    assert status("src/a_parser.py", "pkg/c_parser.py") == RefStatus(SAME_NAME, "pkg/c_parser.py", "b/c_parser.py")
+    # the ref's own, older name is no lead: the file had given it up (specrails' developer.md)
+    assert status("src/a_parser.py", "lib/a_parser.py") == RefStatus(MISSING, "b/c_parser.py")
+    # two files of that name, or a name every project has: gone
+    assert status("src/a_parser.py", "pkg/c_parser.py", "lib/c_parser.py") == RefStatus(MISSING, "b/c_parser.py")
+    assert status("util/x.py", "pkg/utils.py") == RefStatus(MISSING, "b/utils.py")
+    # the one file of that name is, by git's records, another file renamed (specrails' template)
+    assert status("src/a_parser.py", "tmpl/c_parser.py") == RefStatus(MISSING, "b/c_parser.py")
 
 
 # --- a rename git recorded decides; a file of the same name is only a hint ----------------------
@@ -191,17 +218,20 @@ def test_a_name_elsewhere_is_a_hint_not_a_move():
 def repo_renamed_then_deleted(root: Path) -> Path:
     """As in specrails-core: `.claude/agents/developer.md` renamed to `.claude/agents/sr-developer.md`
     (git records it), which a later commit deletes; an unrelated `plugin/agents/developer.md` is added
-    on its own meanwhile. `templates/commands/implement.md` renamed into `templates/commands/specrails/`
-    and still there. `src/tools/report_builder.py` deleted with no rename, and a rewritten
+    on its own meanwhile, and the template it was generated from, `templates/agents/developer.md`,
+    renamed to `templates/agents/sr-developer.md` beside it and still there.
+    `templates/commands/implement.md` renamed into `templates/commands/specrails/` and still there. `src/tools/report_builder.py` deleted with no rename, and a rewritten
     `lib/report_builder.py` added later."""
     write(root / ".claude" / "agents" / "developer.md", "# Developer agent\n\nImplements the tasks it is given, step by step.\n" * 4)
     write(root / "templates" / "commands" / "implement.md", "# /implement\n\nRuns the whole pipeline for one change.\n" * 4)
+    write(root / "templates" / "agents" / "developer.md", "# {{PROJECT}} developer\n\nThe template every project's agent is made from.\n" * 4)
     write(root / "src" / "tools" / "report_builder.py", "def build_report(rows):\n    return '\\n'.join(rows)\n" * 3)
     write(root / "src" / "main.py", "def main():\n    pass\n")
     git(root, "init", "-q", "-b", "main")
     git(root, "add", "-A")
     git(root, "commit", "-q", "-m", "first")
     git(root, "mv", ".claude/agents/developer.md", ".claude/agents/sr-developer.md")
+    git(root, "mv", "templates/agents/developer.md", "templates/agents/sr-developer.md")
     (root / "templates" / "commands" / "specrails").mkdir()
     git(root, "mv", "templates/commands/implement.md", "templates/commands/specrails/implement.md")
     git(root, "rm", "-q", "src/tools/report_builder.py")
@@ -229,9 +259,9 @@ def test_ref_status_follows_git_not_the_file_name(renamed_store):
     history = read_history(renamed_store)
     index = scan_repos([renamed_store])[str(renamed_store.resolve())]
     assert history is not None and index.paths_named("developer.md") == ["plugin/agents/developer.md"]
-    assert ref_status(".claude/agents/developer.md", index, history) == (MISSING, ".claude/agents/sr-developer.md")
-    assert ref_status("templates/commands/implement.md", index, history) == (MOVED, "templates/commands/specrails/implement.md")
-    assert ref_status("src/tools/report_builder.py", index, history) == (SAME_NAME, "lib/report_builder.py")
+    assert ref_status(".claude/agents/developer.md", index, history) == RefStatus(MISSING, ".claude/agents/sr-developer.md")
+    assert ref_status("templates/commands/implement.md", index, history) == RefStatus(MOVED, "templates/commands/specrails/implement.md")
+    assert ref_status("src/tools/report_builder.py", index, history) == RefStatus(SAME_NAME, "lib/report_builder.py")
 
 
 def test_a_file_renamed_then_deleted_is_gone_not_moved_to_a_file_of_its_name(renamed_store):
@@ -269,6 +299,41 @@ def test_a_file_of_the_same_name_is_a_hint_the_user_judges(renamed_store):
     res = run_cli("apply", str(renamed_store), "--now", NOW, "--model", "none", "--yes", "--json")
     assert res.returncode == 0, res.stderr
     assert (renamed_store / AGENT / "report_tool.md").read_bytes() == before
+
+
+def test_a_file_renamed_then_moved_where_git_saw_no_rename_is_a_hint_not_a_prune(tmp_path):
+    # src/render/widget_renderer.py is git-mv'd to src/ui/widget_renderer.py (git records the rename);
+    # a later commit moves it again to packages/ui/widget_renderer.py while rewriting it (no rename
+    # recorded: similarity under 50%). The file lives on under its name: a hint, as for a file
+    # deleted without a rename, never an automatic prune.
+    root = tmp_path / "proj"
+    write(root / "src/render/widget_renderer.py", "def render_widget(w):\n    return w.draw()\n" * 6)
+    write(root / "src/main.py", "def main():\n    pass\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "one")
+    (root / "src/ui").mkdir()
+    git(root, "mv", "src/render/widget_renderer.py", "src/ui/widget_renderer.py")
+    git(root, "commit", "-q", "-m", "move")
+    git(root, "rm", "-q", "src/ui/widget_renderer.py")
+    write(root / "packages/ui/widget_renderer.py", "class WidgetRenderer:\n    def paint(self):\n        return 1\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "rewrite into packages/")
+    memory(root, "widgets", "Widgets are drawn by `src/render/widget_renderer.py`; keep it pure.")
+    index_file(root, ["widgets"])
+    plan = plan_json(root, "--model", "none", "--now", NOW)
+    f = stale(plan)["widgets.md"]
+    assert f["class"] == "PARTIALLY_STALE" and f["kept_reason"]
+    assert f["missing"] == ["src/render/widget_renderer.py"] and "moved" not in f
+    assert f["same_name"] == [{"ref": "src/render/widget_renderer.py", "at": "packages/ui/widget_renderer.py"}]
+    assert ("src/render/widget_renderer.py (renamed to src/ui/widget_renderer.py, since deleted;"
+            " a file of the same name exists at packages/ui/widget_renderer.py)") in f["reason"]
+    assert "widgets.md" not in actions(plan, "prune_stale")
+    hint = actions(plan, "update_ref")["widgets.md"]
+    assert hint["needs_user"] is True and "moved" not in hint and hint["same_name"] == f["same_name"]
+    assert "renamed to src/ui/widget_renderer.py, since deleted" in hint["reason"] and "no rename" not in hint["reason"]
+    assert [(r["before"], r["after"]) for r in hint["replacements"]] == [
+        ("src/render/widget_renderer.py", "packages/ui/widget_renderer.py")]
 
 
 def test_a_rename_and_a_hint_in_one_memory_are_two_proposals(tmp_path):

@@ -145,6 +145,45 @@ def test_a_framework_s_own_vocabulary_is_not_a_symbol(text, expected):
     assert symbols(text) == expected
 
 
+@pytest.mark.parametrize(
+    "text, expected",
+    [  # the name decides, not the object it is called on
+        ("After a resize, call `screen.redrawStatusBar()` or the bar tears.", ["redrawStatusBar"]),
+        ("After a resize, call screen.redrawStatusBar() or the bar tears.", ["redrawStatusBar"]),
+        ("`cy.loginAsAdmin()` seeds the session; then `expect(rows).toHaveLength(2)`", ["loginAsAdmin"]),
+        ("`screen.getByRole('row')`, `screen.findAllByText(\"x\")`, `screen.debug()`", []),
+        # the runners' own helpers, on their objects or on a mock (held out: siglens, recommendarr, specrails)
+        ("`vi.spyOn(mod, 'f')`; `vi.useFakeTimers()` then `vi.setSystemTime(d)`; `vi.stubEnv('KEY', 'v')`", []),
+        ("`jest.requireActual('./x')`; `expect.objectContaining({ id })`; `spy.mockRestore()`; `fn.mockResolvedValueOnce(v)`", []),
+    ],
+)
+def test_a_framework_s_own_names_are_dropped_not_whatever_its_objects_call(text, expected):
+    assert symbols(text) == expected
+
+
+def test_a_project_s_method_called_on_screen_keeps_its_memory_from_a_prune(tmp_path):
+    # src/tui/screen.py deleted; `redrawStatusBar` lives on in src/ui/terminal.py: the code moved
+    from helpers import NOW, git, plan_json
+    from test_staleness_history import actions, index_file, memory, stale, write
+
+    root = tmp_path / "proj"
+    write(root / "src/tui/screen.py", "class Screen:\n    def redrawStatusBar(self):\n        pass\n")
+    write(root / "src/main.py", "def main():\n    pass\n")
+    git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "one")
+    git(root, "rm", "-q", "src/tui/screen.py")
+    write(root / "src/ui/terminal.py", "class Terminal:\n    def redrawStatusBar(self):\n        self.win.refresh()\n")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "split")
+    memory(root, "redraw", "After a resize in `src/tui/screen.py`, call `screen.redrawStatusBar()` or the bar tears.")
+    index_file(root, ["redraw"])
+    plan = plan_json(root, "--model", "none", "--now", NOW)
+    f = stale(plan)["redraw.md"]
+    assert f["class"] == "PARTIALLY_STALE" and f["missing"] == ["src/tui/screen.py"]
+    assert "redraw.md" not in actions(plan, "prune_stale")
+
+
 def test_a_framework_name_the_repository_lacks_is_not_missing():
     from pipeline.rules.repo_index import RepoIndex
     from pipeline.rules.staleness import classify

@@ -18,8 +18,10 @@ reference only keeps it. So:
   plain word called on its own (`run()`, `Agent()`) does; called as a method (`history.back()`,
   `page.route()`) it is the method of countless objects, so it does not.
   Nor does a framework's own vocabulary, which any project using the framework contains: the test
-  runners' globals and matchers (`expect`, `beforeEach`, `toBe`), what is called on their objects
-  (`vi.spyOn`), Testing Library's queries (`getByText`), React's built-in hooks (`useMemo`).
+  runners' globals and matchers (`expect`, `beforeEach`, `toBe`, `expect.objectContaining`), their
+  mock helpers (`vi.spyOn`, `jest.useFakeTimers`, `mockRestore`), Testing Library's queries
+  (`getByText`), React's built-in hooks (`useMemo`). It is the name that decides, never the object
+  it is called on: a project's own `screen.redrawStatusBar()` or `cy.loginAs()` is its own symbol.
 
 `scope()` is dream's scope step: what lies outside the repository (`~`, `/`, `$`, URLs, a first
 segment that is not a top-level folder of the repository, `..`, template placeholders, folders the
@@ -78,17 +80,22 @@ _RUNTIME_OBJECTS = frozenset(
 
 
 # A framework's vocabulary, as grammars of closed families (the APIs' own names, not words seen in
-# memories): test runners' globals and matchers, Testing Library's queries, React's built-in hooks.
+# memories): test runners' globals, matchers (`toBe...`, `expect.objectContaining`) and mock helpers
+# (vitest's `vi.*` and jest's `jest.*`, a mock's `mock...` methods), Testing Library's queries,
+# React's built-in hooks.
 _FRAMEWORK_SYMBOL = re.compile(
     r"(?:describe|it|test|expect|beforeEach|afterEach|beforeAll|afterAll|vi|jest"
     r"|to(?:Be|Equal|StrictEqual|Contain|Match|Have|Throw|Resolve|Reject|Satisfy)(?:[A-Z]\w*)?"
+    r"|(?:object|array|string)Containing|stringMatching|closeTo|hasAssertions|addSnapshotSerializer"
+    r"|spyOn|unmock|doUnmock|doMock|(?:import|require)(?:Actual|Mock)|isMockFunction|(?:clear|reset|restore)AllMocks"
+    r"|use(?:Fake|Real)Timers|(?:run|advance)(?:All|Only|OnlyPending)?Timers\w*|clearAllTimers|getTimerCount"
+    r"|(?:set|getReal|getMocked)SystemTime|(?:stub|unstubAll)(?:Global|Env)s?|resetModules|isolateModules"
+    r"|mock(?:ReturnValue|ResolvedValue|RejectedValue|Implementation)(?:Once)?|mock(?:Clear|Reset|Restore|Name)"
     r"|(?:get|query|find)(?:All)?By(?:Role|Text|LabelText|PlaceholderText|TestId|DisplayValue|AltText|Title)"
     r"|use(?:State|Effect|LayoutEffect|InsertionEffect|Memo|Callback|Ref|Context|Reducer|Transition"
     r"|DeferredValue|Id|ImperativeHandle|SyncExternalStore|DebugValue|Optimistic|ActionState|FormStatus|EffectEvent))",
     re.ASCII,
 )
-# Objects whose members are the framework's API (`vi.spyOn`, `expect(x).toBe`, `screen.getByRole`, `cy.get`).
-_FRAMEWORK_OBJECTS = frozenset({"vi", "jest", "expect", "screen", "cy"})
 
 
 @dataclass(frozen=True)
@@ -144,9 +151,8 @@ def framework_symbol(name: str) -> bool:
 
 def _call_symbol(receiver: str, name: str, plain_ok: bool) -> str | None:
     """The symbol a call `receiver.name(` names, or None. `receiver` ends with its dot ("" for a call
-    on its own); `plain_ok`: a plain word may count, called on its own."""
-    if receiver.split(".", 1)[0] in _FRAMEWORK_OBJECTS:
-        return None  # `vi.spyOn(`, `expect(x).toBe(`: the runner's
+    on its own); `plain_ok`: a plain word may count, called on its own. (A framework's own names,
+    `vi.spyOn(`, are dropped by name in `extract_refs`, whatever they are called on.)"""
     if code_like(name) or (plain_ok and not receiver and len(name) >= 2):
         return name
     return None
@@ -158,8 +164,6 @@ def _symbols_from_inline(code: str) -> set[str]:
     if _IDENT_CHAIN.match(code) and not _is_bare_file(code):
         called = code.endswith("()")
         parts = code.removesuffix("()").split(".")
-        if parts[0] in _FRAMEWORK_OBJECTS:
-            return found
         for part in parts:
             # a plain word counts when called on its own (`run()`), not as a method (`history.back()`)
             if code_like(part) or (called and len(parts) == 1 and len(part) >= 2):

@@ -10,9 +10,10 @@ Classes, per memory (dream's table made exact):
 - FRESH: every verifiable file ref exists and every symbol is found.
 - FULLY_STALE: every verifiable file ref is missing and every symbol is missing too (a memory with
   no symbols qualifies on its files alone). One surviving file or symbol means the code moved, not
-  vanished: PARTIALLY_STALE. So does a missing file git recorded no rename of whose name one other
-  file bears today (`staleness_refs.SAME_NAME`): it counts as missing, but whether it is the same
-  file is the user's call, not an automatic prune's.
+  vanished: PARTIALLY_STALE. So does a missing file whose last name (its own, or the last of a
+  chain of renames ending in a deletion) one other file bears today (`staleness_refs.SAME_NAME`):
+  it counts as missing, but whether it is the same file is the user's call, not an automatic
+  prune's.
 - PARTIALLY_STALE: anything in between — some file ref missing, or all files present but a symbol
   missing, or (when a scan cap was hit) refs that could not be checked.
 
@@ -46,7 +47,9 @@ from .staleness_refs import (
     NEVER,
     PRESENT,
     SAME_NAME,
+    SameName,
     names_other_project,
+    ref_leads,
     ref_status,
     same_name_action,
     update_ref_action,
@@ -67,7 +70,7 @@ class Assessment:
     unverifiable: tuple[str, ...] = ()
     kept_reason: str | None = None
     moved: tuple[tuple[str, str], ...] = ()  # (ref as written, where git's renames took it)
-    same_name: tuple[tuple[str, str], ...] = ()  # (missing ref, the one file of its name elsewhere)
+    same_name: tuple[SameName, ...] = ()  # missing refs the one file of their name elsewhere may be
 
 
 def _describe(items: list[str] | tuple[str, ...], limit: int = 5) -> str:
@@ -99,9 +102,9 @@ def classify(refs: Refs, index: RepoIndex | None, history: GitHistory | None = N
     missing_files: list[str] = []
     notes: dict[str, str] = {}  # missing ref -> what history or today's tree says of it
     moved: list[tuple[str, str]] = []
-    same_name: list[tuple[str, str]] = []
+    same_name: list[SameName] = []
     for ref in verifiable:
-        verdict, where = ref_status(ref, index, history)
+        verdict, where, renamed = ref_status(ref, index, history)
         if verdict == PRESENT:
             continue
         if verdict == NEVER:
@@ -111,8 +114,9 @@ def classify(refs: Refs, index: RepoIndex | None, history: GitHistory | None = N
         else:
             missing_files.append(ref)
             if verdict == SAME_NAME:
-                same_name.append((ref, where))
-                notes[ref] = f"a file of the same name exists at {where}"
+                hint = SameName(ref, where, renamed)
+                same_name.append(hint)
+                notes[ref] = f"{hint.fate()}; {hint.lead()}" if renamed else hint.lead()
             elif where:
                 notes[ref] = f"renamed to {where}, since deleted"
     checked = [r for r in verifiable if r not in external]
@@ -197,10 +201,7 @@ def stale_outcome(
             extra["unverifiable"] = list(a.unverifiable)
         if a.kept_reason:
             extra["kept_reason"] = a.kept_reason
-        if a.moved:
-            extra["moved"] = [{"ref": old, "to": new} for old, new in a.moved]
-        if a.same_name:
-            extra["same_name"] = [{"ref": old, "at": at} for old, at in a.same_name]
+        extra.update(ref_leads(a.moved, a.same_name))
         out.findings.append(StaleFinding(targets=[m.key], reason=a.reason, **extra))
         for update in (update_ref_action(m, a.moved) if a.moved else None, same_name_action(m, a.same_name) if a.same_name else None):
             if update is not None:

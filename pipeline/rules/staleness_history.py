@@ -5,8 +5,8 @@ A file a memory names that is absent today means three different things (issue 1
 - it existed and was deleted: missing (the memory may be stale);
 - it was renamed or moved (git's rename detection, followed through a chain of renames, to a path
   that exists today): moved, an `update_ref` proposal, never a prune; renamed to a path since
-  deleted, it is gone: missing. A deleted file whose name merely lives at one other path today is
-  no move, only a hint for the user (`staleness_refs.SAME_NAME`);
+  deleted, it is gone: missing. A deleted file whose last name merely lives at one other path
+  today is no move, only a hint for the user (`staleness_refs.SAME_NAME`);
 - it never existed in this repository: the memory is about some other codebase, unverifiable.
 
 Without history none of that can be told, so the rule never prunes on its own then.
@@ -31,6 +31,7 @@ class GitHistory:
     renames: tuple[tuple[str, str], ...] = ()  # (old, new) in the order git reported them (newest first)
     ever_dirs: frozenset[str] = field(init=False)
     _rename_map: dict[str, str] = field(init=False, repr=False, compare=False)
+    _renamed_into: frozenset[str] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         dirs: set[str] = set()
@@ -43,6 +44,7 @@ class GitHistory:
         for old, new in reversed(self.renames):  # oldest first: a later rename of `new` wins
             mapping[old] = new
         object.__setattr__(self, "_rename_map", mapping)
+        object.__setattr__(self, "_renamed_into", frozenset(new for _, new in self.renames))
 
     def existed(self, path: str) -> bool:
         return path in self.ever or path in self.ever_dirs
@@ -59,6 +61,10 @@ class GitHistory:
             seen.add(current)
             current = self._rename_map[current]
         return current
+
+    def came_by_rename(self, path: str) -> bool:
+        """Git recorded `path` as where some file was renamed to: it is that file."""
+        return path in self._renamed_into
 
     def folder_renamed_to(self, folder: str) -> str | None:
         """The one folder every renamed file of `folder` went to, if there is exactly one."""

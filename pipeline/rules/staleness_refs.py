@@ -8,6 +8,12 @@ Only git's own rename records make a ref MOVED. Where they lead to a path delete
 MISSING (history knows what became of it). A file that merely shares the ref's name elsewhere is a
 hint (SAME_NAME), never a move: a project may hold two unrelated `developer.md`. It counts as
 missing, and its `update_ref` says what it is, a file of the same name, for the user to judge.
+The name looked for is the one the file last had: the ref's own for a file deleted without a
+rename, the last path's of its chain of renames for one renamed and then deleted (a move git could
+not see, such as a rewrite into another folder, ends a chain the same way). A file of that name
+git records as renamed from another path is that other file, no hint (specrails-core's
+`templates/agents/sr-developer.md`, renamed from the template `developer.md`, is not the deleted
+`.claude/agents/sr-developer.md` generated from it).
 """
 
 from __future__ import annotations
@@ -32,6 +38,10 @@ class RefStatus(NamedTuple):
     # MOVED: where git's renames lead; SAME_NAME: the one file of the same name; MISSING: where git's
     # renames led before that path was deleted too ("" when it was simply deleted)
     where: str = ""
+    # SAME_NAME only: where git's renames led before that path was deleted ("" when the ref itself
+    # was deleted without a rename)
+    renamed: str = ""
+
 
 # "the Haskell cardano-node codebase", "(another repository)", "repo `other-thing`": the memory
 # describes a codebase that is not this one, so its bare names and relative paths are not ours.
@@ -89,18 +99,22 @@ def ref_status(ref: str, index: RepoIndex, history: GitHistory | None) -> RefSta
             return RefStatus(MISSING)
         return RefStatus(MOVED, target + "/") if index.has_path(target + "/") else RefStatus(MISSING, target + "/")
     renamed = history.renamed_to(path)
-    if renamed is not None:
-        # Git recorded where the file went: that decides, even when a file of the same name
-        # stands elsewhere today (it was added on its own, not this file moved).
-        return RefStatus(MOVED, renamed) if index.has_path(renamed) else RefStatus(MISSING, renamed)
-    return _same_name(path, index)
+    if renamed is None:
+        return _same_name(path, index, history)
+    if index.has_path(renamed):
+        return RefStatus(MOVED, renamed)
+    # Git recorded where the file went, and that path was deleted since: the file's name there
+    # decides the hint (not the ref's, which an unrelated file added on its own may bear).
+    hint = _same_name(renamed, index, history)
+    return hint._replace(renamed=renamed) if hint.verdict == SAME_NAME else RefStatus(MISSING, renamed)
 
 
-def _same_name(path: str, index: RepoIndex) -> RefStatus:
-    """A deleted file git saw no rename of: one file of its (uncommon) name elsewhere is a hint."""
+def _same_name(path: str, index: RepoIndex, history: GitHistory) -> RefStatus:
+    """`path` deleted, git saw no rename of it: one file of its (uncommon) name elsewhere is a hint,
+    unless git records that file as another one renamed."""
     name = path.rsplit("/", 1)[-1]
     elsewhere = index.paths_named(name)
-    if len(elsewhere) == 1 and not generic_name(name):
+    if len(elsewhere) == 1 and not generic_name(name) and not history.came_by_rename(elsewhere[0]):
         return RefStatus(SAME_NAME, elsewhere[0])
     return RefStatus(MISSING)
 
@@ -150,24 +164,51 @@ def ref_replacements(m: Memory, moved: tuple[tuple[str, str], ...]) -> list[dict
     return edits
 
 
-def _edit_refs(m: Memory, refs: tuple[tuple[str, str], ...], reason: str, **payload: Any) -> UpdateRefAction | None:
+class SameName(NamedTuple):
+    """A missing ref whose only lead is the one file bearing, today, the name it last had."""
+
+    ref: str  # as the memory writes it
+    at: str  # the file of the same name
+    renamed: str = ""  # where git's renames took it before that path was deleted; "" when never renamed
+
+    def fate(self) -> str:
+        """What git's history says became of the file."""
+        if self.renamed:
+            return f"renamed to {self.renamed}, since deleted"
+        return "deleted, with no rename in this repository's history"
+
+    def lead(self) -> str:
+        return f"a file of the same name exists at {self.at}"
+
+
+def ref_leads(moved: tuple[tuple[str, str], ...] = (), same_name: tuple[SameName, ...] = ()) -> dict[str, list[dict[str, str]]]:
+    """The `moved` (`{"ref", "to"}`) and `same_name` (`{"ref", "at"}`) fields, the empty ones left
+    out: a `stale` finding and the `update_ref` proposals made from it carry them alike."""
+    leads: dict[str, list[dict[str, str]]] = {}
+    if moved:
+        leads["moved"] = [{"ref": old, "to": new} for old, new in moved]
+    if same_name:
+        leads["same_name"] = [{"ref": h.ref, "at": h.at} for h in same_name]
+    return leads
+
+
+def _edit_refs(m: Memory, refs: tuple[tuple[str, str], ...], reason: str, leads: dict[str, Any]) -> UpdateRefAction | None:
     """An `update_ref` the user approves putting each (old, new) of `refs` in, or None when the
     memory's text holds none of them."""
     replacements = ref_replacements(m, refs)
     if not replacements:
         return None
-    return UpdateRefAction(targets=[m.key], reason=reason, needs_user=True, replacements=replacements, **payload)
+    return UpdateRefAction(targets=[m.key], reason=reason, needs_user=True, replacements=replacements, **leads)
 
 
 def update_ref_action(m: Memory, moved: tuple[tuple[str, str], ...]) -> UpdateRefAction | None:
     """Point a memory's moved refs at where git's renames took the files: an edit the user approves, never a prune."""
     shown = ", ".join(f"{old} -> {new}" for old, new in moved)
-    return _edit_refs(m, moved, f"moved in this repository's history: {shown}", moved=[{"ref": old, "to": new} for old, new in moved])
+    return _edit_refs(m, moved, f"moved in this repository's history: {shown}", ref_leads(moved=moved))
 
 
-def same_name_action(m: Memory, hints: tuple[tuple[str, str], ...]) -> UpdateRefAction | None:
+def same_name_action(m: Memory, hints: tuple[SameName, ...]) -> UpdateRefAction | None:
     """A separate proposal for refs whose only lead is a file of the same name: approving a recorded
     rename must never approve a guess with it, and the reason says exactly what the lead is."""
-    shown = "; ".join(f"{old}: a file of the same name exists at {at}" for old, at in hints)
-    return _edit_refs(m, hints, f"deleted, with no rename in this repository's history; {shown}",
-                      same_name=[{"ref": old, "at": at} for old, at in hints])
+    shown = "; ".join(f"{h.ref}: {h.fate()}; {h.lead()}" for h in hints)
+    return _edit_refs(m, tuple((h.ref, h.at) for h in hints), shown, ref_leads(same_name=hints))
