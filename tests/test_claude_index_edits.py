@@ -391,3 +391,33 @@ def test_siglens_review_rounds_keep_their_verdicts(tmp_path):
     [line] = [line for line in index.splitlines() if "](project-i18n-multilingual.md)" in line]
     assert line.startswith("- [feat/i18n-multilingual](project-i18n-multilingual.md) — R1: 9x locale-invariant")
     assert "; R6 — APPROVED, closes epic: " in line
+
+
+def test_an_index_written_since_the_run_read_it_is_not_rebuilt_over(tmp_path):
+    """A red-team's case: while an apply waited (its prompt, a slow model), an agent saved a memory
+    the Claude Code way, a new file and its MEMORY.md line; the rebuild, made from the files the run
+    had read, took the new line for an entry without a file and removed it."""
+    folder = tmp_path / ".claude" / "memory"
+    folder.mkdir(parents=True)
+    (tmp_path / "src").mkdir()
+    topic = "---\nname: {0}\ndescription: about {0}\ntype: project\n---\n\nThe {0} notes.\n"
+    for name in ("alpha", "beta"):
+        (folder / f"{name}.md").write_text(topic.format(name))
+    (folder / "MEMORY.md").write_text("# Memory\n\n- [alpha](alpha.md) — about alpha\n")  # beta not listed yet
+    corpus, settings = open_store(tmp_path, S)
+    plan = build_plan(corpus, settings)
+    [rebuild] = [a for a in plan.actions if a.kind == "rebuild_index"]
+    # meanwhile, an agent saves a memory
+    (folder / "gamma.md").write_text(topic.format("gamma"))
+    saved = (folder / "MEMORY.md").read_text() + "- [gamma](gamma.md) — about gamma\n"
+    (folder / "MEMORY.md").write_text(saved)
+    result = apply_plan(corpus, plan, settings, actions=[rebuild])
+    assert result.changes.applied == [] and (folder / "MEMORY.md").read_text() == saved
+    [(action, why)] = [(a.kind, w) for a, w in result.changes.skipped]
+    assert action == "rebuild_index" and "changed since this run read it" in why
+    # the next run rebuilds it, with every line the agent wrote
+    corpus, settings = open_store(tmp_path, S)
+    plan = build_plan(corpus, settings)
+    result = apply_plan(corpus, plan, settings, actions=[a for a in plan.actions if a.kind == "rebuild_index"])
+    text = (folder / "MEMORY.md").read_text()
+    assert "(gamma.md)" in text and "(beta.md)" in text and "(alpha.md)" in text

@@ -38,6 +38,8 @@ Both return journal ops built on the bytes they read; the writer (`changes`) dec
 
 from __future__ import annotations
 
+import hashlib
+
 import re
 from pathlib import Path
 from typing import Callable
@@ -190,6 +192,10 @@ def _rebuild_index(
             existing = decode_text(old)
         except Unreadable as exc:
             return [], "", f"MEMORY.md could not be read again ({exc}): not rebuilt"
+        if hashlib.sha256(old).hexdigest() != corpus.extra.get("index_shas", {}).get(index_key, hashlib.sha256(old).hexdigest()):
+            # Rebuilt from the files this run read: a line an agent added since (a new memory, a
+            # rename) would read as an entry without a file, and go.
+            return [], "", "MEMORY.md changed since this run read it (written meanwhile): not rebuilt, the next run will"
         bom = split_bom(old)[0]
     by_key = corpus.by_key()
     folder = folder_of(index_key)
