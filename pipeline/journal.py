@@ -55,7 +55,16 @@ from .config import STATE_DIR
 JOURNAL = "journal.json"
 SPARE = "journal.spare"  # preallocated room for the commit record: a full disk cannot stop the commit
 SPARE_SLACK = 8192
-TMP_NAME = re.compile(r"\..+\.mc-tmp-[0-9a-f]{6}")
+# Our temp files: `.mc-tmp-` and 16 hex digits, 24 bytes whatever the file they replace, so a temp
+# name fits wherever that file's name does (`.NAME.mc-tmp-XXXXXX`, as earlier versions named them,
+# is 15 bytes over NAME_MAX for a name of 241 bytes or more: 81 CJK characters). The old names are
+# still ours to sweep, left by a kill under an earlier version.
+TMP_NAME = re.compile(r"\.mc-tmp-[0-9a-f]{16}|\..+\.mc-tmp-[0-9a-f]{6}")
+
+
+def tmp_name() -> str:
+    """A fresh temp file name for a write in any folder of the store (see TMP_NAME)."""
+    return f".mc-tmp-{secrets.token_hex(8)}"
 
 
 @dataclass(frozen=True)
@@ -170,7 +179,7 @@ def write_atomic(path: Path, data: bytes, mode: int | None = None, expect: str |
 
     With `expect`, the replace happens only if `path` still holds those bytes (ChangedMeanwhile).
     """
-    tmp = path.with_name(f".{path.name}.mc-tmp-{secrets.token_hex(3)}")
+    tmp = path.with_name(tmp_name())  # never longer than NAME_MAX, however long `path`'s name is
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode if mode is not None else 0o644)
     try:
         try:
@@ -1012,7 +1021,7 @@ def _settle_live(root: Path, run: Path, record: RunRecord, out: Rollback) -> Non
 
 
 def _sweep(folder: Path) -> int:
-    """Remove our own temp files (`.NAME.mc-tmp-XXXXXX`) left in `folder` by a kill."""
+    """Remove our own temp files (TMP_NAME) left in `folder` by a kill."""
     removed = 0
     try:
         entries = list(os.scandir(folder))
@@ -1234,27 +1243,56 @@ def undo_ops(root: Path, record: RunRecord, later: Sequence[RunRecord] = ()) -> 
     if changed:
         shown = ", ".join(changed[:3]) + (f" and {len(changed) - 3} more" if len(changed) > 3 else "")
         raise RunFailed(f"cannot undo run {record.run_id}: changed since it ran: {shown}")
-    ops: list[Op] = []
+    back = _moves_back(record, set(added))
+    returning = set(back.values())
+    moves: list[Op] = []
+    puts: list[Op] = []
+    removes: list[Op] = []
     for p, entry in sorted(record.touched.items()):
-        if p in added:
+        if p in back:
+            # Moved away by the run and still as it left it: moved back, the same file, whatever
+            # its name's length, and never in neither place on the way.
+            moves.append(Op("move", p, dest=back[p], expect=entry["after"]))
+        elif p in returning:
+            continue  # put back by the move above
+        elif p in added:
             # Rewritten, not cut in place: the lines after the run's bytes stay, the run's go.
             before, lines, now = added[p]
-            ops.append(Op("write", p, data=before + lines, expect=now, mode=entry.get("mode")))
+            puts.append(Op("write", p, data=before + lines, expect=now, mode=entry.get("mode")))
         elif entry["before"] == ABSENT:
             if entry["after"] != ABSENT:
-                ops.append(Op("remove", p, expect=entry["after"]))
+                removes.append(Op("remove", p, expect=entry["after"]))
         elif entry["after"] == entry["before"]:
             continue
         elif "append" in entry:
             # cut the append back off in place: whoever holds the file open keeps the same file
-            ops.append(Op("truncate", p, expect=entry["after"], length=entry["append"]["length"]))
+            puts.append(Op("truncate", p, expect=entry["after"], length=entry["append"]["length"]))
         else:
             try:
                 blob = read_blob(run, entry["blob"], entry["before"])
             except (OSError, Refused) as exc:
                 raise RunFailed(f"cannot undo run {record.run_id}: the copy of {p} is unusable ({exc})") from None
-            ops.append(Op("write", p, data=blob, expect=entry["after"], mode=entry.get("mode")))
-    return ops, {p: len(lines) for p, (_, lines, _) in sorted(added.items())}
+            puts.append(Op("write", p, data=blob, expect=entry["after"], mode=entry.get("mode")))
+    # Removals last: a file the run created goes only once every file is back where it was, so a
+    # write that fails (a full disk) never follows the removal of the only other copy in the store.
+    return moves + puts + removes, {p: len(lines) for p, (_, lines, _) in sorted(added.items())}
+
+
+def _moves_back(record: RunRecord, rewritten: set[str]) -> dict[str, str]:
+    """Where each file the run moved goes back to (its destination -> its path before the run): a
+    move the run made whose destination still holds, untouched since (not in `rewritten`), exactly
+    what the source held, the source now absent as the run left it."""
+    back: dict[str, str] = {}
+    for op in record.ops:
+        src, dest = op["path"], op.get("dest")
+        if op["kind"] != "move" or dest is None or src in back.values() or dest in back:
+            continue
+        s, d = record.touched.get(src), record.touched.get(dest)
+        if s is None or d is None or src in rewritten or dest in rewritten or "append" in s:
+            continue
+        if s["before"] != ABSENT and s["after"] == ABSENT and d["before"] == ABSENT and d["after"] == s["before"]:
+            back[dest] = src
+    return back
 
 
 def undo(root: Path, run_id: str | None = None) -> RunRecord:

@@ -157,18 +157,31 @@ def verify(key: bytes | None, data: dict[str, Any], run_name: str) -> None:
 def check_rel(p: Any, folder: bool = False) -> str:
     """`p` if it is a relative, normalized POSIX path of the store outside its state folder (its
     reports aside; a `folder` may be the state folder or its reports folder themselves)."""
+    problem = path_problem(p, folder)
+    if problem is not None:
+        raise Refused(f"path {p!r} {problem}")
+    return p
+
+
+def path_problem(p: Any, folder: bool = False) -> str | None:
+    """Why a journal may not name `p` (see check_rel), in a few words after "path 'p'"; None if it may.
+
+    Apply asks before it runs a change set naming one (a file called `zz\\notes.md`, legal on
+    POSIX): the action that leads to it is skipped, not the whole run refused."""
     if not isinstance(p, str) or not p or len(p) > 4096:
-        raise Refused(f"path {p!r} is not a path")
-    if "\x00" in p or "\\" in p or p.startswith("/"):
-        raise Refused(f"path {p!r} is not a relative POSIX path")
+        return "is not a path"
+    if "\\" in p:
+        return "holds a backslash (a folder separator on Windows)"
+    if "\x00" in p or p.startswith("/"):
+        return "is not a relative POSIX path"
     parts = p.split("/")
     if any(part in ("", ".", "..") for part in parts):
-        raise Refused(f"path {p!r} is not normalized (empty, . or .. segment)")
+        return "is not normalized (empty, . or .. segment)"
     if folder and parts in ([STATE_DIR], [STATE_DIR, "reports"]):
-        return p
+        return None
     if parts[0].casefold() == STATE_DIR and (len(parts) < 3 or parts[1] != "reports"):
-        raise Refused(f"path {p!r} is inside the state folder")
-    return p
+        return "is inside the state folder"
+    return None
 
 
 def check_inside(root: Path, p: str) -> None:

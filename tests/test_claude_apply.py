@@ -371,6 +371,19 @@ def test_conflict_keep_both_notes_each_body_once_and_deletes_nothing(store):
     assert again.ops == [] and again.skipped[0][1] == "both sides already carry the note"
 
 
+def test_keep_both_between_memories_kept_inside_memory_md_says_why_nothing_is_noted(tmp_path):
+    """Such memories are never annotated: the conflict is skipped for that, not as "already noted"
+    (red-team bug 11)."""
+    folder = tmp_path / ".claude" / "projects" / "-home-x" / "memory"
+    folder.mkdir(parents=True)
+    (folder / "MEMORY.md").write_text("# Project Memory\n\n## Rules\n- Always use pnpm to install dependencies here\n"
+                                      "- Never use pnpm to install dependencies here\n")
+    before = files(tmp_path)
+    _, cs = run_changes(tmp_path, [conflict(*sorted(m.key for m in claude.load(tmp_path, S).memories))], resolve="keep-both")
+    assert cs.applied == [] and [why for _, why in cs.skipped] == ["neither side noted: a memory kept inside MEMORY.md is not annotated"]
+    assert cs.ops == [] and files(tmp_path) == before
+
+
 def test_conflicts_without_a_resolution_are_not_executed(store):
     _, cs = run_changes(store, [conflict(P + "feedback_npm.md", P + "feedback_pnpm.md")], resolve=None)
     assert cs.ops == [] and cs.skipped[0][1] == "conflicts are applied only with --resolve newer|keep-both"

@@ -170,6 +170,37 @@ def test_claude_plan_apply_undo_edits_body_and_description(tmp_path):
         "'API key rotated 3 days ago'", "'API key rotated on 2026-10-07'")
 
 
+def test_claude_front_matter_only_the_line_reader_takes_is_edited_as_that_reader_reads_it(tmp_path):
+    """`description: deploy: rotated 3 days ago` is no YAML (a second `: `), but Claude Code and the
+    reader take it line by line: the edits the plan proposes on it apply (red-team bug 6: skipped
+    every night as "malformed YAML front matter")."""
+    root = store(tmp_path, "claude")
+    text = (
+        "---\nname: key-rotation\ndescription: deploy: rotated 3 days ago\ntype: project\ncreated: 2026-10-10\n---\n\n"
+        "The API key was rotated 3 days ago.\n"
+    )
+    key = claude_file(root, text)
+    [action] = date_actions(plan_json(root, "--model", "none"), key)
+    assert {r["field"] for r in action["replacements"]} == {"body", "description"}
+    out, after = round_trip(root, "absolutize_dates")
+    assert [key] in [a["targets"] for a in out["applied"]] and [s for s in out["skipped"] if s["targets"] == [key]] == []
+    assert after[key].decode() == text.replace("3 days ago", "on 2026-10-07")
+
+
+def test_a_description_only_the_line_reader_takes_is_swapped_on_its_line_or_refused():
+    edits = {"description": replacements_of(UpdateRefAction(
+        kind="update_ref", targets=["m.md"], reason="r",
+        replacements=[{"field": "description", "start": 5, "end": 8, "before": "old", "after": "new"}]))["description"]}
+    one_line = b"---\nname: n\ndescription: see: old notes\n---\nbody\n"
+    assert edit_bytes(one_line, edits, True, "m.md", lenient=True) == one_line.replace(b"old", b"new")
+    with pytest.raises(EditRefused, match="malformed YAML"):
+        edit_bytes(one_line, edits, True, "m.md")  # a layout whose reader is YAML only refuses it
+    # folded over two lines: never rendered through YAML, which this front matter is not
+    folded = b"---\nname: n\ndescription: see: old\n  notes\n---\nbody\n"
+    with pytest.raises(EditRefused, match="not YAML and its description is not one line"):
+        edit_bytes(folded, edits, True, "m.md", lenient=True)
+
+
 def test_claude_only_an_mtime_gives_a_finding_and_apply_leaves_it(tmp_path):
     root = store(tmp_path, "claude")
     key = claude_file(root, "---\nname: undated\ntype: project\n---\n\nYesterday the cache was flushed.\n", "project_undated.md")

@@ -10,6 +10,9 @@ Memory as its reader decoded it. Layouts map fields to what a file holds:
   record's its `text` (their writers map those);
 - `description`: the front-matter `description` (stripped, as the readers decode it), rewritten
   through `frontmatter_edit.set_keys` so the other keys and the body stay byte for byte;
+- with `lenient` (claude, whose reader falls back to `key: value` lines when YAML refuses the front
+  matter), both are found as that reader finds them; a description YAML cannot read is only ever
+  swapped on its one line, never rendered through YAML;
 - `twin_body`: a crux memory's uncompressed twin's body (the crux writer passes it as that file's
   `body`).
 
@@ -32,9 +35,10 @@ from ..journal import Op, sha
 from ..actions import AbsolutizeDatesAction, UpdateRefAction
 from ..model import Action
 from ..text.frontmatter_edit import set_keys
+from ..text.lenient_frontmatter import split_frontmatter_lenient
 from ..text.lines import LINE_BREAKS, UTF8_BOM
 from ..text.splice import SpliceError, splice
-from .files import Unreadable, decode_text, split_frontmatter
+from .files import FrontMatter, Unreadable, decode_text, split_frontmatter
 
 TEXT_EDIT_KINDS = ("absolutize_dates", "update_ref")
 # No character str.splitlines() breaks on (text/lines.LINE_BREAKS) may enter a memory through a
@@ -107,33 +111,58 @@ def replace_in(text: str, reps: list[Replacement], what: str) -> str:
         raise EditRefused(f"{what}: “{exc.before}” is no longer at {exc.start}-{exc.end} (changed since the plan)") from None
 
 
-def edit_text(text: str, edits: Fields, frontmatter: bool, what: str) -> str:
+Split = Callable[[str], FrontMatter]
+
+
+def _lenient(text: str) -> FrontMatter:
+    return split_frontmatter_lenient(text)[0]
+
+
+def edit_text(text: str, edits: Fields, frontmatter: bool, what: str, lenient: bool = False) -> str:
     """A file's decoded text with `body` and `description` edits; `frontmatter` False: the whole
-    text is the body and there is no description."""
+    text is the body and there is no description. `lenient`: the front matter is read as its
+    layout's reader reads it, YAML else `key: value` lines (claude: `description: a: b`), so an
+    edit proposed on such a file applies to the very body and description the plan saw."""
     unknown = sorted(set(edits) - {"body", "description"})
     if unknown or (not frontmatter and "description" in edits):
         raise EditRefused(f"{what}: no field {', '.join(unknown) or 'description'} to edit")
+    split: Split = _lenient if lenient else split_frontmatter
     if "body" in edits:
-        body = split_frontmatter(text).body if frontmatter else text
+        # Only where the front matter ends matters here: its lines stay as they are, read or not.
+        body = split(text).body if frontmatter else text
         head = text[: len(text) - len(body)]
         text = head + replace_in(body, edits["body"], f"{what} body")
     if "description" in edits:
-        value = split_frontmatter(text).meta.get("description")
+        value = split(text).meta.get("description")
         if not isinstance(value, str):
             raise EditRefused(f"{what}: its front matter has no description text")
         new = replace_in(value.strip(), edits["description"], f"{what} description")
-        text = _description_in_place(text, value.strip(), new) or set_keys(text, {"description": new})
+        swapped = _description_in_place(text, value.strip(), new, split)
+        if swapped is None and lenient and _line_read(text):
+            # set_keys renders through YAML, which this front matter is not: only the one line may change.
+            raise EditRefused(f"{what}: its front matter is not YAML and its description is not one line to swap in place")
+        text = swapped or set_keys(text, {"description": new})
     return text
+
+
+def _line_read(text: str) -> bool:
+    """Whether only the line reader takes this front matter (YAML refuses it)."""
+    try:
+        split_frontmatter(text)
+    except Unreadable:
+        return True
+    return False
 
 
 _DESCRIPTION_LINE = re.compile(r"^description:[ \t]*(?P<raw>\S(?:.*\S)?)[ \t]*(?P<eol>\r?\n|$)", re.MULTILINE)
 
 
-def _description_in_place(text: str, old: str, new: str) -> str | None:
+def _description_in_place(text: str, old: str, new: str, split: Split = split_frontmatter) -> str | None:
     """The description's one line with its value swapped, its quoting kept (plain, 'single' or
-    "double" without escapes), or None when that cannot be done and shown to read back (then
-    `set_keys` renders the value). Every other key, line and the body are checked unchanged."""
-    fm = split_frontmatter(text)
+    "double" without escapes), or None when that cannot be done and shown to read back through
+    `split` (then `set_keys` renders the value). Every other key, line and the body are checked
+    unchanged."""
+    fm = split(text)
     found = [m for m in _DESCRIPTION_LINE.finditer(fm.raw)]
     if len(found) != 1:
         return None
@@ -148,7 +177,7 @@ def _description_in_place(text: str, old: str, new: str) -> str | None:
     start = text.index(fm.raw) + m.start("raw")
     candidate = text[:start] + quote + new + quote + text[start + len(raw):]
     try:
-        after = split_frontmatter(candidate)
+        after = split(candidate)
     except Unreadable:
         return None
     if after.body != fm.body or after.meta != {**fm.meta, "description": new}:
@@ -156,12 +185,12 @@ def _description_in_place(text: str, old: str, new: str) -> str | None:
     return candidate
 
 
-def edit_bytes(data: bytes, edits: Fields, frontmatter: bool, what: str) -> bytes:
+def edit_bytes(data: bytes, edits: Fields, frontmatter: bool, what: str, lenient: bool = False) -> bytes:
     """`edit_text` on a file's bytes: the BOM, if any, is kept."""
     try:
         text = decode_text(data)
         bom = UTF8_BOM if data.startswith(UTF8_BOM) else b""
-        return bom + edit_text(text, edits, frontmatter, what).encode("utf-8")
+        return bom + edit_text(text, edits, frontmatter, what, lenient).encode("utf-8")
     except Unreadable as exc:
         raise EditRefused(f"{what}: {exc}") from None
     except ValueError as exc:  # set_keys' own checks

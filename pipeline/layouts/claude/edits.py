@@ -1,7 +1,9 @@
 """In-place text edits of claude topic files (`absolutize_dates`, `update_ref`).
 
 `body` is the text after the front matter, `description` the front-matter description (edited
-through `set_keys`, so the other keys and the body stay). A file gets one write per run: a note the
+through `set_keys`, so the other keys and the body stay). The front matter is read as the reader
+reads it, YAML else `key: value` lines (`description: a: b`): the body of such a file is edited like
+any other, its description only on its one line, in place (never rendered through YAML). A file gets one write per run: a note the
 run appends (`--resolve keep-both`) and its replacements land in the same op, built on the bytes
 as read. A file this run archives, an unreadable file or a symlink is never edited.
 """
@@ -50,7 +52,7 @@ def apply_text_edits(
                 data = disk.bytes(key)
                 if data is None:
                     raise EditRefused(f"{key} is gone")
-                edit_bytes(data, edits, True, key)  # it takes them all, or the action is skipped
+                edit_bytes(data, edits, True, key, lenient=True)  # it takes them all, or the action is skipped
                 pending[key] = edits
             except (EditRefused, Unreadable) as exc:
                 why = str(exc)
@@ -63,4 +65,4 @@ def apply_text_edits(
 
 
 def _edit(data: bytes, edits: Fields, key: str) -> bytes:
-    return edit_bytes(data, edits, True, key)
+    return edit_bytes(data, edits, True, key, lenient=True)

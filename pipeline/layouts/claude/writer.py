@@ -16,8 +16,9 @@ What each action does:
   side (front-matter date — modified/updated/last_updated/date, then created — else the file's
   mtime); undated or equally dated sides are left for the user. `keep-both` appends
   `> Note (memconsolidate, <--now>): conflicts with <other> — kept both.` to the end of each body
-  (once: a side that already carries the note is not noted again). A side that another action of
-  the run archives is not resolved: the conflict is skipped.
+  (once: a side that already carries the note is not noted again; a memory kept inside MEMORY.md
+  is never noted). A conflict neither side of which is noted is skipped with each side's reason. A
+  side that another action of the run archives is not resolved: the conflict is skipped.
 - `rebuild_index` / `trim_budget` on a MEMORY.md, and every folder in which anything changed: the
   MEMORY.md rebuild, and the cut of memories kept inside MEMORY.md, are in `index_rebuild.py`.
 
@@ -59,8 +60,21 @@ REPORT_NAME = "REPORT.md"
 FULLY_STALE = StaleClass.FULLY_STALE
 
 
+ALREADY_NOTED = "it already carries the note"
+
+
 def note_line(now: dt.date, other: str) -> str:
     return f"> Note (memconsolidate, {now.isoformat()}): conflicts with {other} — kept both."
+
+
+def _not_noted(sides: list[str], unnoted: dict[str, str]) -> str:
+    """Why a keep-both conflict noted neither side: each side's own reason, told once when shared."""
+    whys = [unnoted.get(s, "not noted") for s in sides]
+    if all(w == ALREADY_NOTED for w in whys):
+        return "both sides already carry the note"
+    if len(set(whys)) == 1:
+        return f"{'neither side' if len(sides) > 1 else 'not'} noted: {whys[0]}"
+    return "neither side noted: " + "; ".join(f"{printable(_name(s))}: {w}" for s, w in zip(sides, whys))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -107,9 +121,11 @@ def changes(
 
     # notes first (a noted file is never also archived: conflicts skip archived sides)
     noted_any: set[str] = set()
+    unnoted: dict[str, str] = {}  # key -> why no note was written to it, for its conflicts' outcome
     for key in sorted(d.notes):
         if by_key[key].extra.get("in_index"):
-            out.notes.append(f"{key}: not noted, a memory kept inside MEMORY.md is not annotated")
+            unnoted[key] = "a memory kept inside MEMORY.md is not annotated"
+            out.notes.append(f"{key}: not noted, {unnoted[key]}")
             continue
         try:
             data = disk.bytes(key)
@@ -117,21 +133,25 @@ def changes(
                 raise Unreadable("it is gone")
             text, bom = _decode(data)
         except (Unreadable, UnicodeDecodeError) as exc:
-            out.notes.append(f"{key}: not noted, cannot read it again: {exc}")
+            unnoted[key] = f"cannot read it again: {exc}"
+            out.notes.append(f"{key}: not noted, {unnoted[key]}")
             continue
         m = by_key[key]
         try:
             if split_frontmatter_lenient(text)[0].body != m.body:
-                out.notes.append(f"{key}: not noted, it changed on disk since it was read")
+                unnoted[key] = "it changed on disk since it was read"
+                out.notes.append(f"{key}: not noted, {unnoted[key]}")
                 continue
         except Unreadable:
-            out.notes.append(f"{key}: not noted, it no longer parses")
+            unnoted[key] = "it no longer parses"
+            out.notes.append(f"{key}: not noted, {unnoted[key]}")
             continue
         # printable(): a file name carrying a newline must not forge a line inside the memory.
         others = sorted({printable(o) for o in d.notes[key]})
         # A note from an earlier run (another date) counts: the same conflict is noted once.
         fresh = [o for o in others if f"conflicts with {o} — kept both." not in text]
         if not fresh:
+            unnoted[key] = ALREADY_NOTED
             continue
         lines = [note_line(settings.now, o) for o in fresh]
         ops_writes.append(Op("write", key, data=_encode(with_notes(text, lines), bom), expect=sha(data)))
@@ -143,7 +163,7 @@ def changes(
             if any(s in noted_any for s in sides):
                 d.resolved.append(folder_of(sides[0]))
             else:
-                d.outcome[i] = "both sides already carry the note"
+                d.outcome[i] = _not_noted(sides, unnoted)
 
     # in-place text edits (absolutize_dates, update_ref): one write per file, on top of its notes
     d.outcome.update(apply_text_edits(live, by_key, unreadable, d.retire, root, disk, ops_writes))
