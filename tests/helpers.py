@@ -209,6 +209,13 @@ def plan_json(path: Path, *extra: str) -> dict:
     return json.loads(res.stdout)
 
 
+def apply_json(root: Path, *extra: str) -> dict:
+    """`apply --yes --json` with no model on NOW: what it applied, skipped and noted."""
+    res = run_cli("apply", str(root), "--now", NOW, "--model", "none", "--yes", "--json", *extra)
+    assert res.returncode == 0, res.stderr
+    return json.loads(res.stdout)
+
+
 def kinds(items: list[dict]) -> list[tuple[str, tuple[str, ...]]]:
     return [(i["kind"], tuple(i["targets"])) for i in items]
 
@@ -243,6 +250,14 @@ def git(root: Path, *args: str) -> str:
                GIT_COMMITTER_DATE="2026-01-01T00:00:00Z")
     out = subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, text=True, check=True)
     return out.stdout
+
+
+def commit_all(root: Path, message: str) -> None:
+    """Everything in the work tree committed (a repository made first when there is none)."""
+    if not (root / ".git").exists():
+        git(root, "init", "-q", "-b", "main")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", message)
 
 
 def with_git_history(root: Path, deleted: tuple[str, ...] | list[str] = CLAUDE_DELETED) -> Path:

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import NOW, REAL_STORES, WILD, copy_real, plan_json, run_cli, snapshot
+from helpers import NOW, REAL_STORES, WILD, apply_json, copy_real, plan_json, run_cli, snapshot
 
 from pipeline.actions import ConsolidateAction
 from pipeline.api import apply_plan, build_plan, open_store, undo
@@ -42,12 +42,6 @@ def write(folder: Path, files: dict[str, str]) -> Path:
     for name, text in files.items():
         (folder / name).write_text(text, encoding="utf-8")
     return folder
-
-
-def apply_json(root: Path, *extra: str) -> dict:
-    res = run_cli("apply", str(root), "--now", NOW, "--model", "none", "--yes", "--json", *extra)
-    assert res.returncode == 0, res.stderr
-    return json.loads(res.stdout)
 
 
 def reason_of(plan: dict, kind: str) -> str:

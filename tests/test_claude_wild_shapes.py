@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 from hypothesis import given, strategies as st
-from helpers import NOW, plan_json, run_cli, snapshot
+from helpers import NOW, apply_json, plan_json, run_cli, snapshot
 
 from pipeline.config import Settings
 from pipeline.layouts.claude import memory_md, reader, writer
@@ -28,12 +28,6 @@ def write(path: Path, text: str) -> Path:
 def topic(name: str, description: str, body: str = "", kind: str = "project") -> str:
     body = body or f"Notes on {name}."  # distinct bodies: identical ones would merge
     return f"---\nname: {name}\ndescription: {description}\ntype: {kind}\n---\n\n{body}\n"
-
-
-def apply_json(root: Path, *extra: str) -> dict:
-    res = run_cli("apply", str(root), "--now", NOW, "--model", "none", "--yes", "--json", *extra)
-    assert res.returncode == 0, res.stderr
-    return json.loads(res.stdout)
 
 
 def actions(plan: dict, kind: str) -> list[dict]:

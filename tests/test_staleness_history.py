@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import NOW, git, plan_json, run_cli
+from helpers import NOW, commit_all, git, plan_json, run_cli
 
 from pipeline.rules.refs import extract_refs
 from pipeline.evidence.git_history import read_history
@@ -309,16 +309,13 @@ def test_a_file_renamed_then_moved_where_git_saw_no_rename_is_a_hint_not_a_prune
     root = tmp_path / "proj"
     write(root / "src/render/widget_renderer.py", "def render_widget(w):\n    return w.draw()\n" * 6)
     write(root / "src/main.py", "def main():\n    pass\n")
-    git(root, "init", "-q", "-b", "main")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "one")
+    commit_all(root, "one")
     (root / "src/ui").mkdir()
     git(root, "mv", "src/render/widget_renderer.py", "src/ui/widget_renderer.py")
     git(root, "commit", "-q", "-m", "move")
     git(root, "rm", "-q", "src/ui/widget_renderer.py")
     write(root / "packages/ui/widget_renderer.py", "class WidgetRenderer:\n    def paint(self):\n        return 1\n")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "rewrite into packages/")
+    commit_all(root, "rewrite into packages/")
     memory(root, "widgets", "Widgets are drawn by `src/render/widget_renderer.py`; keep it pure.")
     index_file(root, ["widgets"])
     plan = plan_json(root, "--model", "none", "--now", NOW)

@@ -163,19 +163,16 @@ def test_a_framework_s_own_names_are_dropped_not_whatever_its_objects_call(text,
 
 def test_a_project_s_method_called_on_screen_keeps_its_memory_from_a_prune(tmp_path):
     # src/tui/screen.py deleted; `redrawStatusBar` lives on in src/ui/terminal.py: the code moved
-    from helpers import NOW, git, plan_json
+    from helpers import NOW, commit_all, git, plan_json
     from test_staleness_history import actions, index_file, memory, stale, write
 
     root = tmp_path / "proj"
     write(root / "src/tui/screen.py", "class Screen:\n    def redrawStatusBar(self):\n        pass\n")
     write(root / "src/main.py", "def main():\n    pass\n")
-    git(root, "init", "-q", "-b", "main")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "one")
+    commit_all(root, "one")
     git(root, "rm", "-q", "src/tui/screen.py")
     write(root / "src/ui/terminal.py", "class Terminal:\n    def redrawStatusBar(self):\n        self.win.refresh()\n")
-    git(root, "add", "-A")
-    git(root, "commit", "-q", "-m", "split")
+    commit_all(root, "split")
     memory(root, "redraw", "After a resize in `src/tui/screen.py`, call `screen.redrawStatusBar()` or the bar tears.")
     index_file(root, ["redraw"])
     plan = plan_json(root, "--model", "none", "--now", NOW)

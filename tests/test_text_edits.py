@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import FIXTURES, NOW, plan_json, run_cli, snapshot
+from helpers import FIXTURES, NOW, apply_json, plan_json, run_cli, snapshot
 
 from pipeline.apply import apply_plan
 from pipeline.config import Settings
@@ -38,12 +38,6 @@ def store(tmp_path: Path, layout: str) -> Path:
     root = tmp_path / layout
     shutil.copytree(FIXTURES / layout, root, symlinks=True)
     return root
-
-
-def apply_json(root: Path, *extra: str) -> dict:
-    res = run_cli("apply", str(root), "--now", NOW, "--model", "none", "--yes", "--json", *extra)
-    assert res.returncode == 0, res.stderr
-    return json.loads(res.stdout)
 
 
 def undo_cli(root: Path, run_id: str) -> None:
