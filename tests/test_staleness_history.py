@@ -67,6 +67,14 @@ def stale(plan: dict) -> dict[str, dict]:
     return {f["targets"][0].removeprefix(AGENT): f for f in plan["findings"] if f["kind"] == "stale"}
 
 
+def judged(root: Path, name: str, text: str) -> tuple[dict, dict]:
+    """A memory `name` saying `text`, indexed, planned with no model: the plan and its stale finding."""
+    memory(root, name, text)
+    index_file(root, [name])
+    plan = plan_json(root, "--model", "none", "--now", NOW)
+    return plan, stale(plan)[f"{name}.md"]
+
+
 @pytest.fixture
 def store(tmp_path) -> Path:
     root = repo_with_history(tmp_path / "proj")
@@ -316,10 +324,7 @@ def test_a_file_renamed_then_moved_where_git_saw_no_rename_is_a_hint_not_a_prune
     git(root, "rm", "-q", "src/ui/widget_renderer.py")
     write(root / "packages/ui/widget_renderer.py", "class WidgetRenderer:\n    def paint(self):\n        return 1\n")
     commit_all(root, "rewrite into packages/")
-    memory(root, "widgets", "Widgets are drawn by `src/render/widget_renderer.py`; keep it pure.")
-    index_file(root, ["widgets"])
-    plan = plan_json(root, "--model", "none", "--now", NOW)
-    f = stale(plan)["widgets.md"]
+    plan, f = judged(root, "widgets", "Widgets are drawn by `src/render/widget_renderer.py`; keep it pure.")
     assert f["class"] == "PARTIALLY_STALE" and f["kept_reason"]
     assert f["missing"] == ["src/render/widget_renderer.py"] and "moved" not in f
     assert f["same_name"] == [{"ref": "src/render/widget_renderer.py", "at": "packages/ui/widget_renderer.py"}]

@@ -163,8 +163,8 @@ def test_a_framework_s_own_names_are_dropped_not_whatever_its_objects_call(text,
 
 def test_a_project_s_method_called_on_screen_keeps_its_memory_from_a_prune(tmp_path):
     # src/tui/screen.py deleted; `redrawStatusBar` lives on in src/ui/terminal.py: the code moved
-    from helpers import NOW, commit_all, git, plan_json
-    from test_staleness_history import actions, index_file, memory, stale, write
+    from helpers import commit_all, git
+    from test_staleness_history import actions, judged, write
 
     root = tmp_path / "proj"
     write(root / "src/tui/screen.py", "class Screen:\n    def redrawStatusBar(self):\n        pass\n")
@@ -173,10 +173,7 @@ def test_a_project_s_method_called_on_screen_keeps_its_memory_from_a_prune(tmp_p
     git(root, "rm", "-q", "src/tui/screen.py")
     write(root / "src/ui/terminal.py", "class Terminal:\n    def redrawStatusBar(self):\n        self.win.refresh()\n")
     commit_all(root, "split")
-    memory(root, "redraw", "After a resize in `src/tui/screen.py`, call `screen.redrawStatusBar()` or the bar tears.")
-    index_file(root, ["redraw"])
-    plan = plan_json(root, "--model", "none", "--now", NOW)
-    f = stale(plan)["redraw.md"]
+    plan, f = judged(root, "redraw", "After a resize in `src/tui/screen.py`, call `screen.redrawStatusBar()` or the bar tears.")
     assert f["class"] == "PARTIALLY_STALE" and f["missing"] == ["src/tui/screen.py"]
     assert "redraw.md" not in actions(plan, "prune_stale")
 
