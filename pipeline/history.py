@@ -45,8 +45,11 @@ def run_history(root: Path) -> list[RunEntry]:
     return sorted(entries, key=lambda e: (e.created, e.run_id))
 
 
-def state_size(root: Path) -> int:
-    """Bytes under the store's state folder (files themselves; symlinks are not followed)."""
+def state_size(root: Path) -> int | None:
+    """Bytes under the store's state folder (files themselves; symlinks are not followed); None when
+    the state folder is itself a symlink (os.walk would follow it, wherever it leads)."""
+    if (root / STATE_DIR).is_symlink():
+        return None
     total = 0
     for folder, dirs, files in os.walk(root / STATE_DIR, followlinks=False):
         for name in files:

@@ -435,6 +435,8 @@ def _view(root: Path, entry: os.DirEntry, key: bytes | None) -> RunView | None:
 def run_views(root: Path) -> list[RunView]:
     """Every run folder of the store, read-only: ours (with its record) or refused (with why)."""
     base = root / STATE_DIR / "runs"
+    if (root / STATE_DIR).is_symlink():  # its runs and key would be another folder's
+        return [RunView(STATE_DIR, root / STATE_DIR, problem="the state folder is a symlink")]
     if base.is_symlink():
         return [RunView("runs", base, problem="the runs folder is a symlink")]
     if not base.is_dir():

@@ -24,6 +24,7 @@ from .model import Corpus, Plan
 from .plan import build_plan
 from .layouts.registry import get, open_store, resolve_root
 from .stages.base import StageProgress
+from .storage.files import Unreadable, read_own
 from .storage.gc_pause import reading_for_a_plan
 
 Say = Callable[[str], None]
@@ -116,14 +117,29 @@ def prune_after_apply(root: Path, settings: Settings, result: ApplyResult | None
 # --- the nightly run --------------------------------------------------------------------------
 
 STATE_FILE = "state.json"
+STATE_MAX_BYTES = 64 << 10  # what a run records is a few hundred bytes
 
 
-def read_state(root: Path) -> dict[str, Any]:
+def read_state(root: Path, note: Say | None = None) -> dict[str, Any]:
+    """The last nightly run the store's state.json records; {} for none. The file is data: read only
+    as a regular file of the state folder within the cap, never through a symlink (of the file or
+    of the folder); one that cannot be taken so (a FIFO, a device, too large, not a JSON object)
+    counts as no run recorded, and `note` hears why."""
     try:
-        data = json.loads((root / STATE_DIR / STATE_FILE).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+        data = json.loads(read_own(root / STATE_DIR / STATE_FILE, STATE_MAX_BYTES, folder_too=True))
+    except FileNotFoundError:
         return {}
-    return data if isinstance(data, dict) else {}
+    except Unreadable as exc:
+        why = str(exc)
+    except (ValueError, RecursionError):  # RecursionError: nesting deeper than the stack
+        why = "not JSON"
+    else:
+        if isinstance(data, dict):
+            return data
+        why = f"a JSON {type(data).__name__}, not an object"
+    if note is not None:
+        note(f"{STATE_DIR}/{STATE_FILE} taken as no run recorded: {why}")
+    return {}
 
 
 def is_due(state: dict[str, Any], settings: Settings, wall: dt.datetime) -> tuple[bool, str]:
@@ -180,7 +196,7 @@ def run_store(
         with reading_for_a_plan():
             corpus, settings = open_store(root, settings)
             if if_due:
-                due, why = is_due(read_state(root), settings, wall)
+                due, why = is_due(read_state(root, say), settings, wall)
                 if not due:
                     return RunOutcome(ran=False, reason=why)
             plan = build_plan(corpus, settings, stage_runner(settings, progress=progress))
@@ -227,7 +243,8 @@ def status_store(path: str, settings: Settings, progress: Progress | None = None
     by_type = Counter(m.type or "untyped" for m in corpus.memories)
     budgets = [f.model_dump(by_alias=True, exclude_none=True) for f in plan.findings if f.kind in (FindingKind.OVER_BUDGET, FindingKind.NEAR_BUDGET)]
     runs = committed_runs(root)
-    state = read_state(root)
+    notes: list[str] = []
+    state = read_state(root, notes.append)
     return {
         "layout": corpus.layout,
         "root": str(root),
@@ -246,4 +263,5 @@ def status_store(path: str, settings: Settings, progress: Progress | None = None
         "llm_errors": [e.model_dump(mode="json") for e in plan.errors],
         "runs": [e.to_json() for e in run_history(root)],
         "state_bytes": state_size(root),
+        "notes": notes,
     }

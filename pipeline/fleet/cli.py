@@ -70,7 +70,7 @@ def _fleet(command: str, o: dict[str, Any], opts: Options, **task: Any) -> None:
         from .budget import Limits
         from .engines import get_engine
         from .report import Report
-        from .targets import collect
+        from .targets import collect, refuse_inside_a_store
         from .task import TaskSpec
 
         if opts.config is not None:
@@ -83,8 +83,13 @@ def _fleet(command: str, o: dict[str, Any], opts: Options, **task: Any) -> None:
         for warning in targets.warnings:
             say(warning)
         if task.get("plans_dir"):
-            task["plans_dir"] = str(Path(task["plans_dir"]).resolve())  # workers may run elsewhere
-            Path(task["plans_dir"]).mkdir(parents=True, exist_ok=True)
+            try:
+                plans_dir = Path(task["plans_dir"]).resolve()  # workers may run elsewhere
+            except (OSError, RuntimeError, ValueError):  # a symlink loop (RuntimeError on Python 3.11), a NUL byte
+                raise UsageError(f"--plans-dir {task['plans_dir']}: not a folder that can be written (a symlink loop?)") from None
+            refuse_inside_a_store(plans_dir, targets.paths, f"--plans-dir {task['plans_dir']}", "--plans-dir")
+            plans_dir.mkdir(parents=True, exist_ok=True)
+            task["plans_dir"] = str(plans_dir)
         spec = TaskSpec(command=command, options=opts, **task)  # type: ignore[arg-type]
         report = Report()
         state = _open_state(o, settings, targets.paths) if o.get("state_wanted") else None
@@ -126,7 +131,7 @@ def _open_state(o: dict[str, Any], settings: Any, targets: list[str]):
     path = Path(o["state"]) if o["state"] else default_path(o["discover"])
     schedule = settings.schedule
     window = dt.timedelta(hours=schedule.interval_hours) - dt.timedelta(minutes=schedule.slack_minutes)
-    return FleetState(path, targets, window)
+    return FleetState(path, targets, window, note=say)
 
 
 @app.command("plan")

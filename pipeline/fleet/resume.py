@@ -21,12 +21,13 @@ import fcntl
 import json
 import os
 import secrets
-import stat
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Callable, Iterable
 
 from ..errors import UsageError
 from ..lock import open_regular
+from ..storage.files import TooLarge, Unreadable, read_own
+from .targets import refuse_inside_a_store
 from .task import STATUSES
 
 SCHEMA = "memconsolidate.fleet-state/1"
@@ -39,23 +40,28 @@ def default_path(discover_dir: str | None) -> Path:
     return Path(discover_dir or os.getcwd()) / DEFAULT_NAME
 
 
-def _lines(path: Path) -> list[dict[str, Any]]:
+# A line a store; a fleet of a hundred thousand stores stays well below it. A larger file is not
+# read (nor held in memory): the fleet run starts afresh, and each store's own state still says
+# whether it is due.
+MAX_STATE_BYTES = 64 << 20
+
+
+def _lines(path: Path, note: Callable[[str], None]) -> list[dict[str, Any]]:
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)  # a FIFO would block the open
+        raw = read_own(path, MAX_STATE_BYTES)
     except FileNotFoundError:
         return []
-    except OSError as exc:
-        raise UsageError(f"cannot read the fleet state {path}: {exc.strerror or exc} (a symlink is never followed)") from None
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise UsageError(f"the fleet state {path} is not a regular file: remove it or pass --state")
-    with os.fdopen(fd, "rb") as fh:
-        raw = fh.read()
+    except TooLarge as exc:
+        note(f"the fleet state {path} is not read ({exc}): a new fleet run starts")
+        return []
+    except Unreadable as exc:
+        # a symlink, a FIFO, a device: never read, and never written either (open_regular)
+        raise UsageError(f"cannot read the fleet state {path}: {exc}: remove it or pass --state") from None
     out = []
     for line in raw.splitlines():
         try:
             item = json.loads(line)
-        except ValueError:
+        except (ValueError, RecursionError):  # RecursionError: nesting deeper than the stack
             continue  # a line torn by a kill, or not ours
         if isinstance(item, dict):
             out.append(item)
@@ -70,25 +76,16 @@ def _started(header: dict[str, Any]) -> dt.datetime | None:
     return when if when.tzinfo else when.replace(tzinfo=dt.timezone.utc)
 
 
-def _refuse_inside_a_store(path: Path, stores: set[str]) -> None:
-    """A state file inside a store it runs (the default, when the `--discover` folder is itself a
-    store) would be a file of that store no journal knows: undo could not give the store back as
-    it was."""
-    where = path.parent.resolve() / path.name
-    for store in sorted(stores):
-        if where.is_relative_to(Path(store)):
-            raise UsageError(f"the fleet state {path} would lie inside the store {store}: pass --state with a path outside the stores")
-
-
 class FleetState:
     """The open state file of one fleet run; `finished` are the records an earlier attempt left."""
 
-    def __init__(self, path: Path, targets: Iterable[str], window: dt.timedelta, wall: dt.datetime | None = None) -> None:
+    def __init__(self, path: Path, targets: Iterable[str], window: dt.timedelta, wall: dt.datetime | None = None,
+                 note: Callable[[str], None] = lambda _: None) -> None:
         self.path = path
         wall = wall or dt.datetime.now(dt.timezone.utc)
         wanted = set(targets)
-        _refuse_inside_a_store(path, wanted)
-        lines = _lines(path)
+        refuse_inside_a_store(path.parent.resolve() / path.name, wanted, f"the fleet state {path}", "--state with a path")
+        lines = _lines(path, note)
         header = lines[0] if lines and lines[0].get("schema") == SCHEMA and "fleet_run" in lines[0] else None
         started = _started(header) if header else None
         resumable = (

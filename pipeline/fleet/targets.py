@@ -107,11 +107,30 @@ def collect(paths: Iterable[str], stores_file: str | None, discover_dir: str | N
         raise UsageError("no stores: give paths, --stores FILE or --discover DIR")
     seen: dict[str, None] = {}
     for entry in given:
-        # a missing path stays a target: it is reported as a failed store, not a usage error
-        seen.setdefault(str(Path(entry).expanduser().resolve()), None)
+        seen.setdefault(_target(entry), None)
     ordered = list(seen)
     _refuse_nested(ordered)
     return Targets(paths=ordered, warnings=warnings)
+
+
+def _target(entry: str) -> str:
+    """A target's resolved path. One that cannot be resolved (a symlink loop, a NUL byte) stays a
+    target as given, as a missing path does: it is reported as a failed store, not a usage error."""
+    path = Path(entry).expanduser()
+    try:
+        return str(path.resolve())
+    except (OSError, RuntimeError, ValueError):  # Python 3.11 raises RuntimeError on a symlink loop
+        return os.path.abspath(path)
+
+
+def refuse_inside_a_store(where: Path, stores: Iterable[str], what: str, instead: str) -> None:
+    """A file the fleet writes for itself (its state file, the plans of `--plans-dir`; `where`,
+    resolved as it will be written) inside a store it works on would be a file of that store no
+    journal knows: undo could not give the store back as it was, and `plan` promises not to write
+    to a store at all. Exit 2, naming `what` and the option to pass `instead`."""
+    for store in sorted(stores):
+        if where.is_relative_to(Path(store)):
+            raise UsageError(f"{what} would lie inside the store {store}: pass {instead} outside the stores")
 
 
 def _refuse_nested(paths: list[str]) -> None:

@@ -19,7 +19,12 @@ def render_status(info: dict[str, Any], width: int = PIPE_WIDTH, config: str | N
     out = [f"{info['layout']} store {root}: {plural(info['memories'], 'memory', 'memories')}"]
     out.extend(wrap("by type: " + (", ".join(f"{k} {v}" for k, v in info["by_type"].items()) or "none"), width, "  ", "    "))
     out.append(f"  config: {config or 'none'}")  # a path: never wrapped
-    out.append(f"  state folder: {human_bytes(info['state_bytes'])} in {root}/.memconsolidate")
+    if info["state_bytes"] is None:
+        out.append(f"  state folder: {root}/.memconsolidate is a symlink, not followed")
+    else:
+        out.append(f"  state folder: {human_bytes(info['state_bytes'])} in {root}/.memconsolidate")
+    for note in info.get("notes", []):
+        out.extend(wrap(f"note: {note}", width, "  ", "    "))
     for b in info["budgets"]:
         out.extend(wrap(f"{b['kind']}: {', '.join(b['targets'])}: {b['reason']}", width, "  ", "    "))
     model = info["model"]
@@ -31,7 +36,8 @@ def render_status(info: dict[str, Any], width: int = PIPE_WIDTH, config: str | N
     for e in info.get("llm_errors", []):
         out.extend(wrap(f"stage error {e['stage']}: {e['message']} (pending counts leave that stage out)", width, "  ", "    "))
     last = info["last_run"]
-    out.append(f"  last nightly run: {last['last_success']} (run {last.get('run_id') or 'none'})" if last else "  last nightly run: never")
+    when = last.get("last_success") if last else None  # state.json is data: any shape
+    out.append(f"  last nightly run: {when if isinstance(when, str) else 'unreadable'} (run {last.get('run_id') or 'none'})" if last else "  last nightly run: never")
     if info["run_in_progress"]:
         out.append(f"  a run is in progress (pid {info['run_in_progress']}); its journal: " + ", ".join(info["unfinished_journal"]))
     elif info["unfinished_journal"]:

@@ -37,6 +37,10 @@ class Unreadable(MemconsolidateError):
     """A file that cannot be taken as text; its message becomes the parse_error reason."""
 
 
+class TooLarge(Unreadable):
+    """A file over the size cap it is read with."""
+
+
 def rel(root: Path, path: Path) -> str:
     return path.relative_to(root).as_posix()
 
@@ -97,13 +101,17 @@ def decode_text(data: bytes) -> str:
 
 def read_bytes(root: Path, path: Path, max_bytes: int) -> bytes:
     """The bytes of a store file within the size cap, never through a symlink leaving the store."""
-    with open_checked(root, path, max_bytes) as fh:
+    return _read_capped(open_checked(root, path, max_bytes), max_bytes)
+
+
+def _read_capped(fh: BinaryIO, max_bytes: int) -> bytes:
+    with fh:
         try:
             data = fh.read(max_bytes + 1)  # bounded even if the file grew since the stat
         except OSError as exc:
             raise Unreadable(f"cannot read: {exc.strerror or exc}") from None
     if len(data) > max_bytes:
-        raise Unreadable(f"file too large (over {max_bytes} bytes)")
+        raise TooLarge(f"file too large (over {max_bytes} bytes)")
     return data
 
 
@@ -122,18 +130,69 @@ def open_checked(root: Path, path: Path, max_bytes: int) -> BinaryIO:
         # journal that rollback obeys.
         raise Unreadable(f"points into {STATE_DIR}/, memconsolidate's own state (journals, key): never read as a memory")
     try:
-        st = path.stat()
+        return open_regular_file(path, max_bytes)
+    except FileNotFoundError as exc:
+        raise Unreadable(f"cannot stat: {exc.strerror or exc}") from None
+
+
+def open_regular_file(path: Path, max_bytes: int, *, follow: bool = True, folder: int | None = None) -> BinaryIO:
+    """`path` opened for reading if it is a regular file within the size cap, checked before the open
+    (a FIFO blocks an open, a device may act on one) and again on the file opened (one swapped in
+    meanwhile is not the one read); with `follow=False` never through a symlink of its own name;
+    `folder`: a folder's descriptor `path` is relative to. FileNotFoundError when there is no such
+    file; `Unreadable` with a short reason for anything else."""
+    try:
+        before = os.stat(path, dir_fd=folder, follow_symlinks=follow)
+    except FileNotFoundError:
+        raise
     except OSError as exc:
         raise Unreadable(f"cannot stat: {exc.strerror or exc}") from None
+    if stat.S_ISLNK(before.st_mode):
+        raise Unreadable("a symlink (never followed)")
+    _check_regular(before, max_bytes)
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | (0 if follow else os.O_NOFOLLOW), dir_fd=folder)
+    except FileNotFoundError:
+        raise
+    except OSError as exc:
+        if exc.errno == errno.ELOOP and not follow:
+            raise Unreadable("a symlink (never followed)") from None
+        raise Unreadable(f"cannot read: {exc.strerror or exc}") from None
+    try:
+        _check_regular(os.fstat(fd), max_bytes)
+    except Unreadable:
+        os.close(fd)
+        raise
+    return os.fdopen(fd, "rb")
+
+
+def _check_regular(st: os.stat_result, max_bytes: int) -> None:
     if not stat.S_ISREG(st.st_mode):  # a FIFO reports size 0 and then blocks the read forever
         raise Unreadable("not a regular file")
-    size = st.st_size
-    if size > max_bytes:
-        raise Unreadable(f"file too large ({size} bytes > {max_bytes})")
+    if st.st_size > max_bytes:
+        raise TooLarge(f"file too large ({st.st_size} bytes > {max_bytes})")
+
+
+def read_own(path: Path, max_bytes: int, *, folder_too: bool = False) -> bytes:
+    """The bytes of a file memconsolidate keeps for itself (a state file, never a memory): a regular
+    file within the cap, never read through a symlink, of its own name or, with `folder_too`, of
+    the folder holding it. FileNotFoundError when there is none; `Unreadable` with a short reason
+    for anything else (the file is data: whoever reads it goes on without it)."""
+    if not folder_too:
+        return _read_capped(open_regular_file(path, max_bytes, follow=False), max_bytes)
     try:
-        return path.open("rb")
+        if stat.S_ISLNK(os.lstat(path.parent).st_mode):
+            raise Unreadable(f"its folder {path.parent.name}/ is a symlink (never followed)")
+        # O_NOFOLLOW on the folder too: one swapped for a symlink since the lstat is not opened
+        folder = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+    except FileNotFoundError:
+        raise
     except OSError as exc:
-        raise Unreadable(f"cannot read: {exc.strerror or exc}") from None
+        raise Unreadable(f"its folder {path.parent.name}/ cannot be opened: {exc.strerror or exc}") from None
+    try:
+        return _read_capped(open_regular_file(Path(path.name), max_bytes, follow=False, folder=folder), max_bytes)
+    finally:
+        os.close(folder)
 
 
 @dataclass
