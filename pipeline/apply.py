@@ -13,7 +13,7 @@ from .kinds import ActionKind, is_automatic
 from .changes import ChangeSet
 from .config import Settings
 from .errors import UsageError
-from .journal import Op, RunRecord, execute, new_run_id
+from .journal import Op, RunRecord, execute, new_run_id, unsafe_reason
 from .journal_check import path_problem
 from .layouts.base import Layout
 from .layouts.registry import layout_of
@@ -84,7 +84,7 @@ def apply_plan(
     root: Path, corpus: Corpus, plan: Plan, settings: Settings, actions: list[Action], resolve: Resolution | None
 ) -> ApplyResult:
     run_id = new_run_id(root)
-    changes = _recordable_changes(layout_of(corpus), corpus, plan, settings, actions, run_id, resolve)
+    changes = _recordable_changes(root, layout_of(corpus), corpus, plan, settings, actions, run_id, resolve)
     if not changes.ops:
         return ApplyResult(run_id=run_id, record=None, changes=changes)
     info = {
@@ -98,21 +98,27 @@ def apply_plan(
     return ApplyResult(run_id=run_id, record=record, changes=changes)
 
 
-def _unrecordable(ops: list[Op]) -> str | None:
-    """Why the journal would refuse `ops` (one line, naming the first path it cannot record), or None."""
+def _unrecordable(root: Path, ops: list[Op]) -> str | None:
+    """Why the run would refuse `ops` (one line, naming the first path it may not change), or None:
+    a path the journal cannot record, a symlink, a folder on the way out of the store."""
     for op in ops:
         for p in (op.path, op.dest):
-            if p is not None and (problem := path_problem(p)) is not None:
+            if p is None:
+                continue
+            if (problem := path_problem(p)) is not None:
                 return f"not applied: the journal cannot record {printable(p)}, which {problem}"
+            if (why := unsafe_reason(root, p)) is not None:
+                return f"not applied: {printable(p)}: {why}"
     return None
 
 
 def _recordable_changes(
-    layout: Layout, corpus: Corpus, plan: Plan, settings: Settings, actions: list[Action], run_id: str, resolve: Resolution | None
+    root: Path, layout: Layout, corpus: Corpus, plan: Plan, settings: Settings, actions: list[Action], run_id: str, resolve: Resolution | None
 ) -> ChangeSet:
-    """The layout's change set, without the actions that lead to a path the journal refuses (a file
-    named `zz\\notes.md`: a legal name on POSIX, a folder separator to the journal): each is skipped
-    with why, and the run applies the rest, where the journal would refuse the whole run every night.
+    """The layout's change set, without the actions that lead to a path the run refuses (a file
+    named `zz\\notes.md`: a legal name on POSIX, a folder separator to the journal; a move into a
+    folder symlinked out of the store): each is skipped with why, and the run applies the rest, where
+    the journal would refuse the whole run every night.
 
     Which actions those are is found by building each one's change set alone, only when the whole
     set names such a path: those whose targets name the path first, then, if that is not all of
@@ -122,16 +128,16 @@ def _recordable_changes(
         return layout.changes(corpus, chosen, settings, run_id, resolve, plan.findings)
 
     changes = build(actions)
-    refused = _unrecordable(changes.ops)
+    refused = _unrecordable(root, changes.ops)
     if refused is None:
         return changes
     named = [a for a in changes.applied if any(_file_part(t) in refused for t in a.targets)]
     for suspects in (named, changes.applied):
-        why = {id(a): w for a in suspects if (w := _unrecordable(build([a]).ops)) is not None}
+        why = {id(a): w for a in suspects if (w := _unrecordable(root, build([a]).ops)) is not None}
         if not why:
             continue
         rest = build([a for a in actions if id(a) not in why])
-        if _unrecordable(rest.ops) is None or suspects is changes.applied:
+        if _unrecordable(root, rest.ops) is None or suspects is changes.applied:
             order = {id(a): n for n, a in enumerate(actions)}
             skipped = rest.skipped + [(a, w) for a in actions if (w := why.get(id(a))) is not None]
             rest.skipped = sorted(skipped, key=lambda s: order.get(id(s[0]), len(order)))

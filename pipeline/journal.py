@@ -42,6 +42,7 @@ from .journal_check import (
     check_paths,
     check_rel,
     check_shape,
+    path_problem,
     read_blob,
     read_regular,
     run_file,
@@ -562,17 +563,25 @@ def _astray(root: Path, rel_path: str) -> str | None:
     return None
 
 
+def unsafe_reason(root: Path, p: str, folder: bool = False) -> str | None:
+    """Why a run may not change `p` (a path the journal does not record, a symlink, a folder on its
+    way leading out of the store or into its state folder), or None. Apply asks before it runs a
+    change set (the action that leads there is skipped, the rest applied); execute refuses the run
+    if one is left."""
+    problem = path_problem(p, folder)
+    if problem is not None:
+        return f"path {p!r} {problem}"
+    if (root / p).is_symlink():
+        return "it is a symlink"
+    return _astray(root, p)
+
+
 def _refuse_unsafe(root: Path, paths: list[str], folders: bool = False) -> None:
     for p in paths:
-        try:
-            check_rel(p, folder=folders)
-        except Refused as exc:
-            raise RunFailed(f"refusing to change {p!r}: {exc}") from None
-        if (root / p).is_symlink():
-            raise RunFailed(f"refusing to change {p}: it is a symlink")
-        astray = _astray(root, p)
-        if astray:
-            raise RunFailed(f"refusing to change {p}: {astray}")
+        why = unsafe_reason(root, p, folders)
+        if why is not None:
+            shown = repr(p) if path_problem(p, folders) is not None else p  # one the journal does not take, quoted
+            raise RunFailed(f"refusing to change {shown}: {why}")
 
 
 def cannot_write(root: Path, exc: OSError) -> str:

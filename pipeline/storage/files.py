@@ -287,16 +287,19 @@ def memory_from_bytes(key: str, data: bytes, max_bytes: int, findings: list[Find
     return fm
 
 
-def walk_files(root: Path, start: Path, pattern_suffixes: tuple[str, ...]) -> Iterator[Path]:
+def walk_files(root: Path, start: Path, pattern_suffixes: tuple[str, ...], not_followed: list[Path] | None = None) -> Iterator[Path]:
     """Files under `start` whose names end with one of the suffixes, in sorted order.
 
-    Symlinked directories are not followed (they could loop or leave the store); symlinked files are
-    yielded so `read_text` can report the ones that point outside.
+    Symlinked directories are not followed (they could loop or leave the store), and are added to
+    `not_followed` when given, for the reader to say so; symlinked files are yielded so `read_text`
+    can report the ones that point outside.
     """
     if not start.is_dir():
         return
     for dirpath, dirnames, filenames in os.walk(start):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
+        if not_followed is not None:
+            not_followed.extend(Path(dirpath) / d for d in dirnames if (Path(dirpath) / d).is_symlink())
         for name in sorted(filenames):
             if name.endswith(pattern_suffixes):
                 yield Path(dirpath) / name

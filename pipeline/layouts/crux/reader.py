@@ -28,7 +28,7 @@ from ...text.yaml_load import safe_load
 from ...kinds import FindingKind
 from ...config import CruxConfig, Settings, store_relative
 from ...errors import ConfigError, UsageError
-from ...model import Corpus, IndexEntry, Memory, Tracker
+from ...model import Corpus, Finding, IndexEntry, Memory, Tracker
 from .members import ARCHIVED_COPY, absorbed, link_merged_members
 from ...storage.files import (
     SKIP_DIRS,
@@ -410,11 +410,12 @@ def _to_memory(primary: Parsed, twin: Parsed | None, twin_key: str | None, setti
     )
 
 
-def memory_files(root: Path, crux: CruxConfig) -> list[Path]:
-    """Every `*.memory.md` / `*.memory.crux.md` under memoriesDir and agentMemoriesDir, sorted."""
+def memory_files(root: Path, crux: CruxConfig, not_followed: list[Path] | None = None) -> list[Path]:
+    """Every `*.memory.md` / `*.memory.crux.md` under memoriesDir and agentMemoriesDir, sorted (the
+    symlinked folders among them, not followed, added to `not_followed` when given)."""
     found: dict[str, Path] = {}
     for folder in (crux.storage.memoriesDir, crux.storage.agentMemoriesDir):
-        for path in walk_files(root, root / folder, (CRUX_SUFFIX, PLAIN_SUFFIX)):
+        for path in walk_files(root, root / folder, (CRUX_SUFFIX, PLAIN_SUFFIX), not_followed):
             found.setdefault(rel(root, path), path)
     return [found[k] for k in sorted(found)]
 
@@ -623,7 +624,11 @@ def load(root: Path, settings: Settings) -> Corpus:
     index = settings.crux.storage.indexFile
     listed = {e.target for e in corpus.index_entries if e.index == index}
     corpus.indexes[index] = index_keys(corpus.memories, primaries, listed)
-    on_disk = [rel(root, p) for p in memory_files(root, settings.crux)]
+    links: list[Path] = []
+    on_disk = [rel(root, p) for p in memory_files(root, settings.crux, links)]
+    for link in sorted(set(links)):  # said: a type folder linked elsewhere is not silently a smaller store
+        corpus.findings.append(Finding(kind=FindingKind.SYMLINK_SKIPPED, targets=[rel(root, link)],
+                                       reason="a symlinked folder: not followed (its memories are not read, nothing is moved into it)"))
     failed = {t for f in corpus.findings if f.kind == FindingKind.PARSE_ERROR for t in f.targets}
     work_dir_exists = (root / store.work_dir).is_dir()
     corpus.extra["crux"] = {
