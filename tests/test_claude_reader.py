@@ -252,11 +252,14 @@ def test_a_project_holding_nothing_but_its_memory_is_no_repository_to_check_agai
     assert corpus.memories[0].extra["repo"] is None
     [skipped] = [f for f in corpus.findings if f.kind == "staleness_skipped"]
     assert skipped.reason == "staleness not checked: no --repo, and copy holds nothing but .claude/ and notes (no code, no git history)"
-    for code in ("src/x", "main.go", ".git/HEAD"):  # a folder, a code file, or its history: a project
+    write(project / "docs/site/.claude/memory/b.md", topic("b"))  # folders holding only notes and memories: no code
+    write(project / "docs/notes.md", "notes\n")
+    assert load(project).memories[0].extra["repo"] is None
+    for code in ("src/x", "main.go", ".git/HEAD", "docs/site/app.ts"):  # a code file anywhere, or its history: a project
         write(project / code, "")
         assert load(project).memories[0].extra["repo"] == str(project.resolve()), code
         (project / code).unlink()
-        if "/" in code:
+        if "/" in code and not any((project / code).parent.iterdir()):
             (project / code).parent.rmdir()
     # nor is the repository around it: a copy kept in a workspace is not judged by the workspace's
     # history (a review's case: its memory was pruned for a file the workspace once deleted)

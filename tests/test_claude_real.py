@@ -93,7 +93,13 @@ def test_unindexed_topic_files_are_index_drift(tmp_path):
 
 
 def test_real_staleness_classes(tmp_path):
-    plan = plan_json(copy(tmp_path), "--model", "none")
+    store = copy(tmp_path)
+    # as copied it holds nothing but its memories and notes: nothing to check them against
+    skipped = [f for f in plan_json(store, "--model", "none")["findings"] if f["kind"] == "staleness_skipped"]
+    assert skipped and all("holds nothing but .claude/ and notes" in f["reason"] for f in skipped)
+    # with a file of code at its top it is a project, checked (docs/site still holds nothing else)
+    (store / "package.json").write_text("{}\n")
+    plan = plan_json(store, "--model", "none")
     stale = {f["targets"][0]: f for f in plan["findings"] if f["kind"] == "stale" and "#" not in f["targets"][0]}
     assert len(stale) == 18  # and not the one memory of docs/site, which holds nothing else here
     # refs into src/ (absent from this copy) are not "missing": src is no top-level folder here

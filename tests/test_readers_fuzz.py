@@ -690,7 +690,7 @@ def test_a_named_pipe_in_the_store_is_a_parse_error_not_a_hang(tmp_path, layout)
 def test_consult_log_timestamps_at_the_end_of_the_calendar_are_skipped(tmp_path):
     """Converting 9999-12-31T23:59-01:00 to UTC overflows the date range (OverflowError, not ValueError)."""
     root = claude_base(tmp_path)
-    (root / "src").mkdir()
+    write(root / "src/main.py", "")  # a project with code
     write(root / ".claude/agent-memory/a/old.md", "---\nname: old\ntype: project\nmodified: 2020-01-01\n---\nSee src/gone.py\n")
     write(root / ".claude/logs/memory-consult.jsonl", "".join(json.dumps({"ts": ts, "names": ["old"]}) + "\n" for ts in (
         "9999-12-31T23:59:59-01:00", "0001-01-01T00:00:00+01:00")))

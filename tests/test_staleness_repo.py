@@ -48,6 +48,26 @@ def test_scan_lists_paths_and_harvests_identifiers_from_text_only(tmp_path):
     assert idx.complete
 
 
+def test_memories_kept_in_the_repository_vouch_for_no_symbol(tmp_path):
+    """An audit's case: a repository that commits its agents' memory (`.claude/agent-memory/`) was
+    read for identifiers, so a copy of those memories checked against it (`--repo`) found every
+    symbol it names in its own copy, and stale memories read FRESH."""
+    repo = tmp_path / "repo"
+    write(repo / "src/ledger.rs", "pub fn apply_block() {}\n")
+    write(repo / ".claude/agent-memory/oracle/MEMORY.md", "- [kes](kes.md) — kes\n")
+    write(repo / ".claude/agent-memory/oracle/kes.md", "Call query_current_kes_period after a rotation.\n")
+    write(repo / ".claude/agents/oracle.md", "You know DvtMotionNoConfidence well.\n")
+    write(repo / "notes/MEMORY.md", "- PallasAux is the aux data type.\n")  # any folder holding a MEMORY.md
+    write(repo / "notes/sub/more.md", "NestedMemorySymbol\n")
+    idx = scan_repos([repo])[str(repo.resolve())]
+    assert "apply_block" in idx.identifiers and ".claude/agent-memory/oracle/kes.md" in idx.files
+    for named_in_memory_only in ("query_current_kes_period", "DvtMotionNoConfidence", "PallasAux"):
+        assert named_in_memory_only not in idx.identifiers
+    assert "NestedMemorySymbol" not in idx.identifiers  # nor a folder inside one
+    write(repo / "MEMORY.md", "notes on the project\n")  # at the top: the project's own page, not a memory folder
+    assert "apply_block" in scan_repos([repo])[str(repo.resolve())].identifiers
+
+
 def test_text_cap_marks_the_index_incomplete(tmp_path):
     repo = make_repo(tmp_path)
     idx = scan_repos([repo], caps=ScanCaps(max_text_bytes=10))[str(repo)]

@@ -1,7 +1,8 @@
 """The one walk of a repository that fills a `RepoIndex` (see `pipeline/rules/repo_index.py`).
 
-Memory folders and the consult log are read for paths but not for identifiers: a memory would
-otherwise always "find" the symbols it names itself.
+Memory folders (the store's, and any `.claude/` tree or folder holding a MEMORY.md in the
+repository) and the consult log are read for paths but not for identifiers: a memory would otherwise
+always "find" the symbols it names itself, in its own copy.
 """
 
 from __future__ import annotations
@@ -77,11 +78,18 @@ def _walk(top: Path, roots: list[Path], no_text: set[str], caps: ScanCaps) -> di
     text_bytes = 0
     entries = 0
     stopped = False
+    memory_dirs: list[str] = []  # folders holding a MEMORY.md (relative to `top`)
     for dirpath, dirnames, filenames in os.walk(top):
         here = Path(dirpath)
         rel_dir = "" if here == top else here.relative_to(top).as_posix()
         dirnames[:] = sorted(d for d in dirnames if d not in UNINDEXED_DIRS)
-        skip_text = any(_under(rel_dir, p) for p in no_text)
+        # Memories are no code: the store's own folders, and any agent's memory kept in the repository
+        # (a `.claude/` tree, a folder holding a MEMORY.md), whose copy of a memory would otherwise
+        # "find" every symbol that memory names.
+        if "MEMORY.md" in filenames and rel_dir:  # (one at the top is the project's own document)
+            memory_dirs.append(rel_dir)  # walked top-down: its sub-folders come after it
+        skip_text = (any(_under(rel_dir, p) for p in no_text) or ".claude" in rel_dir.split("/")
+                     or any(_under(rel_dir, d) for d in memory_dirs))
         for name in dirnames:
             rel = f"{rel_dir}/{name}" if rel_dir else name
             target = _link_target(top, here / name)

@@ -192,22 +192,34 @@ def _is_home(path: Path) -> bool:
 _NOTE_SUFFIXES = (".md", ".txt", ".rst")
 
 
+# How many entries `_holds_no_code` looks at before it takes the folder for a project: a real one
+# shows a code file long before, and a walk of a big tree is never made for it.
+_NO_CODE_LOOK = 2000
+
+
 def _holds_no_code(project: Path) -> bool:
-    """Whether the project folder holds nothing a memory's file refs could name: no git history, no
-    folder but hidden ones (`.claude/` itself), no file but notes (a README). A memory folder copied
-    out of its project (a backup, a shared folder) would otherwise have every ref of every memory
-    reported missing; a real project has code, or at least its history."""
-    try:
-        with os.scandir(project) as entries:
-            for e in entries:
-                if e.name == ".git":
-                    return False
-                if e.name.startswith("."):
-                    continue
-                if e.is_dir() or not e.name.lower().endswith(_NOTE_SUFFIXES):
-                    return False
-    except OSError:
-        return False  # cannot tell: checked as before, never skipped on a guess
+    """Whether the project folder holds nothing a memory's file refs could name: no git history, and
+    under it (hidden folders such as `.claude/` itself aside) no file but notes (a README), however
+    deep (`docs/site/.claude/` alone makes no code). A memory folder copied out of its project (a
+    backup, a shared folder) would otherwise have every ref of every memory reported missing; a real
+    project has code, or at least its history."""
+    looked = 0
+    folders = [project]
+    while folders:
+        try:
+            with os.scandir(folders.pop()) as entries:
+                for e in entries:
+                    looked += 1
+                    if e.name == ".git" or looked > _NO_CODE_LOOK:
+                        return False
+                    if e.name.startswith("."):
+                        continue
+                    if e.is_dir(follow_symlinks=False):
+                        folders.append(Path(e.path))
+                    elif not e.name.lower().endswith(_NOTE_SUFFIXES):
+                        return False
+        except OSError:
+            return False  # cannot tell: checked as before, never skipped on a guess
     return True
 
 
