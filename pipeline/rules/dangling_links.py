@@ -123,6 +123,8 @@ def names_by_folder(corpus: Corpus) -> dict[str, set[str]]:
         names[link_folder(m.key)].update(link_names(m.title, m.key))
     for key in other_files(corpus):
         names[link_folder(key)].update(file_names(key))
+    for index, headings in corpus.extra.get("index_headings", {}).items():  # a section of MEMORY.md
+        names[link_folder(index)].update(h.strip().casefold() for h in headings)
     return names
 
 
@@ -212,8 +214,8 @@ def relinks(corpus: Corpus) -> Outcome:
     applied consolidation (a memory whose `consolidated_from` lists it) points at the consolidated
     memory; a link spelled otherwise than the one memory of its folder whose name has the same words
     (`Spelling`) points at that name. For the user to approve: the link's owner may have meant the
-    old text. The others are reported, one `dangling_link` finding per folder (with what a link
-    inside MEMORY.md, which is not edited in place, could point at)."""
+    old text. The others are reported, one `dangling_link` finding per memory holding them (with
+    what a link inside MEMORY.md, which is not edited in place, could point at)."""
     out = Outcome()
     linking = [m for m in corpus.memories if "[[" in m.body]
     if not linking:  # most stores: no name of every memory gathered for nothing
@@ -231,7 +233,7 @@ def relinks(corpus: Corpus) -> Outcome:
     spellings = _spellings(corpus, names)
     archived = {(folder, n) for folder, files in corpus.extra.get("archived_names", {}).items()
                 for f in files for n in file_names(f)}
-    unmended: dict[str, list[tuple[str, str]]] = defaultdict(list)  # folder -> (memory, link as written)
+    unmended: dict[str, list[str]] = defaultdict(list)  # memory -> its links that reach nothing, as written
     for m in sorted(linking, key=lambda m: m.key):
         folder = link_folder(m.key)
         replacements: list[dict[str, Any]] = []  # `Replacement`s, checked as the action is built
@@ -248,15 +250,15 @@ def relinks(corpus: Corpus) -> Outcome:
             if now is not None:
                 name, how = _link_name(now.title, now.key), "consolidated into it"
             elif (folder, target) in archived:  # gone, not misspelled: never sent to a namesake
-                unmended[folder].append((m.key, f"[[{written}]] (archived by an earlier run)"))
+                unmended[m.key].append(f"[[{written}]] (archived by an earlier run)")
                 continue
             elif (same := _respelled(spellings, folder, target)) is not None:
                 name, how = same.name, "the same words"
             else:
-                unmended[folder].append((m.key, f"[[{written}]]"))
+                unmended[m.key].append(f"[[{written}]]")
                 continue
             if "#" in m.key:  # an entry kept inside MEMORY.md is not edited in place: said, for the user
-                unmended[folder].append((m.key, f"[[{written}]] (could point at [[{name}]]: {how})"))
+                unmended[m.key].append(f"[[{written}]] (could point at [[{name}]]: {how})")
                 continue
             why.add(f"[[{written}]] -> [[{name}]] ({how})")
             replacements.append({"field": "body", "start": match.start(1), "end": match.end(1), "before": written, "after": name})
@@ -265,12 +267,11 @@ def relinks(corpus: Corpus) -> Outcome:
                 targets=[m.key], needs_user=True, replacements=replacements,
                 reason=f"links a name no memory of its folder has: {', '.join(sorted(why))}",
             ))
-    for folder, links in sorted(unmended.items()):
-        inside = len(folder) + 1 if folder != "." else 0  # each memory by its place in the folder
-        shown = sorted({f"{link} in {key[inside:]}" for key, link in links})
-        listed = "; ".join(shown[:5]) + (f"; and {len(shown) - 5} more" if len(shown) > 5 else "")
+    for key, written in sorted(unmended.items()):
+        links = list(dict.fromkeys(written))  # a link written twice is one link to mend
+        verb = "reaches" if len(links) == 1 else "reach"
         out.findings.append(Finding(
-            kind=FindingKind.DANGLING_LINK, targets=sorted({key for key, _ in links}),
-            reason=f"{plural(len(links), 'link')} {'reaches' if len(links) == 1 else 'reach'} no file of {folder}: {listed}",
+            kind=FindingKind.DANGLING_LINK, targets=[key],
+            reason=f"{plural(len(links), 'link')} {verb} no file of its folder: {'; '.join(links)}",
         ))
     return out

@@ -472,6 +472,8 @@ def load_folder(root: Path, folder: Path, settings: Settings, corpus: Corpus) ->
         corpus.index_entries.extend(index_entries(text, index_key, folder_key, found))
         corpus.extra["index_bytes"][index_key] = len(text.encode("utf-8"))
         corpus.extra["index_shas"][index_key] = digest  # what a rebuild is judged on (index_rebuild.py)
+        # A `[[Heading]]` may name one of its sections (dangling_links.py)
+        corpus.extra["index_headings"][index_key] = [line.heading[1] for line in memory_md.parse(text) if line.heading and not line.code]
         corpus.extra["index_lines"][index_key] = line_count(text)
         if found.sub_indexes:
             corpus.extra["sub_indexes"][index_key] = [_key(folder_key, n) for n in found.sub_indexes]
@@ -559,8 +561,8 @@ def index_memories(root: Path, index_path: Path, text: str, digest: str, folder_
 
 def load(root: Path, settings: Settings) -> Corpus:
     corpus = Corpus(layout="claude", root=str(root))
-    corpus.extra.update({"index_present": {}, "index_bytes": {}, "index_shas": {}, "index_lines": {}, "sub_indexes": {},
-                         "memory_folders": []})
+    corpus.extra.update({"index_present": {}, "index_bytes": {}, "index_shas": {}, "index_headings": {}, "index_lines": {},
+                         "sub_indexes": {}, "memory_folders": []})
     folders, findings = discover(root)
     corpus.findings.extend(findings)
     for folder in folders:

@@ -287,7 +287,7 @@ def _note_archive(root: Path, corpus: Corpus) -> None:
 # Where a file named as one of the seed's examples belongs (examples/<name> shows the format of it).
 _BELONGS = {**{f"{stem}.md": f"{REFERENCE_DIR}/{stem}.md" for stem in REFERENCE_KINDS},
             "user-profile.md": f"{USERS_DIR}/<id>/profile.md", "profile.md": f"{USERS_DIR}/<id>/profile.md",
-            "session-log.md": CURRENT_SESSION, "current.md": CURRENT_SESSION}
+            "session-log.md": f"{CURRENT_SESSION} or {SESSIONS_DIR}/YYYY-MM-DD.md", "current.md": CURRENT_SESSION}
 
 
 def _note_unread(root: Path, corpus: Corpus) -> None:
