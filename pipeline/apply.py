@@ -13,7 +13,8 @@ from .kinds import ActionKind, is_automatic
 from .changes import ChangeSet
 from .config import Settings
 from .errors import UsageError
-from .journal import Op, RunRecord, execute, new_run_id, unsafe_reason
+from .journal import Op, RunFailed, RunRecord, execute, new_run_id, unsafe_reason
+from .layouts.base import REPORTS_DIR
 from .journal_check import path_problem
 from .layouts.base import Layout
 from .layouts.registry import layout_of
@@ -83,6 +84,7 @@ def select_actions(plan: Plan, select: list[str] | None, resolve: Resolution | N
 def apply_plan(
     root: Path, corpus: Corpus, plan: Plan, settings: Settings, actions: list[Action], resolve: Resolution | None
 ) -> ApplyResult:
+    _refuse_linked_reports(root)
     run_id = new_run_id(root)
     changes = _recordable_changes(root, layout_of(corpus), corpus, plan, settings, actions, run_id, resolve)
     if not changes.ops:
@@ -96,6 +98,14 @@ def apply_plan(
     }
     record = execute(root, changes.ops, run_id=run_id, info=info)
     return ApplyResult(run_id=run_id, record=record, changes=changes)
+
+
+def _refuse_linked_reports(root: Path) -> None:
+    """Every run writes its report there: a symlinked reports folder is the run's to refuse, in one
+    line, as a symlinked runs folder is (not each action's, skipped one by one every night)."""
+    reports = root / REPORTS_DIR
+    if reports.is_symlink():
+        raise RunFailed(f"{reports} is a symlink: refusing to write run reports outside the store")
 
 
 def _unrecordable(root: Path, ops: list[Op]) -> str | None:

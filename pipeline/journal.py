@@ -560,6 +560,10 @@ def _astray(root: Path, rel_path: str) -> str | None:
         return "a folder on its path leads outside the store"
     if STATE_DIR in below.parts and STATE_DIR not in PurePosixPath(rel_path).parts:
         return f"a folder on its path leads into {STATE_DIR}/"
+    # Inside the store too, a write goes where its path says or nowhere: an archive folder linked to a
+    # memory folder would put what a run retires back among the live memories (read again next run).
+    if below != folder.relative_to(root):
+        return f"a folder on its path is a symlink (to {below.as_posix() or '.'})"
     return None
 
 

@@ -143,3 +143,41 @@ def test_a_file_replaced_through_a_planted_symlink_takes_no_mode_from_its_target
     own.chmod(0o600)
     write_atomic(own, b"new")
     assert own.stat().st_mode & 0o7777 == 0o600
+
+
+def test_an_archive_folder_linked_to_a_live_folder_takes_nothing_it_would_read_back(tmp_path: Path) -> None:
+    """A red-team's case: a crux store whose `memories/archived` is a symlink to `memories/learning`
+    (inside the store): every archive landed among the live learnings, read back as live next run.
+    A write goes where its path says or nowhere: those moves are skipped with why."""
+    from helpers import snapshot
+
+    store = copy_store(FIXTURES / "crux", tmp_path / "store")
+    archived = store / "memories" / "archived"
+    if archived.exists():
+        for path in archived.iterdir():
+            path.rename(store / "memories" / "learning" / path.name)
+        archived.rmdir()
+    archived.symlink_to("learning")
+    learning = snapshot(store / "memories" / "learning")
+    res = run_cli("apply", str(store), "--now", NOW, "--model", "none", "--yes", "--json")
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    into_archive = [s for s in out["skipped"] if s["why"].endswith("a folder on its path is a symlink (to memories/learning)")]
+    assert into_archive and not [a for a in out["applied"] if a["kind"] == "archive"]
+    grown = {k for k in snapshot(store / "memories" / "learning") if k not in learning}
+    demoted = {t.rsplit("/", 1)[-1] for a in out["applied"] if a.get("to_type") == "learning" for t in a["targets"]}
+    assert grown <= demoted  # what came in was demoted to a learning, nothing archived into the live folder
+
+
+def test_a_linked_reports_folder_refuses_the_run_in_one_line(tmp_path: Path) -> None:
+    """Every run writes its report there: each action was skipped in turn, every night, exit 0."""
+    store = copy_store(FIXTURES / "claude", tmp_path / "store")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (store / ".memconsolidate").mkdir(exist_ok=True)
+    (store / ".memconsolidate" / "reports").symlink_to(outside)
+    for command in ("apply", "run"):
+        res = run_cli(command, str(store), "--now", NOW, "--model", "none", *(["--yes"] if command == "apply" else []))
+        assert res.returncode == 1 and "Traceback" not in res.stderr, res.stderr
+        assert res.stderr.strip().endswith("reports is a symlink: refusing to write run reports outside the store")
+    assert list(outside.iterdir()) == []
