@@ -541,3 +541,12 @@ def test_the_plan_says_what_a_consolidation_alone_does_to_the_index(tmp_path):
     assert "applying it: " in explained[0].reason and "applying it: " in explained[1].reason
     assert "over its 17408-byte target" in explained[0].reason.split("applying it: ", 1)[1]
     assert explained[0].reason.count("applying it: ") == 1  # once, on the consolidation only
+
+
+def test_a_selected_consolidation_creates_no_index_that_lists_only_its_file(tmp_path):
+    """A folder without MEMORY.md: an index listing the new file alone would hide that the others are
+    not indexed; creating it is the rebuild's, which lists every file."""
+    write(tmp_path / AGENT, {n: topic(n[:-3], f"about {n}") for n in ("alpha-r1.md", "alpha-r2.md", "other.md")})
+    after = apply_one(tmp_path, consolidation(AGENT, ["alpha-r1.md", "alpha-r2.md"], "alpha.md", "alpha", "Alpha"))
+    assert f"{AGENT}/alpha.md" in after and f"{AGENT}/MEMORY.md" not in after
+    assert "| `MEMORY.md` | NOT REBUILT | no MEMORY.md: none created (rebuild_index creates it) |" in report_of(after)

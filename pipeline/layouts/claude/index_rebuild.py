@@ -189,6 +189,9 @@ def _rebuild_index(
     path = root / index_key
     if path.is_symlink():
         return [], "", "MEMORY.md is a symlink: left untouched"
+    if not fix_drift and not path.exists():
+        # An index missing is drift: the rebuild the plan proposes creates it, listing every file.
+        return [], "", "no MEMORY.md: none created (rebuild_index creates it)"
     old: bytes | None = None
     existing: str | None = None
     bom = False
