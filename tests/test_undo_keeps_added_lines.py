@@ -148,7 +148,9 @@ def test_lines_that_would_join_the_last_pre_run_line_refuse_the_undo(fixture_sto
     """Bytes from before the run without a final line break: the first added line would be glued
     onto their last line (a JSONL record broken), so the undo is refused and nothing changes."""
     store = fixture_store("claude")
-    index = ".claude/projects/-home-dev-acme-shop/memory/MEMORY.md"  # the fixture's run rewrites it
+    # the fixture's run rebuilds it (its rebuild_index applied: a final line break is added; a run
+    # that only edits an index for its own files keeps the author's missing one)
+    index = ".claude/agent-memory/backend-architect/MEMORY.md"
     (store / index).write_bytes((store / index).read_bytes().rstrip(b"\n"))
     record = _apply(store)
     assert index in _rewritten(record)

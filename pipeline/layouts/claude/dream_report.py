@@ -33,6 +33,7 @@ class FolderChange:
     archived: list[tuple[str, str, str]] = field(default_factory=list)  # (key, dest, reason)
     noted: list[tuple[str, list[str]]] = field(default_factory=list)  # (key, other sides)
     index: str | None = None  # "rebuilt" summary, when MEMORY.md was rewritten
+    index_whole: bool = True  # False: only the run's own edits (no rebuild_index/trim_budget applied)
     index_note: str | None = None  # why it was not rewritten
 
 
@@ -95,11 +96,13 @@ def dream_report(
         f"| Unreadable files (left untouched) | {len(unreadable)} |",
         f"| Stale entries pruned (archived) | {reasons['stale']} |",
         f"| Duplicates merged (archived) | {reasons['duplicate']} |",
+        f"| Consolidated (archived) | {reasons['consolidated']} |",
         f"| Contradictions resolved | {sum(1 for f in d.resolved if mine(_in_folder(f, INDEX)))} |",
         f"| Partially stale (kept, flagged) | {classes[PARTIALLY_STALE]} |",
         f"| Evergreen (no external refs) | {classes[EVERGREEN]} |",
         f"| Surviving memories | {len([m for m in memories if m.key not in archived])} |",
-        f"| MEMORY.md indexes rebuilt | {sum(1 for fc in changed if fc.index)} |",
+        f"| MEMORY.md indexes rebuilt | {sum(1 for fc in changed if fc.index and fc.index_whole)} |",
+        f"| MEMORY.md indexes edited (this run's entries only) | {sum(1 for fc in changed if fc.index and not fc.index_whole)} |",
         "",
         "### Changes Made",
         "",
@@ -114,7 +117,8 @@ def dream_report(
             rows.append((key, f"| `{shown(key)}` | NOTED | {_cell('conflicts with ' + ', '.join(others) + ' — kept both')} |"))
         index_key = _in_folder(fc.folder, INDEX)
         if fc.index:
-            rows.append((index_key, f"| `{shown(index_key)}` | REBUILT | {_cell(fc.index)}; old copy in `{shown(archive_path(fc.folder, run_id, INDEX))}` |"))
+            done = "REBUILT" if fc.index_whole else "EDITED"
+            rows.append((index_key, f"| `{shown(index_key)}` | {done} | {_cell(fc.index)}; old copy in `{shown(archive_path(fc.folder, run_id, INDEX))}` |"))
         elif fc.index_note and fc.index_note != "index already up to date":
             rows.append((index_key, f"| `{shown(index_key)}` | NOT REBUILT | {_cell(fc.index_note)} |"))
     lines.extend(row for _, row in sorted(rows))
@@ -143,4 +147,6 @@ def _kind_of(reason: str) -> str:
         return "duplicate"
     if reason.startswith("contradicted by"):
         return "conflict"
+    if reason.startswith("consolidated into"):  # decisions._consolidate: its members are not stale
+        return "consolidated"
     return "stale"

@@ -1,27 +1,29 @@
 """The MEMORY.md rebuild, and the cut of memories kept inside MEMORY.md.
 
-For every folder in which anything changed (and every `rebuild_index` / `trim_budget` on a
-MEMORY.md) the MEMORY.md is edited, not rewritten (`memory_md.rebuild`): headings, prose, order,
-sub-indexes and hooks stay; entry lines of files that are gone are removed (inline links to them
-struck out), a repeated entry line goes, a heading whose section the run emptied goes with it, and
-each file MEMORY.md no longer reaches gets an entry beside its siblings (else in one "Unindexed"
-section at the end, when that is within the 200 lines Claude Code loads, or after the entries of
-the section listing the most). Hooks the rebuild writes are trimmed at word boundaries towards
-`index_budget_bytes` (the 17 KB target), not under `index_min_hook_chars`; the author's are trimmed
-only when the index would pass `index_load_bytes`, what Claude Code loads, and only as far as it
-takes; never an entry dropped; over 200 lines the user is told. What it shortens or cannot fit is
-said in the plan (`consequences`, the same decisions and rebuild on the files as they are) and in
-the run's notes. Titles and hooks of new entries come from the front matter (`name`,
-`description`), else the file stem and the body's first paragraph (`first_prose`). The old
-MEMORY.md is copied to `.archive/<run-id>/MEMORY.md` first. A MEMORY.md the reader could not read is
-never rewritten, and an edited one is written only if the same grammar, reading it back, reaches
-every surviving file and no entry is left dangling.
+For every `rebuild_index` / `trim_budget` on a MEMORY.md the run applies, the MEMORY.md is edited,
+not rewritten (`memory_md.rebuild`): headings, prose, order, sub-indexes and hooks stay; entry
+lines of files that are gone are removed (inline links to them struck out), a repeated entry line
+goes, a heading whose section the run emptied goes with it, and each file MEMORY.md no longer
+reaches gets an entry beside its siblings (else in one "Unindexed" section at the end, when that is
+within the 200 lines Claude Code loads, or after the entries of the section listing the most).
+Hooks the rebuild writes are trimmed at word boundaries towards `index_budget_bytes` (the 17 KB
+target), not under `index_min_hook_chars`; the author's are trimmed only when the index would pass
+`index_load_bytes`, what Claude Code loads, and only as far as it takes; never an entry dropped;
+over 200 lines the user is told. What it shortens or cannot fit is said in the plan
+(`consequences`, the same decisions and rebuild on the files as they are) and in the run's notes.
+Every other folder in which anything changed gets only the edits its actions need (`fix_drift` off:
+its archived files' lines, a consolidation's entry; the rest as it was). A line written is no
+longer than the index's longest entry line (`memory_md.house_width`). Titles and hooks of new
+entries come from the front matter (`name`, `description`), else the file stem and the body's first
+paragraph (`first_prose`). The old MEMORY.md is copied to `.archive/<run-id>/MEMORY.md` first. A
+MEMORY.md the reader could not read is never rewritten, and an edited one is written only if the
+same grammar, reading it back, reaches every surviving file and no entry is left dangling.
 
-A consolidation's new file takes the place of its first member an index lists (in the plan's order):
-that member's entry line, in MEMORY.md and in every sub-index listing it, becomes the new file's, in
-the line's own style (`memory_md.restyled`: a link stays a link, `- N. Title — hook` stays
-numbered); the other members' lines go. Its hook is made of the members' own index hooks
-(`_joined_hooks`), else of its description.
+A consolidation's new file takes the place, in each index listing any of its members (MEMORY.md and
+every sub-index), of the first member (in the plan's order) that index lists (`_replacements`):
+that member's entry line becomes the new file's, in the line's own style (`memory_md.restyled`: a
+link stays a link, `- N. Title — hook` stays numbered); the other members' lines go. Its hook is
+made of the members' own index hooks (`_joined_hooks`), else of its description.
 
 A file archived is gone from the whole tree index: its tree-index lines (`- 6. Title` for `6-…md`)
 go like its entry lines, in MEMORY.md and in the sub-indexes MEMORY.md reaches (`_edit_sub_indexes`:
@@ -39,6 +41,7 @@ Both return journal ops built on the bytes they read; the writer (`changes`) dec
 from __future__ import annotations
 
 import hashlib
+from collections import Counter
 
 import re
 from pathlib import Path
@@ -172,14 +175,23 @@ def _rebuild_index(
     root: Path, corpus: Corpus, settings: Settings, run_id: str, index_key: str, archived: set[str], out: ChangeSet,
     created: dict[str, Created] | None = None,
     disk: DiskReads | None = None,
+    fix_drift: bool = True,
 ) -> tuple[list[Op], str, str]:
     """(the writes, archived copies first, of the new MEMORY.md and of the sub-indexes that pointed at
-    archived files; summary; why not) for one folder."""
+    archived files; summary; why not) for one folder.
+
+    `fix_drift`: a rebuild the run applies (`rebuild_index`, `trim_budget`) also indexes the files no
+    entry reaches, removes entries without a file and repeats, and trims hooks to fit. Without it only
+    the run's own edits are made (archived files' lines removed, a consolidation's in its members'
+    place, a new file's entry added): an action the user selected changes nothing else of the index."""
     if index_key not in corpus.indexes:
         return [], "", "MEMORY.md could not be read: left untouched, not rebuilt"
     path = root / index_key
     if path.is_symlink():
         return [], "", "MEMORY.md is a symlink: left untouched"
+    if not fix_drift and not path.exists():
+        # An index missing is drift: the rebuild the plan proposes creates it, listing every file.
+        return [], "", "no MEMORY.md: none created (rebuild_index creates it)"
     old: bytes | None = None
     existing: str | None = None
     bom = False
@@ -210,20 +222,22 @@ def _rebuild_index(
                     if name in archived_here and str(int(n)) == n}
     disk = disk or DiskReads(root, settings.max_file_bytes)
     on_disk = _sibling_reader(root, folder, settings, disk)
-    made, replace = _consolidated(created or {}, [existing or ""] + _sub_index_texts(corpus, index_key, on_disk),
-                                  set(archived_here), gone_numbers)
+    made, groups = _consolidated(created or {}, [existing or ""] + _sub_index_texts(corpus, index_key, on_disk),
+                                 set(archived_here), gone_numbers)
+    replace = _replacements(existing or "", groups, set(archived_here), gone_numbers)
     sub_ops, sub_texts, sub_summary = _edit_sub_indexes(
-        root, corpus, run_id, index_key, archived, set(archived_here), gone_numbers, disk, replace)
+        root, corpus, run_id, index_key, archived, set(archived_here), gone_numbers, disk, groups)
 
     def read(name: str) -> str | None:  # the sub-indexes as this run leaves them
         return sub_texts[name] if name in sub_texts else on_disk(name)
 
     before = memory_md.reach(existing or "", names, read)
     linked_names = set(before.entries) | set(before.inline)
-    gone = sorted(n for n in linked_names if n not in names)
+    # Without a rebuild asked for, an entry without a file stays (it is drift, not the run's doing).
+    gone = sorted(n for n in linked_names if n not in names and (fix_drift or n in archived_here))
     items = []
     for key in surviving:
-        if _name(key) in before.reached:
+        if _name(key) in before.reached or not (fix_drift or key in made):
             continue
         m = by_key.get(key)
         if key in made:
@@ -243,11 +257,13 @@ def _rebuild_index(
         gone_numbers=gone_numbers,
         load_bytes=settings.claude.index_load_bytes,
         replace=replace,
+        fix_drift=fix_drift,
     )
     text = rebuilt.text
     # The reader decides what the next plan sees: every surviving file reached, no entry left dangling.
     after = memory_md.reach(text, names, read)
-    if (set(after.reached) != names or after.dangling(names) or len(after.entries) != len(set(after.entries))
+    was = memory_md.reach(existing or "", names, on_disk)  # the sub-indexes as they are, for the edit's check
+    if (not _sound(before, after, was, names, set(made), set(archived_here), fix_drift)
             or any(memory_md.numbered_entry_of(p, gone_numbers) for p in after.lines)):
         return [], "", "the rebuilt index would not reach every file exactly once: left untouched"
     out.notes.extend(f"{index_key}: {w}" for w in rebuilt.warnings)
@@ -259,12 +275,38 @@ def _rebuild_index(
     summary = f"{removed} entr{'y' if removed == 1 else 'ies'} removed, {len(rebuilt.added)} added, {len(after.reached)} reached"
     if rebuilt.replaced:
         summary += f" ({plural(len(rebuilt.replaced), 'entry', 'entries')} now a consolidation's)"
+    if not fix_drift:
+        summary = f"edited for this run's changes only: {summary}" + _drift_left(after, names)
     if old is None:
         summary = f"created with {len(items)} entries"
     summary = "; ".join(filter(None, (summary, sub_summary)))
     copy = [Op("write", archive_path(folder, run_id, INDEX), data=old, expect=ABSENT)] if old is not None else []
     # built on `old`: a MEMORY.md edited since this read is not replaced
     return copy + [Op("write", index_key, data=data, expect=ABSENT if old is None else sha(old))] + sub_ops, summary, ""
+
+
+def _sound(before: memory_md.Reach, after: memory_md.Reach, was: memory_md.Reach, names: set[str], made: set[str],
+           archived: set[str], fix_drift: bool) -> bool:
+    """Whether the edited index reaches what it must: every surviving file, each by one entry line and
+    nothing dangling, after a rebuild; after the run's own edits, what it reached before (`was`, on
+    the files as they are) and the new files, no archived file, and no entry without a file or
+    repeat it did not have."""
+    if fix_drift:
+        return set(after.reached) == names and not after.dangling(names) and len(after.entries) == len(set(after.entries))
+    made_names = {_name(k) for k in made}
+    had = Counter(was.entries)
+    return (set(after.reached) == (set(was.reached) | made_names) & names
+            and set(after.dangling(names)) <= set(before.dangling(names)) - archived
+            and not any(n > max(had[e], 1) for e, n in Counter(after.entries).items()))
+
+
+def _drift_left(after: memory_md.Reach, names: set[str]) -> str:
+    """What a run that did not rebuild the index left of its drift, for its summary."""
+    left = [plural(n, what, whats) for n, what, whats in (
+        (len(names - set(after.reached)), "file not indexed", "files not indexed"),
+        (len(after.dangling(names)), "entry without a file", "entries without a file"),
+    ) if n]
+    return f"; left as they were, for rebuild_index: {', '.join(left)}" if left else ""
 
 
 def _sub_index_texts(corpus: Corpus, index_key: str, read: Callable[[str], str | None]) -> list[str]:
@@ -274,29 +316,37 @@ def _sub_index_texts(corpus: Corpus, index_key: str, read: Callable[[str], str |
     return [text for k in keys if (text := read(_name(k))) is not None]
 
 
+Group = tuple[list[str], IndexItem]  # a consolidation's members' names, in the plan's order, and its entry
+
+
 def _consolidated(
     created: dict[str, Created], indexes: list[str], gone: set[str], gone_numbers: memory_md.GoneLeaves,
-) -> tuple[dict[str, IndexItem], dict[str, IndexItem]]:
-    """(each new file's entry by key; the member whose entry lines it takes over -> that entry).
-
-    The new file takes the place of the first of its members (in the plan's order) that an index of
-    the folder lists (MEMORY.md, then its sub-indexes), wherever that member is listed; the other
-    members' lines go as any archived file's do. Its hook is made of the members' own hooks (`indexes`
-    are read before any edit), else of its description."""
+) -> tuple[dict[str, IndexItem], list[Group]]:
+    """(each new file's entry by key; each consolidation's members and entry, for `_replacements`).
+    Its hook is made of the members' own hooks (`indexes` are read before any edit), else of its
+    description."""
     listings = [memory_md.listed(text, gone, gone_numbers) for text in indexes]
     made: dict[str, IndexItem] = {}
-    replace: dict[str, IndexItem] = {}
+    groups: list[Group] = []
     for key, c in sorted(created.items()):
         members = [_name(m) for m in c.members]
         found = {m: next(lst[m] for lst in listings if m in lst) for m in members if any(m in lst for lst in listings)}
         parts = [found[m] for m in members if m in found]
         title = _common_title([t for t, _ in parts]) or _display_title(c) or _name(key)[:-3]
         hook = _joined_hooks(parts, members) if parts else shorten(" ".join(c.hook.split()))
-        made[key] = IndexItem(filename=_link_target(_name(key)), title=title, hook=hook)
-        first = next((m for m in members if m in found), None)
-        if first is not None:
-            replace[first] = made[key]
-    return made, replace
+        # An index whose lines are shorter shares its room out again, so each member keeps its label.
+        fit = (lambda n, parts=parts, members=members: _joined_hooks(parts, members, n)) if parts else None
+        made[key] = IndexItem(filename=_link_target(_name(key)), title=title, hook=hook, fit=fit)
+        groups.append((members, made[key]))
+    return made, groups
+
+
+def _replacements(text: str, groups: list[Group], gone: set[str], gone_numbers: memory_md.GoneLeaves) -> dict[str, IndexItem]:
+    """The member whose entry line becomes the new file's in one index -> that entry: in every index
+    listing a member (MEMORY.md or a sub-index), the first member (in the plan's order) it lists, so
+    no index that listed the rule loses it; its other members' lines go as any archived file's do."""
+    listed = memory_md.listed(text, gone, gone_numbers)
+    return {first: item for members, item in groups if (first := next((m for m in members if m in listed), None))}
 
 
 def _display_title(c: Created) -> str:
@@ -323,10 +373,10 @@ def _common_title(titles: list[str]) -> str:
     return " ".join(words[0][:common])
 
 
-def _joined_hooks(parts: list[tuple[str, str]], members: list[str]) -> str:
+def _joined_hooks(parts: list[tuple[str, str]], members: list[str], total: int = CONSOLIDATED_HOOK_CHARS) -> str:
     """One hook from the members' entries, `label: hook` each, in the members' order: the label is
     what its title says beyond the titles' common words (`R6 — APPROVED, closes epic`), none when
-    the title is only the file's name. CONSOLIDATED_HOOK_CHARS in all, shared out (`_shares`) and
+    the title is only the file's name. `total` characters in all, shared out (`_shares`) and
     each cut at a word, its label kept whole while a few words of its hook still fit beside it."""
     common = len(_common_title([t for t, _ in parts]).split())
     names = {n for m in members for n in (m, m.removesuffix(".md"))}
@@ -335,7 +385,7 @@ def _joined_hooks(parts: list[tuple[str, str]], members: list[str]) -> str:
         label = " ".join(_title(title).split()[common:])
         pieces.append(("" if label in names else label, " ".join(hook.split())))
     whole = [f"{label}: {hook}" if label and hook else label or hook for label, hook in pieces]
-    shares = _shares([len(w) for w in whole], CONSOLIDATED_HOOK_CHARS - 2 * (len(whole) - 1))  # "; " between
+    shares = _shares([len(w) for w in whole], min(total, CONSOLIDATED_HOOK_CHARS) - 2 * (len(whole) - 1))  # "; " between
     out = []
     for (label, hook), text, share in zip(pieces, whole, shares):
         room = share - len(label) - 2
@@ -358,7 +408,8 @@ def _shares(lengths: list[int], total: int) -> list[int]:
 def consequences(corpus: Corpus, actions: list[Action], settings: Settings) -> dict[str, list[str]]:
     """What applying `actions` does to each MEMORY.md beyond its entries (hooks shortened, lines
     past what Claude Code loads), in the words the run's notes use: MEMORY.md key -> what. The same
-    decisions and the same rebuild as apply, on the files as they are now; nothing is written."""
+    decisions and the same rebuild as apply, on the files as they are now (a whole rebuild where
+    `actions` ask for one, else the run's own edits); nothing is written."""
     root = Path(corpus.root)
     by_key = corpus.by_key()
     d = decide(corpus, actions, None, unmovable_in(corpus), StaleInfo(None))
@@ -371,7 +422,8 @@ def consequences(corpus: Corpus, actions: list[Action], settings: Settings) -> d
         index_key = _in_folder(folder, INDEX)
         said = ChangeSet()
         created = {k: c for k, c in d.created.items() if folder_of(k) == folder}
-        _rebuild_index(root, corpus, settings, "plan", index_key, archived, said, created, disk)
+        _rebuild_index(root, corpus, settings, "plan", index_key, archived, said, created, disk,
+                       fix_drift=index_key in d.index_actions)
         if said.notes:
             out[index_key] = [n.removeprefix(f"{index_key}: ") for n in said.notes]
     return out
@@ -379,7 +431,7 @@ def consequences(corpus: Corpus, actions: list[Action], settings: Settings) -> d
 
 def _edit_sub_indexes(
     root: Path, corpus: Corpus, run_id: str, index_key: str, archived: set[str], archived_here: set[str],
-    gone_numbers: memory_md.GoneLeaves, disk: DiskReads, replace: dict[str, IndexItem] | None = None,
+    gone_numbers: memory_md.GoneLeaves, disk: DiskReads, groups: list[Group] | None = None,
 ) -> tuple[list[Op], dict[str, str], str]:
     """The sub-indexes MEMORY.md reaches that point at files this run archives, with those lines
     gone (`memory_md.strike`: entry and numbered lines removed, inline links struck out, every other
@@ -402,6 +454,7 @@ def _edit_sub_indexes(
         except Unreadable as exc:
             said.append(f"{name} not edited, cannot read it again: {exc}")
             continue
+        replace = _replacements(existing, groups or [], archived_here, gone_numbers)
         text, removed, replaced = memory_md.strike(existing, archived_here, gone_numbers, replace)
         if not removed and not replaced:
             continue

@@ -310,6 +310,9 @@ class IndexItem:
     filename: str  # a sibling file name, as it goes in the link
     title: str
     hook: str
+    # The hook made again within so many characters, when cutting its end would lose more than words
+    # (a consolidation's, one part per member: each keeps its label); None: cut at a word.
+    fit: Callable[[int], str] | None = field(default=None, compare=False)
 
 
 @dataclass
@@ -462,14 +465,49 @@ def strike(
         if not keep[p.n]:
             continue
         eol = piece[len(piece.rstrip("\r")) :]  # the line's own ending (the grammar reads the line without it)
-        out.append((restyled(p, swapped[p.n], swapped[p.n].hook) if p.n in swapped else line) + eol)
+        if p.n in swapped:
+            item = swapped[p.n]
+            line = restyled(p, item, capped(_restyled_line(p, item), item.hook, house_width(parsed), item.fit))
+        out.append(line + eol)
     return "\n".join(out), removed, replaced
+
+
+# A hook cut shorter than this says nothing true of the file: the entry is left a bare link.
+MIN_HOUSE_HOOK = 20
+
+
+def house_width(parsed: list[Line]) -> int | None:
+    """The longest entry line an index already has (linked or `- N. Title`): its own house style,
+    which a line the run writes keeps to (an owner who keeps every line under 200 characters must not
+    find a 254-character one). None without entry lines."""
+    return max((len(p.text) for p in parsed if not p.code and (p.entry is not None or p.number is not None)), default=None)
+
+
+def _new_line(item: IndexItem, sep: str) -> Callable[[str], str]:
+    """The entry line a new file gets, by its hook."""
+    return lambda hook: entry_line(item, sep, hook)
+
+
+def _restyled_line(p: Line, item: IndexItem) -> Callable[[str], str]:
+    """Line `p` made `item`'s entry, by its hook."""
+    return lambda hook: restyled(p, item, hook)
+
+
+def capped(line: Callable[[str], str], hook: str, longest: int | None, fit: Callable[[int], str] | None = None) -> str:
+    """`hook` made to fit (`fit`, else cut at a word) so that `line(hook)`, the entry line it makes,
+    is no longer than `longest`; no hook at all when fewer than MIN_HOUSE_HOOK characters of it would fit."""
+    one = " ".join(hook.split())
+    if longest is None or not one or len(line(one)) <= longest:
+        return one
+    room = len(one) - (len(line(one)) - longest)
+    short = " ".join((fit(room) if fit else trim(one, room)).split()) if room >= MIN_HOUSE_HOOK else ""
+    return short if short and len(line(short)) <= longest else ""
 
 
 def rebuild(
     existing: str | None, heading: str, add: list[IndexItem], gone: Collection[str], budget: int, min_hook: int,
     max_lines: int = MAX_LINES, gone_numbers: GoneLeaves | None = None, load_bytes: int = MAX_BYTES,
-    replace: Mapping[str, IndexItem] | None = None,
+    replace: Mapping[str, IndexItem] | None = None, fix_drift: bool = True,
 ) -> RebuiltIndex:
     """MEMORY.md with entries added for `add`, entries for `gone` removed (inline links to them
     struck out), repeated entry lines dropped, and the entry line of each gone file in `replace` made
@@ -478,17 +516,24 @@ def rebuild(
 
     `gone_numbers`: the files now gone that a tree index's `- 6. Title` lines stood for
     (`numbered_entry_of`): those lines are their entries, removed (or replaced) like the others.
-    Hooks: `_fit` (the author's are cut only to fit what Claude Code loads)."""
+    Hooks: `_fit` (the author's are cut only to fit what Claude Code loads). A line the rebuild
+    writes is no longer than the index's longest entry line (`house_width`).
+
+    `fix_drift` False: only the run's own edits (a run that did not ask for a rebuild); repeated
+    entry lines, the author's hooks and a missing final line break stay as they are."""
     gone_numbers = gone_numbers or {}
     replace = replace or {}
     if existing is None or not existing.strip():
         return _fresh(heading, add, budget, min_hook, max_lines, load_bytes)
     parsed = parse(existing.replace("\r\n", "\n"))
-    lines, keep, swapped, removed, replaced = _edited(parsed, set(gone), gone_numbers, replace)
+    lines, keep, swapped, removed, replaced = _edited(parsed, set(gone), gone_numbers, replace, repeats=not fix_drift)
     add = [i for i in add if i not in swapped.values()]
     sep = next((p.sep for p in parsed if p.entry and p.sep and keep[p.n]), DEFAULT_SEP)
     after, at_end = _place(add, parsed, lines, keep, max_lines)
-    new_hooks = {i.filename: " ".join(i.hook.split()) for i in add + list(swapped.values())}
+    longest = house_width(parsed)
+    new_hooks = {i.filename: capped(_new_line(i, sep), i.hook, longest, i.fit) for i in add}
+    for idx, item in swapped.items():
+        new_hooks[item.filename] = capped(_restyled_line(parsed[idx], item), item.hook, longest, item.fit)
     has_section = any(p.heading and p.heading[1].strip() == UNINDEXED for p in parsed if not p.code)
 
     def render(new: int | None, old: int | None) -> Rendered:
@@ -510,10 +555,12 @@ def rebuild(
             if not has_section:
                 out += ["", f"## {UNINDEXED}", ""]
             out += [entry_line(i, sep, _cut(new_hooks[i.filename], new)) for i in at_end]
-        return Rendered("\n".join(out).rstrip("\n") + "\n", cut)
+        # A missing final line break is drift too: only a rebuild asked for adds it.
+        end = "\n" if fix_drift or existing.endswith("\n") else ""
+        return Rendered("\n".join(out).rstrip("\n") + end, cut)
 
     added = sorted(i.filename for i in add + list(swapped.values()))
-    text, warnings = _fit(render, Limits(budget, load_bytes, min_hook, max_lines), added)
+    text, warnings = _fit(render, Limits(budget, load_bytes, min_hook, max_lines, trim_authors=fix_drift), added)
     return RebuiltIndex(text, warnings, added, removed, replaced)
 
 
@@ -603,6 +650,7 @@ class Limits:
     load_bytes: int  # bytes Claude Code loads: only past them is an author's hook ever cut
     min_hook: int  # below this, trimming is a problem for the user
     max_lines: int  # lines Claude Code loads
+    trim_authors: bool = True  # False: the author's hooks are never cut (only a rebuild asked for cuts them)
 
 
 def _fit(render: Callable[[int | None, int | None], Rendered], limits: Limits, added: list[str]) -> tuple[str, list[str]]:
@@ -616,7 +664,7 @@ def _fit(render: Callable[[int | None, int | None], Rendered], limits: Limits, a
     old: int | None = None
     if _size(r) > limits.budget:
         new, r = _shrink(lambda n: render(n, None), r, limits.budget, limits.min_hook)
-    if _size(r) > limits.load_bytes:
+    if _size(r) > limits.load_bytes and limits.trim_authors:
         old, r = _shrink(lambda n: render(n, n), untouched, limits.load_bytes, 0)
         new = old
     return r.text, _warnings(r, untouched, limits, new, old, added)
@@ -663,7 +711,8 @@ def _warnings(r: Rendered, untouched: Rendered, limits: Limits, new: int | None,
         out.append(f"index needs hooks under {limits.min_hook} characters to fit the {limits.load_bytes} bytes Claude Code loads; "
                    "every entry kept, review it by hand")
     if size > limits.load_bytes:
-        out.append(f"index is {size} bytes, over the {limits.load_bytes} Claude Code loads, with every hook trimmed")
+        how = "with every hook trimmed" if limits.trim_authors else "hand-written hooks left as written (rebuild_index or trim_budget trims them)"
+        out.append(f"index is {size} bytes, over the {limits.load_bytes} Claude Code loads, {how}")
     if old is None and new is not None and r.text != untouched.text:
         out.append(f"new entries' hooks cut to {new} characters or fewer for the index's {limits.budget}-byte target")
     if old is None and limits.budget < size <= limits.load_bytes:

@@ -19,8 +19,11 @@ What each action does:
   (once: a side that already carries the note is not noted again; a memory kept inside MEMORY.md
   is never noted). A conflict neither side of which is noted is skipped with each side's reason. A
   side that another action of the run archives is not resolved: the conflict is skipped.
-- `rebuild_index` / `trim_budget` on a MEMORY.md, and every folder in which anything changed: the
-  MEMORY.md rebuild, and the cut of memories kept inside MEMORY.md, are in `index_rebuild.py`.
+- `rebuild_index` / `trim_budget` on a MEMORY.md: the whole MEMORY.md rebuild (drift fixed: files
+  not indexed, entries without a file, repeats, hooks trimmed to fit). Every other folder in which
+  anything changed gets only the edits its applied actions need (archived files' lines removed, a
+  consolidation's entry in its members' place, a new file's entry added). Both, and the cut of
+  memories kept inside MEMORY.md, are in `index_rebuild.py`.
 
 - `absolutize_dates`, `update_ref` (`edits.py`): replacements in the body and description, in place
   (one write per file, with any note of the run); never on a file the run archives.
@@ -211,12 +214,16 @@ def changes(
             fc.index_note = edited[index_key]
             continue
         created = {k: c for k, c in d.created.items() if folder_of(k) == name}
-        index_ops, summary, why = _rebuild_index(root, corpus, settings, run_id, index_key, archived_keys, out, created, disk)
+        # Drift is fixed only by the rebuild it asks for: a selected consolidation, archive or merge
+        # edits the index for its own files and leaves the rest of the owner's index as it is.
+        asked = index_key in d.index_actions
+        index_ops, summary, why = _rebuild_index(root, corpus, settings, run_id, index_key, archived_keys, out, created, disk,
+                                                 fix_drift=asked)
         if not index_ops:
             fc.index_note = why
             continue
         ops_writes.extend(index_ops)
-        fc.index = summary
+        fc.index, fc.index_whole = summary, asked
         index_written.add(index_key)
     for index_key, idxs in d.index_actions.items():
         for i in idxs:
