@@ -111,15 +111,21 @@ def _refuse_linked_reports(root: Path) -> None:
 def _unrecordable(root: Path, ops: list[Op]) -> str | None:
     """Why the run would refuse `ops` (one line, naming the first path it may not change), or None:
     a path the journal cannot record, a symlink, a folder on the way out of the store."""
+    return next(iter(_refusals(root, ops).values()), None)
+
+
+def _refusals(root: Path, ops: list[Op]) -> dict[str, str]:
+    """Every path of `ops` the run would refuse, with why (one line each), in the order met."""
+    out: dict[str, str] = {}
     for op in ops:
         for p in (op.path, op.dest):
-            if p is None:
+            if p is None or p in out:
                 continue
             if (problem := path_problem(p)) is not None:
-                return f"not applied: the journal cannot record {printable(p)}, which {problem}"
-            if (why := unsafe_reason(root, p)) is not None:
-                return f"not applied: {printable(p)}: {why}"
-    return None
+                out[p] = f"not applied: the journal cannot record {printable(p)}, which {problem}"
+            elif (why := unsafe_reason(root, p)) is not None:
+                out[p] = f"not applied: {printable(p)}: {why}"
+    return out
 
 
 def _recordable_changes(
@@ -130,17 +136,30 @@ def _recordable_changes(
     folder symlinked out of the store): each is skipped with why, and the run applies the rest, where
     the journal would refuse the whole run every night.
 
-    Which actions those are is found by building each one's change set alone, only when the whole
-    set names such a path: those whose targets name the path first, then, if that is not all of
-    them, every applied action."""
+    Which actions those are is found only when the whole set names such a path: first, in one more
+    build, the actions one of whose target files is a refused path's; if the rest is still refused,
+    by building each one's change set alone, those whose targets name the path first, then, if that
+    is not all of them, every applied action."""
 
     def build(chosen: list[Action]) -> ChangeSet:
         return layout.changes(corpus, chosen, settings, run_id, resolve, plan.findings)
 
     changes = build(actions)
-    refused = _unrecordable(root, changes.ops)
-    if refused is None:
+    refusals = _refusals(root, changes.ops)
+    if not refusals:
         return changes
+    # First the likely ones, in two builds: each action one of whose target files is a refused path's
+    # (a folder whose archive is linked elsewhere refuses every move of it: building each alone
+    # re-made the folder's index edits once per action, 600 actions in six minutes).
+    by_file: dict[str, str] = {}
+    for path, reason in refusals.items():
+        by_file.setdefault(printable(path.rsplit("/", 1)[-1]), reason)
+    likely = {id(a): w for a in changes.applied for t in a.targets if (w := by_file.get(_file_part(t))) is not None}
+    if likely:
+        rest = build([a for a in actions if id(a) not in likely])
+        if not _refusals(root, rest.ops):
+            return _with_skipped(rest, actions, likely)
+    refused = next(iter(refusals.values()))
     named = [a for a in changes.applied if any(_file_part(t) in refused for t in a.targets)]
     for suspects in (named, changes.applied):
         why = {id(a): w for a in suspects if (w := _unrecordable(root, build([a]).ops)) is not None}
@@ -148,11 +167,17 @@ def _recordable_changes(
             continue
         rest = build([a for a in actions if id(a) not in why])
         if _unrecordable(root, rest.ops) is None or suspects is changes.applied:
-            order = {id(a): n for n, a in enumerate(actions)}
-            skipped = rest.skipped + [(a, w) for a in actions if (w := why.get(id(a))) is not None]
-            rest.skipped = sorted(skipped, key=lambda s: order.get(id(s[0]), len(order)))
-            return rest
+            return _with_skipped(rest, actions, why)
     return changes  # no one action's doing: the journal refuses the run, and says why
+
+
+def _with_skipped(rest: ChangeSet, actions: list[Action], why: dict[int, str]) -> ChangeSet:
+    """`rest` (the change set without the refused actions) listing them as skipped, with why, in
+    the plan's order among its own skips."""
+    order = {id(a): n for n, a in enumerate(actions)}
+    skipped = rest.skipped + [(a, w) for a in actions if (w := why.get(id(a))) is not None]
+    rest.skipped = sorted(skipped, key=lambda s: order.get(id(s[0]), len(order)))
+    return rest
 
 
 def _file_part(target: str) -> str:

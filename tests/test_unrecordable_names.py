@@ -39,3 +39,41 @@ def test_an_action_on_a_file_named_with_a_backslash_is_skipped_and_the_rest_appl
     assert run_cli("run", str(store), "--now", NOW, "--model", "none").returncode == 0
     assert run_cli("undo", str(store)).returncode == 0  # the first run (the second applied nothing)
     assert snapshot(store) == before
+
+
+def test_a_folder_whose_every_move_is_refused_costs_two_builds_not_one_per_action(tmp_path, monkeypatch):
+    """A red-team's case: a claude folder whose `.archive` is linked out of the store refuses every
+    move into it; each action's change set was built alone, each build re-making the folder's index
+    edits (600 duplicates: six minutes with the store locked). The actions naming the refused files
+    are found at once, and every one is skipped with its own reason."""
+    from pipeline.api import apply_plan, build_plan, open_store
+    from pipeline.config import Settings
+    from pipeline.layouts.claude import ClaudeLayout
+
+    folder = tmp_path / ".claude" / "memory"
+    folder.mkdir(parents=True)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "app.py").write_text("")
+    index = ["# Memory", ""]
+    for n in range(40):  # 40 pairs of exact duplicates: 40 merges, each archiving one file
+        for copy in ("a", "b"):
+            (folder / f"note{n}_{copy}.md").write_text(f"---\nname: note{n}_{copy}\ndescription: n{n}\ntype: project\n---\n\nRule {n}: keep it.\n")
+            index.append(f"- [note {n} {copy}](note{n}_{copy}.md) — n{n}")
+    (folder / "MEMORY.md").write_text("\n".join(index) + "\n")
+    outside = tmp_path.parent / f"{tmp_path.name}-outside"
+    outside.mkdir()
+    (folder / ".archive").symlink_to(outside)
+    settings = Settings.model_validate({"now": NOW, "llm": {"model": "none"}, "max_retire_fraction": 1.0})
+    corpus, settings = open_store(tmp_path, settings)
+    plan = build_plan(corpus, settings)
+    merges = [a for a in plan.actions if a.kind == "merge_duplicate"]
+    assert len(merges) == 40
+    builds = []
+    real = ClaudeLayout.changes
+    monkeypatch.setattr(ClaudeLayout, "changes", lambda self, *a, **k: builds.append(1) or real(self, *a, **k))
+    result = apply_plan(corpus, plan, settings, actions=merges)
+    assert result.changes.applied == [] and len(result.changes.skipped) == 40
+    assert all(why.endswith(f"a folder on its path is a symlink (to ../{outside.name})") or "leads outside the store" in why
+               for _, why in result.changes.skipped)
+    assert len(builds) == 2
+    assert list(outside.iterdir()) == []
