@@ -82,3 +82,20 @@ def test_consolidate_writes_one_file_archives_members_and_reindexes(tmp_path):
     assert [a for a in again["actions"] if not a["needs_user"]] == []
     assert run_cli("undo", str(root)).returncode == 0
     assert snapshot(root) == before
+
+
+def test_a_consolidation_whose_index_cannot_follow_says_so_in_the_run(tmp_path):
+    """A red-team's case: the members were archived and the new file written while MEMORY.md could
+    not be edited (here a symlink, left untouched); only the folder's REPORT.md said NOT REBUILT.
+    The run's notes say it, where an apply's reader (and a nightly run's report) looks."""
+    root = store(tmp_path)
+    folder = root / ".claude" / "memory"
+    (folder / "MEMORY.real.md").write_bytes((folder / "MEMORY.md").read_bytes())
+    (folder / "MEMORY.md").unlink()
+    (folder / "MEMORY.md").symlink_to("MEMORY.real.md")
+    res = run_cli("apply", str(root), "--now", NOW, "--model", "stub", "--yes", "--json", "--max-retire", "1", "--select", "consolidate")
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert [a["kind"] for a in out["applied"]] == ["consolidate"]
+    [note] = [n for n in out["notes"] if n.startswith(".claude/memory/MEMORY.md: not edited for this run's changes")]
+    assert "MEMORY.md is a symlink" in note and note.endswith("the next plan proposes rebuild_index")

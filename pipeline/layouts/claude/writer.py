@@ -221,6 +221,11 @@ def changes(
                                                  fix_drift=asked)
         if not index_ops:
             fc.index_note = why
+            if why and (fc.archived or created):
+                # The run's files moved but its index could not follow: said where an apply's reader
+                # looks (its notes, the run report), not only in the folder's REPORT.md.
+                out.notes.append(f"{index_key}: not edited for this run's changes ({why}); it may still list what was "
+                                 f"archived or miss what was written: the next plan proposes rebuild_index")
             continue
         ops_writes.extend(index_ops)
         fc.index, fc.index_whole = summary, asked
