@@ -45,6 +45,19 @@ def test_retiring_a_memory_an_alias_points_at_asks_first():
     prune = Action(kind="prune_stale", targets=[target.key], reason="every ref is gone")
     plain = Action(kind="prune_stale", targets=[other.key], reason="every ref is gone")
     edit = Action(kind="absolutize_dates", targets=[target.key], reason="dates")
-    out = ask_before_leaving_aliases(corpus, Outcome([prune, plain, edit], []))
-    assert [a.needs_user for a in out.actions] == [True, False, False]
+    asked = Action(kind="consolidate", targets=[target.key, other.key], reason="one subject", needs_user=True)
+    out = ask_before_leaving_aliases(corpus, Outcome([prune, plain, edit, asked], []))
+    assert [a.needs_user for a in out.actions] == [True, False, False, True]
     assert out.actions[0].reason == "every ref is gone; asked: f/current.md (a symlink) points at it and would dangle"
+    # an action already asked says it too: the user approving it should know
+    assert out.actions[3].reason == "one subject; f/current.md (a symlink) points at it and would dangle"
+
+
+def test_an_index_listing_the_alias_lists_what_it_points_at(tmp_path: Path):
+    """A red-team's case: MEMORY.md listed current.md only; the memory it points at was "not indexed"
+    and a rebuild gave it a second entry."""
+    root = _store(tmp_path)
+    index = root / ".claude/memory/MEMORY.md"
+    index.write_text("# Memory\n\n- [current](current.md) — the current deploy memory\n")
+    plan = plan_json(root, "--model", "none")
+    assert [a for a in plan["actions"] if a["kind"] == "rebuild_index"] == []

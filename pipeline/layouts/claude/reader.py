@@ -517,6 +517,13 @@ def _set_aside_aliases(root: Path, corpus: Corpus) -> None:
             corpus.findings.append(Finding(kind=FindingKind.SYMLINK_SKIPPED, targets=[m.key, target.key],
                                            reason=f"{m.key} is a symlink to {target.key}: read once, as {target.key}"))
     corpus.memories = [m for m in corpus.memories if id(m) not in aliases]
+    # An index listing the alias lists what it points at: not "not indexed", never given a second entry.
+    points_at = {m.key: by_file[os.path.realpath(root / m.key)].key for m in links if id(m) in aliases}
+    listed = {(e.index, e.target) for e in corpus.index_entries}
+    for e in list(corpus.index_entries):
+        if e.target in points_at and (e.index, points_at[e.target]) not in listed:  # listed by both: once
+            corpus.index_entries.append(IndexEntry(index=e.index, target=points_at[e.target]))
+            listed.add((e.index, points_at[e.target]))
 
 
 def archived_names(folder: Path) -> list[str]:
