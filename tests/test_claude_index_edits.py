@@ -550,3 +550,26 @@ def test_a_selected_consolidation_creates_no_index_that_lists_only_its_file(tmp_
     after = apply_one(tmp_path, consolidation(AGENT, ["alpha-r1.md", "alpha-r2.md"], "alpha.md", "alpha", "Alpha"))
     assert f"{AGENT}/alpha.md" in after and f"{AGENT}/MEMORY.md" not in after
     assert "| `MEMORY.md` | NOT REBUILT | no MEMORY.md: none created (rebuild_index creates it) |" in report_of(after)
+
+
+def test_a_crlf_index_is_measured_with_its_line_endings(tmp_path):
+    """A red-team's case: a CRLF MEMORY.md of 24,762 bytes, over the 24,576 Claude Code loads; the
+    rebuild measured its LF text (under the limit), so trim_budget was proposed, said "within the
+    24576" in its own reason and was skipped as "index already up to date", every run."""
+    folder = tmp_path / ".claude" / "memory"
+    folder.mkdir(parents=True)
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "app.py").write_text("")
+    lines = ["# Memory", ""]
+    n = 0
+    while sum(len(line.encode()) + 2 for line in lines) <= 24_576:  # just over the limit with CRLF, under it with LF
+        (folder / f"note_{n}.md").write_text(f"---\nname: note_{n}\ndescription: note {n}\ntype: project\n---\n\nNote {n}.\n")
+        lines.append(f"- [Note {n}](note_{n}.md) — " + " ".join(f"word{n}x{k}" for k in range(11)))
+        n += 1
+    data = ("\r\n".join(lines) + "\r\n").encode()
+    assert len(data) > 24_576 > len(data) - len(lines)
+    (folder / "MEMORY.md").write_bytes(data)
+    out = apply_json(tmp_path, "--select", "trim_budget")
+    assert [a["kind"] for a in out["applied"]] == ["trim_budget"], out["skipped"]
+    after = (folder / "MEMORY.md").read_bytes()
+    assert len(after) <= 24_576 and after.count(b"\r\n") == after.count(b"\n")  # fits, its CRLFs kept

@@ -55,7 +55,7 @@ from ...model import Action, Corpus, Memory
 from ...storage.files import Unreadable, decode_text, read_text
 from ...storage.since_plan import DiskReads
 from ...text.lenient_frontmatter import split_frontmatter_lenient
-from ...text.lines import decode_utf8, encode_utf8, split_bom, with_old_line_endings
+from ...text.lines import UTF8_BOM, decode_utf8, encode_utf8, newline_of, split_bom, with_old_line_endings
 from ...text.counts import plural
 from ...text.truncate import HOOK_STRIP
 from ...text.truncate import shorten as shorten_text
@@ -258,6 +258,9 @@ def _rebuild_index(
         load_bytes=settings.claude.index_load_bytes,
         replace=replace,
         fix_drift=fix_drift,
+        # measured as it will be written: its CRLFs put back, its BOM kept
+        eol_extra=1 if existing is not None and newline_of(existing) == "\r\n" else 0,
+        fixed_bytes=len(UTF8_BOM) if bom else 0,
     )
     text = rebuilt.text
     # The reader decides what the next plan sees: every surviving file reached, no entry left dangling.

@@ -507,7 +507,7 @@ def capped(line: Callable[[str], str], hook: str, longest: int | None, fit: Call
 def rebuild(
     existing: str | None, heading: str, add: list[IndexItem], gone: Collection[str], budget: int, min_hook: int,
     max_lines: int = MAX_LINES, gone_numbers: GoneLeaves | None = None, load_bytes: int = MAX_BYTES,
-    replace: Mapping[str, IndexItem] | None = None, fix_drift: bool = True,
+    replace: Mapping[str, IndexItem] | None = None, fix_drift: bool = True, eol_extra: int = 0, fixed_bytes: int = 0,
 ) -> RebuiltIndex:
     """MEMORY.md with entries added for `add`, entries for `gone` removed (inline links to them
     struck out), repeated entry lines dropped, and the entry line of each gone file in `replace` made
@@ -520,7 +520,8 @@ def rebuild(
     writes is no longer than the index's longest entry line (`house_width`).
 
     `fix_drift` False: only the run's own edits (a run that did not ask for a rebuild); repeated
-    entry lines, the author's hooks and a missing final line break stay as they are."""
+    entry lines, the author's hooks and a missing final line break stay as they are. `eol_extra`,
+    `fixed_bytes`: what the file on disk adds to the LF text measured (`Limits`)."""
     gone_numbers = gone_numbers or {}
     replace = replace or {}
     if existing is None or not existing.strip():
@@ -560,7 +561,8 @@ def rebuild(
         return Rendered("\n".join(out).rstrip("\n") + end, cut)
 
     added = sorted(i.filename for i in add + list(swapped.values()))
-    text, warnings = _fit(render, Limits(budget, load_bytes, min_hook, max_lines, trim_authors=fix_drift), added)
+    text, warnings = _fit(render, Limits(budget, load_bytes, min_hook, max_lines, trim_authors=fix_drift,
+                                         eol_extra=eol_extra, fixed_bytes=fixed_bytes), added)
     return RebuiltIndex(text, warnings, added, removed, replaced)
 
 
@@ -651,6 +653,10 @@ class Limits:
     min_hook: int  # below this, trimming is a problem for the user
     max_lines: int  # lines Claude Code loads
     trim_authors: bool = True  # False: the author's hooks are never cut (only a rebuild asked for cuts them)
+    # What the file on disk adds to the LF text measured: a byte per line break when it ends its lines
+    # with CRLF (its line endings are put back as it is written), a BOM's three bytes.
+    eol_extra: int = 0
+    fixed_bytes: int = 0
 
 
 def _fit(render: Callable[[int | None, int | None], Rendered], limits: Limits, added: list[str]) -> tuple[str, list[str]]:
@@ -662,32 +668,33 @@ def _fit(render: Callable[[int | None, int | None], Rendered], limits: Limits, a
     untouched = r = render(None, None)
     new: int | None = None
     old: int | None = None
-    if _size(r) > limits.budget:
-        new, r = _shrink(lambda n: render(n, None), r, limits.budget, limits.min_hook)
-    if _size(r) > limits.load_bytes and limits.trim_authors:
-        old, r = _shrink(lambda n: render(n, n), untouched, limits.load_bytes, 0)
+    if _size(r, limits) > limits.budget:
+        new, r = _shrink(lambda n: render(n, None), r, limits.budget, limits.min_hook, limits)
+    if _size(r, limits) > limits.load_bytes and limits.trim_authors:
+        old, r = _shrink(lambda n: render(n, n), untouched, limits.load_bytes, 0, limits)
         new = old
     return r.text, _warnings(r, untouched, limits, new, old, added)
 
 
-def _size(r: Rendered) -> int:
-    # bytes as the writer encodes them: a file name that is not UTF-8 must not stop the run here
-    return len(r.text.encode("utf-8", "backslashreplace"))
+def _size(r: Rendered, limits: Limits) -> int:
+    # bytes as the writer encodes them (a file name that is not UTF-8 must not stop the run here),
+    # with the file's own line endings and BOM: what the reader and Claude Code count
+    return len(r.text.encode("utf-8", "backslashreplace")) + limits.eol_extra * r.text.count("\n") + limits.fixed_bytes
 
 
-def _shrink(render: Callable[[int], Rendered], r: Rendered, target: int, floor: int) -> tuple[int, Rendered]:
+def _shrink(render: Callable[[int], Rendered], r: Rendered, target: int, floor: int, limits: Limits) -> tuple[int, Rendered]:
     """(the longest hook limit, not under `floor`, at which the index fits `target` bytes — `floor`
     when none does —, the index rendered with it). Found by bisection: a shorter limit never makes
     the index longer, and stepping down a character at a time made one 200,000-character line take
     minutes to plan."""
     lo, hi = floor, _longest(r.text)
     best = render(lo)
-    if _size(best) > target:
+    if _size(best, limits) > target:
         return lo, best
     while lo < hi:  # invariant: the index fits at `lo`
         mid = (lo + hi + 1) // 2
         at = render(mid)
-        if _size(at) <= target:
+        if _size(at, limits) <= target:
             lo, best = mid, at
         else:
             hi = mid - 1
@@ -701,12 +708,12 @@ def _longest(text: str) -> int:
 def _warnings(r: Rendered, untouched: Rendered, limits: Limits, new: int | None, old: int | None, added: list[str]) -> list[str]:
     """What the rebuild shortened or could not fit, for the plan's reason and the run's notes."""
     out: list[str] = []
-    size = _size(r)
+    size = _size(r, limits)
     if r.cut:
         longest = max(len(listing(p)[1]) for p in parse(r.text) if p.entry in r.cut)
         out.append(
             f"{plural(len(r.cut), 'hand-written hook')} shortened, by {sum(r.cut.values())} characters in all (each now at most "
-            f"{longest}): untrimmed, the index would be {_size(untouched)} bytes, past the {limits.load_bytes} Claude Code loads")
+            f"{longest}): untrimmed, the index would be {_size(untouched, limits)} bytes, past the {limits.load_bytes} Claude Code loads")
     if old is not None and old < limits.min_hook:
         out.append(f"index needs hooks under {limits.min_hook} characters to fit the {limits.load_bytes} bytes Claude Code loads; "
                    "every entry kept, review it by hand")
