@@ -573,3 +573,18 @@ def test_a_crlf_index_is_measured_with_its_line_endings(tmp_path):
     assert [a["kind"] for a in out["applied"]] == ["trim_budget"], out["skipped"]
     after = (folder / "MEMORY.md").read_bytes()
     assert len(after) <= 24_576 and after.count(b"\r\n") == after.count(b"\n")  # fits, its CRLFs kept
+
+
+def test_a_feedback_memory_that_lists_links_is_a_memory_not_a_sub_index():
+    """A red-team's case: a `type: feedback` file whose body is two list items linking memories,
+    each with a unique note, was taken for a sub-index; an automatic merge of a file it linked then
+    deleted that line, note and all, from the memory. A `reference` file of that shape (as
+    webeverything's index-*.md) is still an index."""
+    names = ["team_lunch_copy.md", "checkout_retries.md", "summary.md"]
+    body = ("\n## Key rules\n- [Team lunch copy](team_lunch_copy.md) — NEVER book less than 12 seats\n"
+            "- [Checkout retries](checkout_retries.md) — never retry on 4xx\n")
+    for kind, nested, is_index in (("feedback", False, False), ("project", True, False), ("reference", True, True), ("reference", False, True)):
+        kind_line = f"metadata:\n  type: {kind}\n" if nested else f"type: {kind}\n"
+        text = f"---\nname: summary\ndescription: rules\n{kind_line}---\n{body}"
+        assert memory_md.index_like(memory_md.parse(text), names) is is_index, (kind, nested)
+    assert memory_md.index_like(memory_md.parse(body), names)  # no front matter: as its shape says

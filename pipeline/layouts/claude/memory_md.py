@@ -230,14 +230,25 @@ def linked(lines: list[Line], names: Collection[str]) -> list[str]:
     return list(out)
 
 
+# `type: feedback` (or nested under `metadata:`): Claude Code's kinds of memory, bar `reference`,
+# which an index file may call itself (webeverything's sub-indexes do).
+_DECLARED_TYPE = re.compile(r"^\s*type\s*:\s*[\"']?([A-Za-z]+)[\"']?\s*$")
+_MEMORY_ONLY_TYPES = frozenset({"user", "feedback", "project"})
+
+
 def index_like(lines: list[Line], names: Collection[str]) -> bool:
     """Whether a file is an index rather than a memory that links others: it points at two or more
     memory files and most of its body's lines (front matter, headings and blanks aside) are list
-    items pointing at one."""
+    items pointing at one, and its front matter does not call it a user, feedback or project memory."""
     body = lines
     if lines and lines[0].text.strip() == "---":
         end = next((p.n for p in lines[1:] if p.text.strip() == "---"), None)
         body = lines[end + 1 :] if end is not None else lines
+        # A file that says it is a memory of a kind no index is (a rule, a project note, the user's
+        # own) is a memory whatever its shape: its list of links and notes is never edited as an index.
+        if end is not None and any((m := _DECLARED_TYPE.match(p.text)) and m.group(1).lower() in _MEMORY_ONLY_TYPES
+                                   for p in lines[1:end]):
+            return False
     content = [p for p in body if p.text.strip() and not p.heading and not p.code]
     numbers = by_number(names)
     pointing = [
