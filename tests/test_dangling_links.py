@@ -397,3 +397,23 @@ def test_a_name_a_link_cannot_hold_is_linked_by_its_file_name_and_a_name_like_a_
     assert list(link_targets("See [[fairchild_board]].")) == ["fairchild_board"]
     named_so = _claude("setup.md", "Setup.", name="3. Setup")
     assert relinks(_corpus(named_so, _claude("n.md", "See [[3. Setup]].", name="n"))).findings == []
+
+
+def test_a_markdown_link_to_what_the_plan_takes_away_is_reported_too():
+    """A red-team's case: a memory listing `[Team lunch copy](team_lunch_copy.md) — NEVER book less
+    than 12 seats`; a merge retired team_lunch_copy.md and nothing said the link would dangle. Links
+    to URLs, other folders or inside code are not the folder's files."""
+    corpus = _corpus(
+        _claude("team_lunch.md", "Fridays at noon.", name="team_lunch"),
+        _claude("team_lunch_copy.md", "Fridays at noon.", name="team_lunch_copy"),
+        _claude("summary.md", "- [Team lunch copy](team_lunch_copy.md#when) — NEVER book less than 12 seats\n"
+                "- [elsewhere](../other/team_lunch_copy.md), [web](https://x.test/team_lunch_copy.md), `[c](team_lunch_copy.md)`\n",
+                name="summary"),
+    )
+    merge = MergeDuplicateAction(targets=[FOLDER + "team_lunch.md", FOLDER + "team_lunch_copy.md"], survivor=FOLDER + "team_lunch.md", reason="r")
+    [finding] = _dangling(corpus, [merge])
+    assert finding["targets"] == [FOLDER + "summary.md", FOLDER + "team_lunch_copy.md"]
+    assert "could point at [[team_lunch]]" in finding["reason"]
+    from pipeline.rules.link_names import link_targets
+
+    assert list(link_targets("[a](x.md) [b](./y.md#h) [c](../z.md) [d](https://w.md) `[e](v.md)` [f](u.txt)")) == ["x", "y"]

@@ -19,7 +19,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 from itertools import chain, compress
-from operator import attrgetter, methodcaller
+from operator import attrgetter
 from typing import Any
 
 from ..actions import MergeDuplicateAction, UpdateRefAction, outputs_of
@@ -67,13 +67,18 @@ def _retired(by_key: dict[str, Memory], actions: Iterable[Action]) -> dict[str, 
     return out
 
 
+def _may_link(text: str) -> bool:
+    """Whether a text may hold a link (a `[[wiki]]` or a markdown `[x](file.md)`): most hold none."""
+    return "[[" in text or "](" in text
+
+
 def dangling_links(corpus: Corpus, actions: list[Action]) -> list[Finding]:
     """One finding per memory the plan takes away that others (or a new file of the plan) link to."""
     if not any(map(retires, map(attrgetter("kind"), actions))):
         return []
     # Only the memories holding a link are looked at, found by C-level maps.
-    linked = list(compress(corpus.memories, map(methodcaller("__contains__", "[["), map(attrgetter("body"), corpus.memories))))
-    written = [(o["path"], o["body"]) for a in actions for o in outputs_of(a) if "[[" in o["body"]]
+    linked = list(compress(corpus.memories, map(_may_link, map(attrgetter("body"), corpus.memories))))
+    written = [(o["path"], o["body"]) for a in actions for o in outputs_of(a) if _may_link(o["body"])]
     if not (linked or written):
         return []
     by_key = corpus.by_key()

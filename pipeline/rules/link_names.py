@@ -12,8 +12,10 @@ name no memory of its folder answers to (stages/consolidate/claude_names.py).
 
 from __future__ import annotations
 
+import posixpath
 import re
 from collections.abc import Iterator
+from urllib.parse import unquote
 
 # `[[target]]`, `[[target|shown text]]`, `[[target#heading]]`: the target is what names a memory.
 WIKILINK = re.compile(r"\[\[([^\[\]\n|#]+)(?:[|#][^\[\]\n]*)?\]\]")
@@ -79,6 +81,30 @@ def link_target_forms(written: str) -> tuple[str, ...]:
 
 
 def link_targets(text: str) -> Iterator[str]:
-    """What each link of a text says: each of its `link_target_forms`."""
+    """What each link of a text says: each of its `link_target_forms`; and each markdown link to a
+    file of its own folder (`[the board](project_fairchild.md)`), by that file's name without `.md`."""
     for match in links_in(text):
         yield from link_target_forms(match.group(1))
+    if "](" in text:
+        code = [m.span() for m in _CODE.finditer(text)] if "`" in text or "~~~" in text else []
+        for match in _MARKDOWN_LINK.finditer(text):
+            if any(start <= match.start() < end for start, end in code):
+                continue  # inside a code span or block
+            name = sibling_file(match.group(1))
+            if name is not None:
+                yield name.removesuffix(".md").casefold()
+
+
+# `[text](href)` (with an optional "title"): where a markdown link points.
+_MARKDOWN_LINK = re.compile(r"\[[^\[\]\n]*\]\(([^()\s]+)(?:\s+\"[^\"]*\")?\)")
+_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*:", re.IGNORECASE)
+
+
+def sibling_file(href: str) -> str | None:
+    """The `.md` file of the link's own folder a markdown href names, or None (a URL, another folder):
+    what a MEMORY.md entry points at, and a memory's markdown link."""
+    target = unquote(href.split("#", 1)[0])
+    if not target.endswith(".md") or _SCHEME.match(target) or target.startswith("/"):
+        return None
+    name = posixpath.normpath(target)
+    return None if "/" in name or name in ("..", ".") else name

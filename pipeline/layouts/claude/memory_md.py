@@ -15,12 +15,12 @@ is the author's and is kept as written, but a heading whose section the run's re
 
 from __future__ import annotations
 
-import posixpath
 import re
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
+from ...rules.link_names import sibling_file as sibling  # the file of the index's own folder a link names
 from ...text.truncate import HOOK_STRIP, shorten
 from ...text.counts import plural
 from ...text.lines import is_fence, line_count, split_lines
@@ -41,18 +41,6 @@ _LEAD = re.compile(r"(?:\*\*|__)?(?:\d+[.)]\s+)?(?:\*\*|__)?")
 _CLOSE = re.compile(r"\s*(?:\*\*|__)?")
 _SEP = re.compile(r"\s*(—|–|--|-|:)\s*")
 _NUMBERED = re.compile(r"^\s*[-*+]\s+(\d+)[.)]\s+\S")  # `- 6. Title`: a bullet, then the number
-_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*:", re.IGNORECASE)
-
-
-def sibling(href: str) -> str | None:
-    """The file name a link target names in the index's own folder, or None (elsewhere, a URL)."""
-    target = unquote(href.split("#", 1)[0])
-    if not target.endswith(".md") or _SCHEME.match(target) or target.startswith("/"):
-        return None
-    name = posixpath.normpath(target)
-    return None if "/" in name or name in ("..", ".") else name
-
-
 def slug(heading: str) -> str:
     """GitHub-style anchor of a heading: lower case, punctuation dropped, spaces to hyphens."""
     text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
