@@ -14,9 +14,8 @@ from .changes import ChangeSet
 from .config import Settings
 from .errors import UsageError
 from .journal import Op, RunFailed, RunRecord, execute, new_run_id, unsafe_reason
-from .layouts.base import REPORTS_DIR
 from .journal_check import path_problem
-from .layouts.base import Layout
+from .layouts.base import REPORTS_DIR, Layout
 from .layouts.registry import layout_of
 from .model import Action, Corpus, Plan
 from .printable import printable

@@ -95,7 +95,8 @@ def without_moot(findings: list[Finding], actions: list[Action], live: list[str]
             if not (finding_yields_to_retirements(f.kind) and f.targets and all(t in retired for t in f.targets))]
 
 
-MOVES = (ActionKind.PROMOTE, ActionKind.DEMOTE, ActionKind.ARCHIVE)
+# What takes a consolidated memory out of its place, besides a retirement (a volume re-partitioned too).
+MOVES = (ActionKind.PROMOTE, ActionKind.DEMOTE, ActionKind.ARCHIVE, ActionKind.REBALANCE_VOLUMES)
 
 
 def without_stranded_members(actions: list[Action], live: list[str]) -> list[Action]:
@@ -106,7 +107,7 @@ def without_stranded_members(actions: list[Action], live: list[str]) -> list[Act
     taken: set[str] = set()
     for a in actions:
         taken.update(retired_by(a, keys))
-        if a.kind in MOVES or a.kind == ActionKind.REBALANCE_VOLUMES:
+        if a.kind in MOVES:
             taken.update(a.targets)
     return [a for a in actions if getattr(a, "consolidated_into", None) not in taken]
 

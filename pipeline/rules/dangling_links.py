@@ -177,7 +177,7 @@ class _Named:
     spelled: Spelling
 
 
-def _spellings(corpus: Corpus, names: dict[str, set[str]]) -> dict[tuple[str, tuple[str, ...]], list[_Named]]:
+def _spellings(corpus: Corpus, names: dict[str, set[str]], archived: dict[str, set[str]]) -> dict[tuple[str, tuple[str, ...]], list[_Named]]:
     """(folder, words) -> every name of the folder's files spelled with those words: its memories'
     (`name`, then file name without its number: the first is what a link gets), and the files that
     answer a link without being a memory to point one at (unreadable, indexes, archived by an earlier
@@ -194,7 +194,6 @@ def _spellings(corpus: Corpus, names: dict[str, set[str]]) -> dict[tuple[str, tu
             if spelled.words:  # linked by that name, or by its file name when a link cannot hold it
                 out[(folder, spelled.words)].append(_Named(m, name if _link_name(name, m.key) == name else stem, spelled))
         memory_names[folder] |= link_names(m.title, m.key)
-    archived = {folder: {f.removesuffix(".md") for f in files} for folder, files in corpus.extra.get("archived_names", {}).items()}
     for folder in sorted(set(names) | set(archived)):
         for name in sorted((names.get(folder, set()) | archived.get(folder, set())) - memory_names[folder]):
             spelled = Spelling.of(name)
@@ -235,9 +234,9 @@ def relinks(corpus: Corpus) -> Outcome:
             for name in file_names(entry) if isinstance(entry, str) else ():  # a file name in the holder's folder
                 if name not in names[folder]:
                     successor.setdefault((folder, name), m)
-    spellings = _spellings(corpus, names)
-    archived = {(folder, n) for folder, files in corpus.extra.get("archived_names", {}).items()
-                for f in files for n in file_names(f)}
+    # The names of the files earlier runs archived, by folder (claude reader: `archived_names`).
+    archived = {folder: {n for f in files for n in file_names(f)} for folder, files in corpus.extra.get("archived_names", {}).items()}
+    spellings = _spellings(corpus, names, archived)
     unmended: dict[str, list[str]] = defaultdict(list)  # memory -> its links that reach nothing, as written
     for m in sorted(linking, key=lambda m: m.key):
         folder = link_folder(m.key)
@@ -254,7 +253,7 @@ def relinks(corpus: Corpus) -> Outcome:
                 continue
             if now is not None:
                 name, how = _link_name(now.title, now.key), "consolidated into it"
-            elif (folder, target) in archived:  # gone, not misspelled: never sent to a namesake
+            elif target in archived.get(folder, ()):  # gone, not misspelled: never sent to a namesake
                 unmended[m.key].append(f"[[{written}]] (archived by an earlier run)")
                 continue
             elif (same := _respelled(spellings, folder, target)) is not None:

@@ -17,7 +17,6 @@ def _describe(keys: list[str], limit: int = 3) -> str:
 def index_drift(corpus: Corpus) -> Outcome:
     """One `rebuild_index` per index whose entries are not exactly the files it should list."""
     out = Outcome()
-    memory_keys: set[str] | None = None  # made only for an index with entries it should not have
     listed: dict[str, list[str]] = {index: [] for index in corpus.indexes}
     for entry in corpus.index_entries:
         listed.setdefault(entry.index, []).append(entry.target)
@@ -26,12 +25,6 @@ def index_drift(corpus: Corpus) -> Outcome:
         want = set(expected)
         missing = sorted(want - set(have))
         extra = sorted(set(have) - want)
-        # A memory the layout keeps out of the index (crux: a member a consolidation already holds)
-        # has a file: naming it "without a file" would send the reader looking for a deletion.
-        if extra and memory_keys is None:
-            memory_keys = {m.key for m in corpus.memories}
-        unlisted = [k for k in extra if memory_keys and k in memory_keys]
-        extra = [k for k in extra if not (memory_keys and k in memory_keys)]
         repeated = sorted(k for k, n in have.items() if n > 1 and k in want)
         problems = []
         if not corpus.extra.get("index_present", {}).get(index, True):
@@ -40,8 +33,6 @@ def index_drift(corpus: Corpus) -> Outcome:
             problems.append(f"{plural(len(missing), 'file')} not indexed: {_describe(missing)}")
         if extra:
             problems.append(f"{plural(len(extra), 'entry', 'entries')} without a file: {_describe(extra)}")
-        if unlisted:
-            problems.append(f"{plural(len(unlisted), 'entry', 'entries')} for files it should not list: {_describe(unlisted)}")
         if repeated:
             problems.append(f"{plural(len(repeated), 'file')} indexed twice: {_describe(repeated)}")
         if problems:

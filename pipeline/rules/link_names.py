@@ -62,9 +62,14 @@ def links_in(text: str) -> Iterator[re.Match[str]]:
     """Each `[[...]]` link of a text outside code, in order (group 1: its target as written)."""
     if "[[" not in text:  # most bodies hold no link: no regex run over them
         return
+    yield from _outside_code(text, WIKILINK.finditer(text))
+
+
+def _outside_code(text: str, matches: Iterator[re.Match[str]]) -> Iterator[re.Match[str]]:
+    """The `matches` (in order) that start outside the text's code spans and fenced blocks."""
     code = [m.span() for m in _CODE.finditer(text)] if "`" in text or "~~~" in text else []
     at = 0
-    for match in WIKILINK.finditer(text):
+    for match in matches:
         while at < len(code) and code[at][1] <= match.start():
             at += 1
         if at < len(code) and code[at][0] <= match.start():
@@ -86,10 +91,7 @@ def link_targets(text: str) -> Iterator[str]:
     for match in links_in(text):
         yield from link_target_forms(match.group(1))
     if "](" in text:
-        code = [m.span() for m in _CODE.finditer(text)] if "`" in text or "~~~" in text else []
-        for match in _MARKDOWN_LINK.finditer(text):
-            if any(start <= match.start() < end for start, end in code):
-                continue  # inside a code span or block
+        for match in _outside_code(text, _MARKDOWN_LINK.finditer(text)):
             name = sibling_file(match.group(1))
             if name is not None:
                 yield name.removesuffix(".md").casefold()

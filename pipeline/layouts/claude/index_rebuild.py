@@ -40,7 +40,6 @@ Both return journal ops built on the bytes they read; the writer (`changes`) dec
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 
 import re
@@ -204,7 +203,8 @@ def _rebuild_index(
             existing = decode_text(old)
         except Unreadable as exc:
             return [], "", f"MEMORY.md could not be read again ({exc}): not rebuilt"
-        if hashlib.sha256(old).hexdigest() != corpus.extra.get("index_shas", {}).get(index_key, hashlib.sha256(old).hexdigest()):
+        read_as = corpus.extra.get("index_shas", {}).get(index_key)
+        if read_as is not None and sha(old) != read_as:
             # Rebuilt from the files this run read: a line an agent added since (a new memory, a
             # rename) would read as an entry without a file, and go.
             return [], "", "MEMORY.md changed since this run read it (written meanwhile): not rebuilt, the next run will"
@@ -265,7 +265,8 @@ def _rebuild_index(
     text = rebuilt.text
     # The reader decides what the next plan sees: every surviving file reached, no entry left dangling.
     after = memory_md.reach(text, names, read)
-    was = memory_md.reach(existing or "", names, on_disk)  # the sub-indexes as they are, for the edit's check
+    # the sub-indexes as they are, for the check of the run's own edits (a rebuild's check needs none)
+    was = None if fix_drift else memory_md.reach(existing or "", names, on_disk)
     if (not _sound(before, after, was, names, set(made), set(archived_here), fix_drift)
             or any(memory_md.numbered_entry_of(p, gone_numbers) for p in after.lines)):
         return [], "", "the rebuilt index would not reach every file exactly once: left untouched"
@@ -288,13 +289,13 @@ def _rebuild_index(
     return copy + [Op("write", index_key, data=data, expect=ABSENT if old is None else sha(old))] + sub_ops, summary, ""
 
 
-def _sound(before: memory_md.Reach, after: memory_md.Reach, was: memory_md.Reach, names: set[str], made: set[str],
+def _sound(before: memory_md.Reach, after: memory_md.Reach, was: memory_md.Reach | None, names: set[str], made: set[str],
            archived: set[str], fix_drift: bool) -> bool:
     """Whether the edited index reaches what it must: every surviving file, each by one entry line and
     nothing dangling, after a rebuild; after the run's own edits, what it reached before (`was`, on
     the files as they are) and the new files, no archived file, and no entry without a file or
     repeat it did not have."""
-    if fix_drift:
+    if fix_drift or was is None:
         return set(after.reached) == names and not after.dangling(names) and len(after.entries) == len(set(after.entries))
     made_names = {_name(k) for k in made}
     had = Counter(was.entries)

@@ -473,7 +473,7 @@ def load_folder(root: Path, folder: Path, settings: Settings, corpus: Corpus) ->
         corpus.extra["index_bytes"][index_key] = len(text.encode("utf-8"))
         corpus.extra["index_shas"][index_key] = digest  # what a rebuild is judged on (index_rebuild.py)
         # A `[[Heading]]` may name one of its sections (dangling_links.py)
-        corpus.extra["index_headings"][index_key] = [line.heading[1] for line in memory_md.parse(text) if line.heading and not line.code]
+        corpus.extra["index_headings"][index_key] = [line.heading[1] for line in found.lines if line.heading and not line.code]
         corpus.extra["index_lines"][index_key] = line_count(text)
         if found.sub_indexes:
             corpus.extra["sub_indexes"][index_key] = [_key(folder_key, n) for n in found.sub_indexes]
@@ -503,27 +503,21 @@ def _set_aside_aliases(root: Path, corpus: Corpus) -> None:
     links = [m for m in corpus.memories if "#" not in m.key and (root / m.key).is_symlink()]
     if not links:
         return
-    by_file: dict[str, Memory] = {}
-    for m in corpus.memories:
-        if "#" not in m.key and not (root / m.key).is_symlink():
-            by_file[os.path.realpath(root / m.key)] = m
-    aliases = {id(m) for m in links if os.path.realpath(root / m.key) in by_file}
-    if not aliases:
+    by_file = {os.path.realpath(root / m.key): m for m in corpus.memories if "#" not in m.key and not (root / m.key).is_symlink()}
+    points_at = {m.key: target for m in links if (target := by_file.get(os.path.realpath(root / m.key))) is not None}
+    if not points_at:
         return
-    for m in links:
-        if id(m) in aliases:
-            target = by_file[os.path.realpath(root / m.key)]
-            target.extra[ALIASES] = sorted([*target.extra.get(ALIASES, []), m.key])
-            corpus.findings.append(Finding(kind=FindingKind.SYMLINK_SKIPPED, targets=[m.key, target.key],
-                                           reason=f"{m.key} is a symlink to {target.key}: read once, as {target.key}"))
-    corpus.memories = [m for m in corpus.memories if id(m) not in aliases]
+    for alias, target in points_at.items():
+        target.extra[ALIASES] = sorted([*target.extra.get(ALIASES, []), alias])
+        corpus.findings.append(Finding(kind=FindingKind.SYMLINK_SKIPPED, targets=[alias, target.key],
+                                       reason=f"{alias} is a symlink to {target.key}: read once, as {target.key}"))
+    corpus.memories = [m for m in corpus.memories if m.key not in points_at]
     # An index listing the alias lists what it points at: not "not indexed", never given a second entry.
-    points_at = {m.key: by_file[os.path.realpath(root / m.key)].key for m in links if id(m) in aliases}
     listed = {(e.index, e.target) for e in corpus.index_entries}
     for e in list(corpus.index_entries):
-        if e.target in points_at and (e.index, points_at[e.target]) not in listed:  # listed by both: once
-            corpus.index_entries.append(IndexEntry(index=e.index, target=points_at[e.target]))
-            listed.add((e.index, points_at[e.target]))
+        if e.target in points_at and (e.index, points_at[e.target].key) not in listed:  # listed by both: once
+            corpus.index_entries.append(IndexEntry(index=e.index, target=points_at[e.target].key))
+            listed.add((e.index, points_at[e.target].key))
 
 
 def archived_names(folder: Path) -> list[str]:

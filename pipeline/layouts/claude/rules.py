@@ -89,13 +89,22 @@ def explain(corpus: Corpus, actions: list[Action], settings: Settings) -> list[A
     said = index_rebuild.consequences(corpus, actions, settings)
     # What the other actions do to the index when applied without the rebuild (`--select`): only
     # their own edits, which may cut a new hook too; said on the first of them, as apply would do it.
-    own = index_rebuild.consequences(corpus, [a for a in actions if a.kind not in INDEX_KINDS], settings)
+    # (A plan asking for no rebuild has nothing else to say: the same actions, the same answer.)
+    others = [a for a in actions if a.kind not in INDEX_KINDS]
+    own = index_rebuild.consequences(corpus, others, settings) if len(others) < len(actions) else {}
     out = list(actions)
+
+    def tell(i: int, what: list[str] | None) -> None:
+        if what:
+            out[i] = out[i].model_copy(update={"reason": f"{out[i].reason}; applying it: {'; '.join(what)}"})
+
     for index_key in sorted(set(said) | set(own)):
         asks = [i for i, a in enumerate(out) if a.kind in INDEX_KINDS and index_key in a.targets]
         changes = [i for i, a in enumerate(out) if a.kind not in INDEX_KINDS and any(folder_of(t) == folder_of(index_key) for t in a.targets)]
-        told = [(asks[:1], said.get(index_key)), (changes[:1], own.get(index_key))] if asks else [(changes[:1], said.get(index_key))]
-        for at, what in told:
-            for i in at if what else []:
-                out[i] = out[i].model_copy(update={"reason": f"{out[i].reason}; applying it: {'; '.join(what or [])}"})
+        if asks:
+            tell(asks[0], said.get(index_key))
+            if changes:
+                tell(changes[0], own.get(index_key))
+        elif changes:
+            tell(changes[0], said.get(index_key))
     return out
