@@ -365,7 +365,7 @@ def test_torsten_haskell_oracle_keeps_its_hooks_and_its_sections(tmp_path):
     members = ("ext-ledger-state-snapshot-format.md", "ledger-snapshot-cbor-format.md")
     emptied = old.index("## ExtLedgerState Disk Snapshot CBOR Format")  # its one entry was a member's: it goes
     assert members[1] in old[emptied + 1] and members[0] in old[3]
-    assert new[3].startswith("- [Extledgerstate, snapshot and format](extledgerstate-snapshot-and-format.md) — ")
+    assert new[3].startswith("- [ExtLedgerState, snapshot and format](extledgerstate-snapshot-and-format.md) — ")
     # in the first member's place; the heading, the entry and the blank line of the emptied section gone
     added = new.index("## Unindexed") - 1  # the files no entry listed yet go there, after a blank line
     assert [line for line in new[:added] if line in old] == old[:3] + old[4:emptied] + old[emptied + 3 :]

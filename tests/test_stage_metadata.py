@@ -396,3 +396,30 @@ def test_groups_over_the_per_run_limit_wait_for_the_next_run(tmp_path):
     assert [a["targets"][0] for a in of_kind(plan, "consolidate")] == ["memories/learning/g0a.memory.md", "memories/learning/g1a.memory.md"]
     (capped,) = [f for f in plan["findings"] if f["kind"] == "capped" and f["reason"].startswith("metadata")]
     assert "1 more consolidation group" in capped["reason"]
+
+
+# --- the stub's title keeps the names as the members write them -----------------------------------
+
+
+def test_stub_title_spells_words_as_the_members_write_them() -> None:
+    """torsten-haskell-oracle's two snapshot notes were titled "Extledgerstate, snapshot and format":
+    the shared words come out of the normal form (lowercase), and the type's name lost its capitals."""
+    from pipeline.stages.consolidate.stage import GroupItem, MemberItem, stub_title
+
+    members = [
+        MemberItem(n=1, title="ExtLedgerState Snapshot Format",
+                   description="Complete CBOR encoding of the ExtLedgerState disk snapshot", body="x"),
+        MemberItem(n=2, title="ledger-snapshot-cbor-format",
+                   description="Complete CBOR format of ExtLedgerState disk snapshot", body="y"),
+    ]
+    group = GroupItem(handle=1, shared=["extledgerstate", "snapshot", "cbor"], members=members)
+    assert stub_title(group) == "ExtLedgerState, snapshot and CBOR"
+
+
+def test_as_written_takes_a_spelling_with_inner_capitals_only() -> None:
+    from pipeline.rules.text import as_written
+
+    assert as_written("cbor", ["Snapshot in cbor", "the CBOR format"]) == "CBOR"
+    assert as_written("snapshot", ["Snapshot Format", "SNAPSHOTS"]) == "snapshot"  # a capital first letter is no name; a longer word is another word
+    assert as_written("api", ["RAPID", "rapid"]) == "api"  # inside a longer word: not this word
+    assert as_written("api", ["RAPID", "my_API"]) == "API"  # "_" parts words, as in the normal form

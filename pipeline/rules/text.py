@@ -104,6 +104,18 @@ _ALNUM = "abcdefghijklmnopqrstuvwxyz0123456789"
 _NOT_SIGNIFICANT_ASCII = STOPWORDS | frozenset(_ALNUM) | frozenset(a + b for a in _ALNUM for b in _ALNUM)
 
 
+def as_written(word: str, texts: Iterable[str]) -> str:
+    """`word` (a word of the normal form) spelled as the first of `texts` that writes it with a capital
+    past its first letter ("ExtLedgerState", "CBOR"), else as it is: a title built from normal-form
+    words keeps the names a person wrote, not "Extledgerstate"."""
+    pattern = re.compile(rf"(?<![^\W_]){re.escape(word)}(?![^\W_])", re.IGNORECASE)
+    for text in texts:
+        for found in pattern.finditer(text):
+            if not found.group()[1:].islower():
+                return found.group()
+    return word
+
+
 def slugify(text: str, max_len: int = 80) -> str:
     slug = normalize(text).replace(" ", "-")
     return slug[:max_len].rstrip("-") or "memory"

@@ -29,7 +29,7 @@ from ...llm import Handles, register_stub
 from ...actions import ConsolidateAction, RebalanceVolumesAction
 from ...model import Action, Corpus, Finding, Memory
 from ...rules.outcome import Outcome
-from ...rules.text import significant_words
+from ...rules.text import as_written, significant_words
 from ...layouts.crux.reader import body_size
 from ...text.truncate import clip
 from ..base import StageContext
@@ -101,7 +101,8 @@ def stub_title(group: GroupItem) -> str:
                 counts[w] += 1
                 first.setdefault(w, len(first))
         terms = sorted((w for w, c in counts.items() if c >= 2), key=lambda w: (-counts[w], first[w]))
-    terms = [t.replace("-", " ") for t in terms[:3]]
+    said = [text for m in group.members for text in (m.title, m.description)]
+    terms = [" ".join(as_written(w, said) for w in t.replace("-", " ").split()) for t in terms[:3]]
     if not terms:
         return group.members[0].title or "Consolidated memory"
     words = terms[0][:1].upper() + terms[0][1:]
