@@ -585,3 +585,77 @@ def test_a_feedback_memory_that_lists_links_is_a_memory_not_a_sub_index():
         text = f"---\nname: summary\ndescription: rules\n{kind_line}---\n{body}"
         assert memory_md.index_like(memory_md.parse(text), names) is is_index, (kind, nested)
     assert memory_md.index_like(memory_md.parse(body), names)  # no front matter: as its shape says
+
+
+# ---------------------------------------------------------------------------------------------
+# 6. what the plan says of the index holds for the actions the user applies (red-team 2, bug 1)
+
+RETRIES = topic("Checkout retries", "How the checkout service retries payment provider calls",
+                "The checkout service retries payment provider calls three times with exponential backoff.\n"
+                "Retries stop on a 4xx answer from the payment provider.", kind="project")
+BACKOFF = topic("Checkout retries backoff", "How the checkout service backs off payment provider retries",
+                "The checkout service retries payment provider calls with exponential backoff starting at 200 ms.\n"
+                "Retries of payment provider calls log the attempt number.", kind="project")
+
+
+def long_hook(seed: int, words: int) -> str:
+    return " ".join(f"w{seed}x{w:02d}" for w in range(words))
+
+
+# Bytes short of what Claude Code loads: less than the new file's entry takes (a bare rebuild must cut
+# hand-written hooks), less than the consolidation's one entry for two long ones gives back.
+SHORT_OF_LOAD = 100
+
+
+def near_the_load_limit(root: Path) -> Path:
+    """A MEMORY.md just under what Claude Code loads: two long hand-written entries for two project
+    memories the stub model offers to consolidate (one entry of at most 300 characters for both:
+    that needs the user), and one file no entry lists, which the automatic rebuild indexes."""
+    folder = root / ".claude/memory"
+    files = {"checkout_retries.md": RETRIES, "checkout_backoff.md": BACKOFF, "zz_new.md": topic("zz new", long_hook(999, 30))}
+    lines = ["# Memory", "", f"- [Checkout retries](checkout_retries.md) — {long_hook(0, 45)}",
+             f"- [Checkout retry backoff](checkout_backoff.md) — {long_hook(1, 45)}"]
+    for i in range(2, 62):
+        files[f"topic-{i:03d}.md"] = topic(f"topic {i}", f"what topic {i} holds", long_hook(1000 + i, 8))
+        lines.append(f"- [Topic {i}](topic-{i:03d}.md) — {long_hook(i, 40)}")
+    text = "\n".join(lines) + "\n\nOwner notes "
+    text += "x" * (LOAD - SHORT_OF_LOAD - len(text.encode()) - 1) + "\n"
+    write(folder, files)
+    (folder / "MEMORY.md").write_text(text, encoding="utf-8")
+    return folder
+
+
+def said_of_index(reason: str, clause: str) -> str:
+    """What `reason` says of the index after `<clause>: `, up to the next clause of that kind."""
+    return reason.split(f"{clause}: ", 1)[1].split("; applying it", 1)[0]
+
+
+def test_what_the_plan_says_of_the_hooks_is_what_the_apply_the_user_chooses_does(tmp_path):
+    """The rebuild is automatic, the consolidation needs the user: the rebuild's reason says what a
+    bare apply (the rebuild alone) does, the consolidation's what selecting it does, alone and with
+    the rebuild; each run's notes say the same. A plan that promised hand-written hooks "kept as
+    written" on the rebuild (reckoned with the consolidation) saw the bare apply shorten them."""
+    folder = near_the_load_limit(tmp_path)
+    before = snapshot(tmp_path)
+    args = ("--now", NOW, "--model", "stub", "--max-retire", "1")
+    res = run_cli("plan", str(tmp_path), "--json", *args)
+    assert res.returncode == 0, res.stderr
+    actions = json.loads(res.stdout)["actions"]
+    assert [(a["kind"], a["needs_user"]) for a in actions] == [("consolidate", True), ("rebuild_index", False)]
+    rebuild, consolidate = actions[1]["reason"], actions[0]["reason"]
+    for select, reason, clause in (((), rebuild, "applying it"),  # the bare apply: the rebuild alone
+                                   (("--select", "1"), consolidate, "applying it"),
+                                   (("--select", "1,2"), consolidate, "applying it with rebuild_index too")):
+        said = said_of_index(reason, clause)
+        res = run_cli("apply", str(tmp_path), "--yes", "--json", *args, *select)
+        assert res.returncode == 0, res.stderr
+        out = json.loads(res.stdout)
+        notes = [n.removeprefix(".claude/memory/MEMORY.md: ") for n in out["notes"]]
+        assert "; ".join(notes) == said, select  # what the plan said is what this run did
+        index = (folder / "MEMORY.md").read_text(encoding="utf-8")
+        if "hand-written hooks kept as written" in said:
+            assert long_hook(5, 40) in index  # and a hand-written hook is as written
+        undo(tmp_path, out["run_id"])
+        assert snapshot(tmp_path) == before, select  # undo gives the store back byte for byte
+    assert "hand-written hooks shortened" in said_of_index(rebuild, "applying it")  # a bare apply must cut
+    assert "hand-written hooks kept as written" in said_of_index(consolidate, "applying it with rebuild_index too")

@@ -8,6 +8,8 @@ belongs to apply); below the limit every hook is loaded, so the author's are lef
 
 from __future__ import annotations
 
+from typing import Callable
+
 from ...config import Settings
 from ...kinds import ActionKind, FindingKind
 from ...actions import BudgetFinding, MergeDuplicateAction
@@ -83,28 +85,54 @@ def hand_overs(outcome: Outcome) -> Outcome:
 
 def explain(corpus: Corpus, actions: list[Action], settings: Settings) -> list[Action]:
     """The plan's final actions, with what applying them does to each MEMORY.md beyond its entries
-    (hooks shortened, lines past what Claude Code loads) added to the reason of the action asking for
-    its rebuild, else of the first action changing its folder: the user reads it before apply, not
-    only in the run's notes after."""
-    said = index_rebuild.consequences(corpus, actions, settings)
-    # What the other actions do to the index when applied without the rebuild (`--select`): only
-    # their own edits, which may cut a new hook too; said on the first of them, as apply would do it.
-    # (A plan asking for no rebuild has nothing else to say: the same actions, the same answer.)
+    (hooks shortened, lines past what Claude Code loads) added to their reasons: the user reads it
+    before apply, not only in the run's notes after.
+
+    Which hand-written hooks a rebuild shortens depends on all the run does to the index (a
+    consolidation's one entry for two long ones can keep it within what Claude Code loads, where the
+    rebuild alone must cut), so each is said for a set of actions the user can apply:
+    - the bare `apply` (the actions not needing the user), on the first of them asking for the
+      index's rebuild, else changing its folder;
+    - when the plan asks for a rebuild, the other actions applied without it (`--select` of them),
+      on the first of them;
+    - the actions that need the user selected with the rest, on the first of them, when that says
+      something else than the bare apply: what they bring about is theirs to say, never the
+      automatic rebuild's (reckoned with them, it promised 75 hooks kept that a bare apply cut).
+    Apply does not keep a promise instead: an index past what Claude Code loads is cut off unread,
+    worse than a hook shortened."""
+    said = _consequences_by_set(corpus, settings)
+    automatic = [a for a in actions if not a.needs_user]  # what `apply --yes` runs (`apply.select_actions`)
     others = [a for a in actions if a.kind not in INDEX_KINDS]
-    own = index_rebuild.consequences(corpus, others, settings) if len(others) < len(actions) else {}
+    bare, everything, own = said(automatic), said(actions), said(others)
     out = list(actions)
 
-    def tell(i: int, what: list[str] | None) -> None:
-        if what:
-            out[i] = out[i].model_copy(update={"reason": f"{out[i].reason}; applying it: {'; '.join(what)}"})
+    def tell(i: int | None, what: list[str] | None, label: str = "applying it") -> None:
+        if i is not None and what:
+            out[i] = out[i].model_copy(update={"reason": f"{out[i].reason}; {label}: {'; '.join(what)}"})
 
-    for index_key in sorted(set(said) | set(own)):
+    for index_key in sorted(set(bare) | set(everything) | set(own)):
         asks = [i for i, a in enumerate(out) if a.kind in INDEX_KINDS and index_key in a.targets]
         changes = [i for i, a in enumerate(out) if a.kind not in INDEX_KINDS and any(folder_of(t) == folder_of(index_key) for t in a.targets)]
-        if asks:
-            tell(asks[0], said.get(index_key))
-            if changes:
-                tell(changes[0], own.get(index_key))
-        elif changes:
-            tell(changes[0], said.get(index_key))
+        tell(next((i for i in asks + changes if not out[i].needs_user), None), bare.get(index_key))
+        if asks and changes:
+            tell(changes[0], own.get(index_key))
+        asked = next((i for i in changes + asks if out[i].needs_user), None)
+        if asked is not None and everything.get(index_key) != bare.get(index_key):
+            label = f"applying it with {out[asks[0]].kind} too" if asks and asked not in asks else "applying it"
+            tell(asked, everything.get(index_key), label)
     return out
+
+
+def _consequences_by_set(corpus: Corpus, settings: Settings) -> Callable[[list[Action]], dict[str, list[str]]]:
+    """`index_rebuild.consequences` of an action set, each set computed once: a plan without actions
+    that need the user, or without a rebuild, asks the same set more than once (each is a dry run of
+    the rebuild)."""
+    done: dict[tuple[int, ...], dict[str, list[str]]] = {}
+
+    def said(chosen: list[Action]) -> dict[str, list[str]]:
+        key = tuple(id(a) for a in chosen)
+        if key not in done:
+            done[key] = index_rebuild.consequences(corpus, chosen, settings)
+        return done[key]
+
+    return said
