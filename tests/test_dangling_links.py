@@ -417,3 +417,112 @@ def test_a_markdown_link_to_what_the_plan_takes_away_is_reported_too():
     from pipeline.rules.link_names import link_targets
 
     assert list(link_targets("[a](x.md) [b](./y.md#h) [c](../z.md) [d](https://w.md) `[e](v.md)` [f](u.txt)")) == ["x", "y"]
+
+
+# Markdown links that dangle before any plan get what `[[links]]` get: a finding, or a respelling
+# the user approves where one file of the folder is meant. Not judged: URLs, anchors, images, code,
+# paths out of the store or into a folder the reader did not list (a repository's docs).
+
+
+def _agent_folders(root: Path, folders: dict[str, dict[str, str]]) -> None:
+    for agent, files in folders.items():
+        folder = root / ".claude" / "agent-memory" / agent
+        folder.mkdir(parents=True)
+        for name, text in files.items():
+            (folder / name).write_text(text, encoding="utf-8")
+        (folder / "MEMORY.md").write_text("# Memory\n\n" + "".join(f"- [{n}]({n}) — x\n" for n in files), encoding="utf-8")
+
+
+def test_a_markdown_link_that_already_dangles_is_reported_or_respelled_and_undo_gives_it_back(tmp_path: Path):
+    import json
+
+    from helpers import run_cli
+
+    notes = _fm("notes", (
+        "The board: [board](project-fairchild.md#layers) and [ok](project_fairchild.md).\r\n"
+        "Gone: [draft](never_written.md). Other agent: [deploy](../ops/feedback-deploy.md), [runbook](../ops/runbook_v2.md).\r\n"
+        "Not ours: [web](https://example.test/x.md) [mail](mailto:me@example.test) [top](#top) ![diagram](diagram.md)\r\n"
+        "`[code](in_code.md)` [spec](../../../docs/spec.md) [escape](../../../../../outside.md) [txt](notes.txt)\r\n"))
+    _agent_folders(tmp_path, {
+        "writer": {"project_fairchild.md": _fm("project_fairchild", "KiCad board.\n"), "notes.md": notes},
+        "ops": {"feedback_deploy.md": _fm("feedback_deploy", "Deploy on Fridays.\n")},
+    })
+    actions, findings = _relinks_of(tmp_path)
+    [relink] = actions
+    assert relink["targets"] == [".claude/agent-memory/writer/notes.md"] and relink["needs_user"]
+    assert [(r["before"], r["after"]) for r in relink["replacements"]] == [
+        ("project-fairchild.md", "project_fairchild.md"), ("feedback-deploy.md", "feedback_deploy.md")]
+    assert "[board](project-fairchild.md#layers) -> project_fairchild.md (the same words)" in relink["reason"]
+    [finding] = findings
+    assert finding["targets"] == [".claude/agent-memory/writer/notes.md"]
+    assert finding["reason"] == "2 links reach no file of its folder: [draft](never_written.md); [runbook](../ops/runbook_v2.md)"
+    res = run_cli("apply", str(tmp_path), "--yes", "--json", "--model", "none", "--now", "2026-11-29", "--select", "update_ref")
+    assert res.returncode == 0, res.stderr
+    path = tmp_path / ".claude" / "agent-memory" / "writer" / "notes.md"
+    assert path.read_bytes() == (notes.replace("](project-fairchild.md#", "](project_fairchild.md#")
+                                 .replace("../ops/feedback-deploy.md", "../ops/feedback_deploy.md").encode())
+    assert run_cli("undo", str(tmp_path), "--run", json.loads(res.stdout)["run_id"]).returncode == 0
+    assert path.read_bytes() == notes.encode()
+
+
+def test_a_markdown_link_to_an_archived_or_consolidated_file_and_an_index_entry():
+    from pipeline.model import Memory
+    from pipeline.rules.dangling_links import relinks
+
+    holder = mem(FOLDER + "plans.md", "Both plans.", layout="claude", title="plans", meta={"consolidated_from": ["old plan.md"]})
+    linking = _claude("notes.md", "See [a](old%20plan.md), [b](retired.md) and [c](Plans.md).", name="notes")
+    entry = Memory(key=FOLDER + "MEMORY.md#notes/1", layout="claude", title="n", body="- [lost](lost.md) — an index entry")
+    corpus = _corpus(holder, linking, entry)
+    corpus.indexes = {FOLDER + "MEMORY.md": [holder.key, linking.key]}
+    corpus.extra["archived_names"] = {".claude/memory": ["retired.md"]}
+    out = relinks(corpus)
+    [action] = out.actions  # the name as the href spells it, percent-encoded; a file's name matched casefolded
+    assert [(r["before"], r["after"]) for r in action.replacements] == [("old%20plan.md", "plans.md")]
+    # an index entry without a file is index drift's (rebuild_index), not a link to report twice
+    [finding] = out.findings
+    assert finding.targets == [linking.key] and finding.reason.endswith("[b](retired.md) (archived by an earlier run)")
+
+
+def test_a_markdown_link_names_a_file_of_the_store_or_nothing():
+    from pipeline.rules.link_names import store_file
+
+    assert store_file("a/b", "x.md#h") == "a/b/x.md" and store_file("a/b", "./x%20y.md") == "a/b/x y.md"
+    assert store_file("a/b", "../c/x.md") == "a/c/x.md" and store_file(".", "x.md") == "x.md"
+    for href in ("../../../x.md", "../x.md/../../../y.md", "/etc/x.md", "https://h/x.md", "mailto:x.md", "#x", "x.png", "..\\x.md"):
+        assert store_file("a/b" if href != "../x.md/../../../y.md" else "a", href) is None, href
+
+
+# A tree index numbers its leaves (`- 104. Edit-Work Runs In A Lane Clone`): a link spelling that
+# numbered title as a slug (`[[104-edit-work-runs-in-a-lane-clone]]`) means leaf 104, whatever its
+# file is called (webeverything's `104-feedback_commit_to_default_branch_ok.md`).
+
+
+def test_a_link_by_a_numbered_titles_slug_answers_that_number(tmp_path: Path):
+    folder = _folder_with(tmp_path, {
+        "104-feedback_commit_to_default_branch_ok.md": _fm("feedback_commit_to_default_branch_ok", "Edits land via a lane clone.\n"),
+        "105. Claim ignores git state.md": _fm("claim", "Ownership is the status, not the tree.\n"),
+        "2024-05-30-standup.md": _fm("standup", "Standup notes.\n"),
+        "drain.md": _fm("drain", "Lanes: [[104-edit-work-runs-in-a-lane-clone]], [[105-claim-ignores-git-state]], [[105]].\n"
+                                 "Dates are no numbers: [[2024-06-01-standup]]; nor is a number alone a slug: [[106-x]].\n"),
+    })
+    (folder / "MEMORY.md").write_text("# Memory\n\n- 104. Edit-Work Runs In A Lane Clone — lanes\n- [standup](2024-05-30-standup.md)\n"
+                                      "- [claim](105.%20Claim%20ignores%20git%20state.md)\n- [drain](drain.md)\n")
+    _, [finding] = _relinks_of(tmp_path)
+    assert finding["reason"] == "2 links reach no file of its folder: [[2024-06-01-standup]]; [[106-x]]"
+    # and a plan taking leaf 104 away says that link dangles
+    corpus = _corpus(_claude("104-feedback_commit_to_default_branch_ok.md", "Lanes.", name="feedback_commit_to_default_branch_ok"),
+                     _claude("drain.md", "See [[104-edit-work-runs-in-a-lane-clone]].", name="drain"))
+    [retired] = _dangling(corpus, [Action(kind="archive", targets=[FOLDER + "104-feedback_commit_to_default_branch_ok.md"], reason="r")])
+    assert retired["targets"] == [FOLDER + "104-feedback_commit_to_default_branch_ok.md", FOLDER + "drain.md"]
+
+
+def test_webeverythings_numbered_title_links_answer_and_its_sibling_markdown_link_dangles():
+    """Its tree index lists `- 104. Edit-Work Runs In A Lane Clone` for 104-feedback_commit_to_default_branch_ok.md,
+    which two memories link as [[104-edit-work-runs-in-a-lane-clone]]; one memory links
+    `[docs/agent/backlog-workflow.md](backlog-workflow.md)`, a file its folder does not hold."""
+    plan = plan_json(WILD / "webeverything", "--model", "none")
+    found = [f["reason"] for f in plan["findings"] if f["kind"] == "dangling_link"]
+    assert not [r for r in found if "[[104-edit-work-runs-in-a-lane-clone]]" in r]
+    assert [r for r in found if "[docs/agent/backlog-workflow.md](backlog-workflow.md)" in r]
+    # links into the repository's docs, its backlog or out of the store are not the store's to judge
+    assert not [r for r in found if "](docs/agent/" in r or "](../" in r]

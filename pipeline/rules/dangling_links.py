@@ -9,24 +9,28 @@ a consolidation's new file), what they could point at instead.
 
 Once a consolidation is applied its new file lists its members (`consolidated_from`), so a later
 plan still knows where a link to one of them should point: `relinks` proposes the edit, an
-`update_ref` the user approves (the link's target text replaced, every other byte kept).
+`update_ref` the user approves (the link's target text replaced, every other byte kept). Links
+that reach nothing before any plan, `[[wiki]]` or markdown (`[x](file.md)`), are `relinks`'s too.
 """
 
 from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from itertools import chain, compress
 from operator import attrgetter
 from typing import Any
+from urllib.parse import quote, unquote
 
 from ..actions import MergeDuplicateAction, UpdateRefAction, outputs_of
 from ..kinds import FindingKind, retires
 from ..model import Action, Corpus, Finding, Memory
 from ..text.counts import plural
-from .link_names import file_names, file_parts, link_folder, link_names, link_target_forms, link_targets, links_in
+from .link_names import (
+    file_names, file_parts, link_folder, link_names, link_target_forms, link_targets, links_in, markdown_links_in, store_file,
+)
 from .outcome import Outcome
 
 
@@ -211,21 +215,74 @@ def _respelled(spellings: dict[tuple[str, tuple[str, ...]], list[_Named]], folde
     return meant[0] if len(memories) == 1 and meant[0].memory is not None else None
 
 
-def relinks(corpus: Corpus) -> Outcome:
-    """What to do about `[[links]]` that reach no file of their folder today.
+@dataclass(frozen=True)
+class _Dangling:
+    """A link of a memory that reaches no file today, as `relinks` mends or reports it."""
 
-    An `update_ref` for each memory holding such links that can be mended: a link to a member of an
-    applied consolidation (a memory whose `consolidated_from` lists it) points at the consolidated
-    memory; a link spelled otherwise than the one memory of its folder whose name has the same words
-    (`Spelling`) points at that name. For the user to approve: the link's owner may have meant the
-    old text. The others are reported, one `dangling_link` finding per memory holding them (with
-    what a link inside MEMORY.md, which is not edited in place, could point at)."""
-    out = Outcome()
-    linking = [m for m in corpus.memories if "[[" in m.body]
-    if not linking:  # most stores: no name of every memory gathered for nothing
-        return out
-    names = names_by_folder(corpus)
-    successor: dict[tuple[str, str], Memory] = {}  # (folder, a member's link text) -> the memory holding it now
+    shown: str  # as a finding shows it: `[[name]]`, `[text](file.md)`
+    folder: str  # the folder whose files it names
+    target: str  # what it names there, casefolded: a wiki link's target, a markdown link's file name without `.md`
+    start: int  # the span of the text a mend replaces: a wiki link's target, a markdown link's file name
+    end: int
+    written: str  # that text, as written
+    markdown: bool
+
+
+def _dangling_wiki_links(m: Memory, names: dict[str, set[str]]) -> Iterator[_Dangling]:
+    """The `[[links]]` of a memory no name of its folder answers."""
+    folder = link_folder(m.key)
+    for match in links_in(m.body):
+        written = match.group(1)
+        forms = link_target_forms(written)
+        if not any(f in names[folder] for f in forms):
+            yield _Dangling(f"[[{written}]]", folder, forms[0], match.start(1), match.end(1), written, markdown=False)
+
+
+def _dangling_markdown_links(m: Memory, files: dict[str, set[str]]) -> Iterator[_Dangling]:
+    """The markdown links of a memory file to a `.md` file of a memory folder that has no such file.
+    Not judged: a link to a URL or outside the store (`store_file`), to a folder the reader did not
+    list (a repository's docs: not the store's files, which staleness checks against the repository),
+    nor a link of an entry kept inside MEMORY.md, an index entry whose file index drift checks."""
+    if "#" in m.key:
+        return
+    for match in markdown_links_in(m.body):
+        path = store_file(link_folder(m.key), match.group(1))
+        if path is None:
+            continue
+        folder, name = link_folder(path), path.rsplit("/", 1)[-1]
+        href = match.group(1).split("#", 1)[0]
+        written = href.rsplit("/", 1)[-1]  # the file name as the href spells it (percent-encoded or not)
+        if folder not in files or name.casefold() in files[folder] or unquote(written) != name:
+            continue
+        start = match.start(1) + len(href) - len(written)
+        yield _Dangling(match.group(0), folder, name.removesuffix(".md").casefold(), start, start + len(written), written, markdown=True)
+
+
+def _folder_files(corpus: Corpus) -> dict[str, set[str]]:
+    """The `.md` file names (casefolded, as `[[links]]` match them) of each folder the reader listed:
+    its topic files, and its index when there is one."""
+    files: dict[str, set[str]] = {}
+    for index, listed in corpus.indexes.items():
+        present = [index] if corpus.extra.get("index_present", {}).get(index, True) else []
+        files[link_folder(index)] = {key.rsplit("/", 1)[-1].casefold() for key in [*listed, *present]}
+    return files
+
+
+def _as_href(name: str) -> str:
+    """A file name as a markdown link's href holds it: percent-encoded when it has a character an
+    href cannot hold bare (a space, a parenthesis, `#`, `%`)."""
+    return quote(name) if any(c.isspace() or c in "()#%<>" for c in name) else name
+
+
+def _mended(link: _Dangling, to: Memory, name: str) -> str:
+    """What the link's mended text says: the name a wiki link gets, the file name a markdown link does."""
+    return _as_href(to.key.rsplit("/", 1)[-1]) if link.markdown else name
+
+
+def _successors(corpus: Corpus, names: dict[str, set[str]]) -> dict[tuple[str, str], Memory]:
+    """(folder, a member's link text) -> the memory holding it now: each applied consolidation's
+    members (its `consolidated_from`) no memory of the folder answers to any more."""
+    successor: dict[tuple[str, str], Memory] = {}
     holders = sorted((m for m in corpus.memories if m.key.endswith(".md") and isinstance(m.meta.get("consolidated_from"), list)),
                      key=lambda m: m.key)
     for m in holders:
@@ -234,38 +291,55 @@ def relinks(corpus: Corpus) -> Outcome:
             for name in file_names(entry) if isinstance(entry, str) else ():  # a file name in the holder's folder
                 if name not in names[folder]:
                     successor.setdefault((folder, name), m)
+    return successor
+
+
+def relinks(corpus: Corpus) -> Outcome:
+    """What to do about links that reach no file today: `[[links]]` no name of their folder answers,
+    markdown links (`[x](file.md)`, `[x](../other/file.md)`) to a file a memory folder lacks.
+
+    An `update_ref` for each memory holding such links that can be mended: a link to a member of an
+    applied consolidation (a memory whose `consolidated_from` lists it) points at the consolidated
+    memory; a link spelled otherwise than the one memory of its folder whose name has the same words
+    (`Spelling`) points at that name (a markdown link: at its file). For the user to approve: the
+    link's owner may have meant the old text. The others are reported, one `dangling_link` finding
+    per memory holding them (with what a link inside MEMORY.md, which is not edited in place, could
+    point at)."""
+    out = Outcome()
+    linking = [m for m in corpus.memories if _may_link(m.body)]
+    if not linking:  # most stores: no name of every memory gathered for nothing
+        return out
+    names = names_by_folder(corpus)
+    files = _folder_files(corpus)
+    successor = _successors(corpus, names)
     # The names of the files earlier runs archived, by folder (claude reader: `archived_names`).
-    archived = {folder: {n for f in files for n in file_names(f)} for folder, files in corpus.extra.get("archived_names", {}).items()}
+    archived = {folder: {n for f in gone for n in file_names(f)} for folder, gone in corpus.extra.get("archived_names", {}).items()}
     spellings = _spellings(corpus, names, archived)
     unmended: dict[str, list[str]] = defaultdict(list)  # memory -> its links that reach nothing, as written
     for m in sorted(linking, key=lambda m: m.key):
-        folder = link_folder(m.key)
         replacements: list[dict[str, Any]] = []  # `Replacement`s, checked as the action is built
         why: set[str] = set()
-        for match in links_in(m.body):
-            written = match.group(1)
-            forms = link_target_forms(written)
-            if any(f in names[folder] for f in forms):
-                continue
-            target = forms[0]
-            now = successor.get((folder, target))
+        dangling = sorted(chain(_dangling_wiki_links(m, names), _dangling_markdown_links(m, files)), key=attrgetter("start"))
+        for link in dangling:
+            now = successor.get((link.folder, link.target))
             if now is m:  # a consolidated memory linking its own members: its text is here, left as written
                 continue
             if now is not None:
-                name, how = _link_name(now.title, now.key), "consolidated into it"
-            elif target in archived.get(folder, ()):  # gone, not misspelled: never sent to a namesake
-                unmended[m.key].append(f"[[{written}]] (archived by an earlier run)")
+                after, how = _mended(link, now, _link_name(now.title, now.key)), "consolidated into it"
+            elif link.target in archived.get(link.folder, ()):  # gone, not misspelled: never sent to a namesake
+                unmended[m.key].append(f"{link.shown} (archived by an earlier run)")
                 continue
-            elif (same := _respelled(spellings, folder, target)) is not None:
-                name, how = same.name, "the same words"
+            elif (same := _respelled(spellings, link.folder, link.target)) is not None and same.memory is not None:
+                after, how = _mended(link, same.memory, same.name), "the same words"
             else:
-                unmended[m.key].append(f"[[{written}]]")
+                unmended[m.key].append(link.shown)
                 continue
+            shown_after = after if link.markdown else f"[[{after}]]"
             if "#" in m.key:  # an entry kept inside MEMORY.md is not edited in place: said, for the user
-                unmended[m.key].append(f"[[{written}]] (could point at [[{name}]]: {how})")
+                unmended[m.key].append(f"{link.shown} (could point at {shown_after}: {how})")
                 continue
-            why.add(f"[[{written}]] -> [[{name}]] ({how})")
-            replacements.append({"field": "body", "start": match.start(1), "end": match.end(1), "before": written, "after": name})
+            why.add(f"{link.shown} -> {shown_after} ({how})")
+            replacements.append({"field": "body", "start": link.start, "end": link.end, "before": link.written, "after": after})
         if replacements:
             out.actions.append(UpdateRefAction(
                 targets=[m.key], needs_user=True, replacements=replacements,

@@ -1,11 +1,15 @@
 """The names a `[[...]]` wiki link reaches a memory by, one grammar for every reader of links.
 
 Claude Code memory folders link memories to each other by `[[name]]`: the front matter's `name`, or
-the file name without `.md`, or, in folders that number their files (`105-feedback_x.md`), the name
-after the number or the number alone (`[[105]]`, and `[[105. Title]]` as tree indexes write their
-numbered references). A folder is a store of its own (one agent's memory): `[[overview]]` in one
-never means another's. Names are matched casefolded, as links and some file systems match them. A
-`[[...]]` inside inline code or a fenced block is text (`[[ -f x ]]`, `[[9, hash]]`), not a link.
+the file name without `.md`, or, in folders that number their files (`105-feedback_x.md`,
+`105. Title.md`), the name after the number or the number alone (`[[105]]`, `[[105. Title]]` as
+tree indexes write their numbered references, and `[[105-title-as-a-slug]]`, that reference spelled
+as a file name: the title a tree index gives a number need not be its file's name). A folder is a
+store of its own (one agent's memory): `[[overview]]` in one never means another's. Names are
+matched casefolded, as links and some file systems match them. A `[[...]]` inside inline code or a
+fenced block is text (`[[ -f x ]]`, `[[9, hash]]`), not a link.
+A markdown link (`[text](file.md)`, `[text](../other/file.md)`) names a file by its path from the
+linking file's folder (`store_file`): never one outside the store.
 Used by the dangling-link finding and relinks (dangling_links.py) and by a consolidation choosing a
 name no memory of its folder answers to (stages/consolidate/claude_names.py).
 """
@@ -22,6 +26,9 @@ WIKILINK = re.compile(r"\[\[([^\[\]\n|#]+)(?:[|#][^\[\]\n]*)?\]\]")
 _NUMBERED = re.compile(r"(\d+)-(.+)")
 # `[[105. Title]]`: a numbered reference, as a tree index lists its leaves (`- 105. Title`).
 _NUMBER_AND_TITLE = re.compile(r"(\d+)\.\s")
+# `[[105-title-as-a-slug]]`: that reference spelled as a file name; the slug starts with a letter, so
+# a date (`[[2024-06-01-standup]]`) is no numbered reference to whatever file 2024 is.
+_NUMBER_AND_SLUG = re.compile(r"(\d+)-[^\W\d_]")
 # Code, where `[[` is text: a fenced block (to its closing fence, or the end) or an inline code span.
 _CODE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n.*?(?:^[ \t]*\1[^\n]*$|\Z)|`[^`\n]*`", re.MULTILINE | re.DOTALL)
 
@@ -33,16 +40,23 @@ def file_parts(key: str) -> tuple[str | None, str]:
     return (numbered.group(1), numbered.group(2)) if numbered else (None, stem)
 
 
+def link_parts(key: str) -> tuple[str | None, str]:
+    """`file_parts` as a link reads them: a file named `105. Title.md` is numbered too. (Not so for
+    naming a new file beside it: `file_parts` is the `105-x` convention a consolidation follows.)"""
+    number, rest = file_parts(key)
+    titled = _NUMBER_AND_TITLE.match(rest) if number is None else None
+    return (titled.group(1), rest[titled.end():].strip()) if titled else (number, rest)
+
+
 def file_names(key: str) -> set[str]:
     """The names a link reaches a file by: its name without `.md`, and without its number. None for
     a memory that is not a file of its own (a record, an entry kept inside MEMORY.md:
     `MEMORY.md#heading/3` must not answer a link `[[3]]`)."""
     if "#" in key or not key.endswith(".md"):
         return set()
-    number, rest = file_parts(key)
-    if number is None:
-        return {rest.casefold()} if rest else set()
-    return {n.casefold() for n in (f"{number}-{rest}", rest, number) if n}
+    stem = key.rsplit("/", 1)[-1].removesuffix(".md")
+    number, rest = link_parts(key)
+    return {n.casefold() for n in (stem, rest, number) if n}
 
 
 def link_names(title: str, key: str) -> set[str]:
@@ -79,9 +93,10 @@ def _outside_code(text: str, matches: Iterator[re.Match[str]]) -> Iterator[re.Ma
 
 def link_target_forms(written: str) -> tuple[str, ...]:
     """The names a link's target text may reach a memory by, in the order they are tried: the text
-    casefolded, then for `105. Title` its number (a memory may be named "3. Setup" itself)."""
+    casefolded, then for `105. Title` or `105-title-slug` its number (a memory may be named
+    "3. Setup" itself, a file `105-title-slug.md`)."""
     target = written.strip().casefold()
-    numbered = _NUMBER_AND_TITLE.match(target)
+    numbered = _NUMBER_AND_TITLE.match(target) or _NUMBER_AND_SLUG.match(target)
     return (target, numbered.group(1)) if numbered else (target,)
 
 
@@ -90,11 +105,10 @@ def link_targets(text: str) -> Iterator[str]:
     file of its own folder (`[the board](project_fairchild.md)`), by that file's name without `.md`."""
     for match in links_in(text):
         yield from link_target_forms(match.group(1))
-    if "](" in text:
-        for match in _outside_code(text, _MARKDOWN_LINK.finditer(text)):
-            name = sibling_file(match.group(1))
-            if name is not None:
-                yield name.removesuffix(".md").casefold()
+    for match in markdown_links_in(text):
+        name = sibling_file(match.group(1))
+        if name is not None:
+            yield name.removesuffix(".md").casefold()
 
 
 # `[text](href)` (with an optional "title"): where a markdown link points.
@@ -102,11 +116,39 @@ _MARKDOWN_LINK = re.compile(r"\[[^\[\]\n]*\]\(([^()\s]+)(?:\s+\"[^\"]*\")?\)")
 _SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*:", re.IGNORECASE)
 
 
+def markdown_links_in(text: str) -> Iterator[re.Match[str]]:
+    """Each markdown link of a text outside code, in order (group 1: its href as written); an image
+    (`![alt](src)`) is no link to a memory."""
+    if "](" not in text:
+        return
+    for match in _outside_code(text, _MARKDOWN_LINK.finditer(text)):
+        if text[match.start() - 1:match.start()] != "!":
+            yield match
+
+
+def _md_target(href: str) -> str | None:
+    """The `.md` path a markdown href names, decoded and without its `#anchor`; None for a URL
+    (`https:`, `mailto:`), an absolute path or another kind of file."""
+    target = unquote(href.split("#", 1)[0])
+    return None if not target.endswith(".md") or _SCHEME.match(target) or target.startswith("/") else target
+
+
 def sibling_file(href: str) -> str | None:
     """The `.md` file of the link's own folder a markdown href names, or None (a URL, another folder):
     what a MEMORY.md entry points at, and a memory's markdown link."""
-    target = unquote(href.split("#", 1)[0])
-    if not target.endswith(".md") or _SCHEME.match(target) or target.startswith("/"):
+    target = _md_target(href)
+    if target is None:
         return None
     name = posixpath.normpath(target)
     return None if "/" in name or name in ("..", ".") else name
+
+
+def store_file(folder: str, href: str) -> str | None:
+    """The store path (`folder/x.md`, as memory keys are) of the `.md` file a markdown link written
+    in `folder` names, or None: a URL, an absolute or Windows path, a path that leaves the store
+    (`../` past its root): nothing a link says is trusted to name a file outside it."""
+    target = _md_target(href)
+    if target is None or "\\" in target:
+        return None
+    path = posixpath.normpath(posixpath.join(folder, target))
+    return None if path == ".." or path.startswith("../") else path
