@@ -95,23 +95,6 @@ def without_moot(findings: list[Finding], actions: list[Action], live: list[str]
             if not (finding_yields_to_retirements(f.kind) and f.targets and all(t in retired for t in f.targets))]
 
 
-# What takes a consolidated memory out of its place, besides a retirement (a volume re-partitioned too).
-MOVES = (ActionKind.PROMOTE, ActionKind.DEMOTE, ActionKind.ARCHIVE, ActionKind.REBALANCE_VOLUMES)
-
-
-def without_stranded_members(actions: list[Action], live: list[str]) -> list[Action]:
-    """The actions but the archives of consolidation members (`consolidated_into`, crux) whose
-    consolidated memory another of the actions retires, moves, or re-partitions: the member would
-    leave the store in the same run as the memory said to hold its text (apply re-checks, too)."""
-    keys = set(live)
-    taken: set[str] = set()
-    for a in actions:
-        taken.update(retired_by(a, keys))
-        if a.kind in MOVES:
-            taken.update(a.targets)
-    return [a for a in actions if getattr(a, "consolidated_into", None) not in taken]
-
-
 def run_rules(corpus: Corpus, settings: Settings) -> Outcome:
     """The deterministic pass: the shared rules and the layout's own, over what the reader found."""
     try:
@@ -147,14 +130,15 @@ def build_plan(corpus: Corpus, settings: Settings, run_stages: StageRunner | Non
     if run_stages is not None:
         staged, errors, stats = run_stages(corpus, settings, outcome)
         outcome = staged
-    outcome = ask_before_leaving_aliases(corpus, layout_of(corpus).guard(outcome, settings))
+    layout = layout_of(corpus)
+    outcome = ask_before_leaving_aliases(corpus, layout.guard(outcome, settings))
     live = [m.key for m in corpus.memories if m.type != "archived"]
     capped = cap_retirements(reconcile(outcome.actions), live, settings.max_retire_fraction)
-    kept = without_stranded_members(capped.actions, live)
+    kept = layout.after_cap(corpus, capped.actions, live)
     actions, unhashed = with_target_hashes(corpus, sorted(kept, key=action_sort_key))
-    actions = layout_of(corpus).explain(corpus, actions, settings)  # what applying them does, said before
+    actions = layout.explain(corpus, actions, settings)  # what applying them does, said before
     # of the actions the plan keeps, after every guard
-    dangling = dangling_links(corpus, actions) if layout_of(corpus).links_by_name else []
+    dangling = dangling_links(corpus, actions) if layout.links_by_name else []
     return Plan(
         layout=corpus.layout,
         root=corpus.root,

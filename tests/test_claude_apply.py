@@ -384,6 +384,43 @@ def test_keep_both_between_memories_kept_inside_memory_md_says_why_nothing_is_no
     assert cs.ops == [] and files(tmp_path) == before
 
 
+def test_keep_both_says_why_each_side_it_cannot_note_is_left_alone(tmp_path):
+    """A side is noted only over the text the plan read: edited, gone, no longer parsing or no longer
+    UTF-8 since, it is left as it is, and the run's notes and the conflict's outcome say which."""
+    folder = tmp_path / ".claude" / "projects" / "-home-x" / "memory"
+    folder.mkdir(parents=True)
+
+    def text(name: str, meta: str | None = None) -> str:
+        meta = meta or f"name: {name}\ndescription: about {name}\ntype: feedback"
+        return f"---\n{meta}\n---\n\nAlways use pnpm here ({name}).\n"
+
+    for name in ("edited", "gone", "listed", "latin1"):
+        (folder / f"{name}.md").write_text(text(name))
+    (folder / "MEMORY.md").write_text("".join(f"- [{n}]({n}.md) — about {n}\n" for n in ("edited", "gone", "listed", "latin1")))
+    corpus = claude.load(tmp_path, S)
+    (folder / "edited.md").write_text(text("edited") + "Since then: npm.\n")
+    (folder / "gone.md").unlink()
+    (folder / "listed.md").write_text(text("listed", "- a list, not a mapping"))
+    (folder / "latin1.md").write_bytes(text("latin1").replace("here", "ici, café").encode("latin-1"))
+    before = files(tmp_path)
+    key = ".claude/projects/-home-x/memory/{}.md".format
+
+    cs = claude_write.changes(corpus, [conflict(key("edited"), key("gone")), conflict(key("listed"), key("latin1"))],
+                              S, "run-1", "keep-both")
+
+    latin1 = "cannot read it again: 'utf-8' codec can't decode byte 0xe9 in position 87: invalid continuation byte"
+    assert cs.applied == [] and cs.ops == [] and files(tmp_path) == before
+    assert [why for _, why in cs.skipped] == [
+        "neither side noted: edited.md: it changed on disk since it was read; gone.md: cannot read it again: it is gone",
+        f"neither side noted: listed.md: it no longer parses; latin1.md: {latin1}",
+    ]
+    assert cs.notes == [
+        f"{key('edited')}: not noted, it changed on disk since it was read",
+        f"{key('gone')}: not noted, cannot read it again: it is gone",
+        f"{key('latin1')}: not noted, {latin1}",
+        f"{key('listed')}: not noted, it no longer parses",
+    ]
+
 def test_conflicts_without_a_resolution_are_not_executed(store):
     _, cs = run_changes(store, [conflict(P + "feedback_npm.md", P + "feedback_pnpm.md")], resolve=None)
     assert cs.ops == [] and cs.skipped[0][1] == "conflicts are applied only with --resolve newer|keep-both"

@@ -15,6 +15,7 @@ from helpers import REAL_STORES, files, run_cli
 from pipeline import apply_plan, build_plan, open_store, undo
 from pipeline.config import Settings
 from pipeline.layouts.crux.members import after_consolidation, consolidated_on
+from pipeline.layouts.crux.overlay import Overlay
 from pipeline.layouts.crux.rules.consistency import missing_trackers
 from pipeline.model import Memory
 from pipeline.rules.outcome import Outcome
@@ -393,6 +394,24 @@ def test_apply_skips_when_the_consolidated_memory_no_longer_lists_the_member(tmp
     assert result.changes.applied == []
     [(_, why)] = result.changes.skipped
     assert why == f"its consolidated memory {HOLDER} changed since the plan: left as it is (the next plan judges it again)"
+
+
+def test_apply_reads_the_sources_archive_only_when_a_memory_lists_members(tmp_path, monkeypatch):
+    # Archived members are read for the names they answer to (members.py): with no memory listing
+    # members there is nothing to check them against, and the run reads none of them.
+    disk_reads: list[str] = []
+    original = Overlay.original
+    monkeypatch.setattr(Overlay, "original", lambda ov, path: disk_reads.append(path) or original(ov, path))
+    archived = f"{SOURCES}/20260101/old-notes.memory.md"
+    for name, holder in (("no-members", {"consolidated_from": None}), ("members", {})):
+        root = leftover_store(tmp_path / name, **holder)
+        (root / archived).parent.mkdir(parents=True)
+        (root / archived).write_text(memory("Old notes"))
+        corpus, settings, plan = plan_of(root, dt.date(2026, 12, 6))
+        disk_reads.clear()
+        result = apply_plan(corpus, plan, settings, actions=plan.actions)
+        assert [HOLDER] in [a.targets for a in result.changes.applied]  # the REM summary and index written
+        assert (archived in disk_reads) == (name == "members"), name
 
 
 # --- missing trackers ------------------------------------------------------------------------------

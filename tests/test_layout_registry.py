@@ -221,3 +221,28 @@ def test_a_plugin_that_is_not_a_layout_is_told_what_it_lacks(plugins, tmp_path):
     [line] = result.stderr.strip().splitlines()
     assert line.startswith("memconsolidate: layout plugin 'half' (half_layout:LAYOUT) is not a Layout: it lacks ")
     assert "links_by_name" in line and "detect" in line and "markers" not in line.split("lacks", 1)[1]
+
+
+def test_a_layout_has_the_last_word_over_the_actions_the_retirement_cap_kept(plugins, notes_store):
+    # `after_cap` (crux drops a leftover member's archive there): it sees what the cap kept, and the
+    # plan keeps what it returns.
+    hook = '''
+    SEEN = []
+
+
+    def after_cap(self, corpus, actions, live):
+        SEEN.append(([a.kind for a in actions], live))
+        return []
+
+
+    NotesLayout.after_cap = after_cap
+    '''
+    plugins("notes_layout", NOTES_LAYOUT + textwrap.dedent(hook), "notes = notes_layout:LAYOUT")
+
+    _corpus, _settings, plan = plan_store(str(notes_store), Settings(now=NOW, llm={"model": "none"}), say=lambda _m: None)
+    capped = Settings(now=NOW, llm={"model": "none"}, max_retire_fraction=0)
+    _corpus, _settings, held_back = plan_store(str(notes_store), capped, say=lambda _m: None)
+
+    seen = sys.modules["notes_layout"].SEEN
+    assert seen == [(["merge_duplicate"], ["a.note", "b.note", "c.note"]), ([], ["a.note", "b.note", "c.note"])]
+    assert plan.actions == [] and held_back.actions == []

@@ -79,6 +79,12 @@ class Layout(Protocol):
         """The last word over every proposal, whichever pass made it (bank's supersede cap)."""
         ...
 
+    def after_cap(self, corpus: Corpus, actions: list[Action], live: list[str]) -> list[Action]:
+        """The actions the retirement cap kept, less those the layout would not apply beside the
+        others (crux: a leftover member's archive whose consolidated memory another action takes
+        away). `live`: the keys of the memories not typed `archived`, as the cap counts them."""
+        ...
+
     def explain(self, corpus: Corpus, actions: list[Action], settings: Settings) -> list[Action]:
         """The plan's final actions, their reasons completed with what only the layout's writer knows
         applying them will do (claude: hooks a MEMORY.md rebuild shortens, lines past what is loaded)."""
@@ -139,6 +145,9 @@ class BaseLayout:
 
     def guard(self, outcome: Outcome, settings: Settings) -> Outcome:
         return outcome
+
+    def after_cap(self, corpus: Corpus, actions: list[Action], live: list[str]) -> list[Action]:
+        return actions
 
     def explain(self, corpus: Corpus, actions: list[Action], settings: Settings) -> list[Action]:
         return actions

@@ -44,7 +44,7 @@ from ...kinds import ActionKind, FindingKind, StaleClass
 from ...changes import ChangeSet
 from ...config import Settings
 from ...journal import ABSENT, Op, sha
-from ...model import Action, Corpus, Finding
+from ...model import Action, Corpus, Finding, Memory
 from ...printable import printable
 from ...report import render_run_report
 from ...rules.dangling_links import dangling_links
@@ -78,6 +78,27 @@ def _not_noted(sides: list[str], unnoted: dict[str, str]) -> str:
     if len(set(whys)) == 1:
         return f"{'neither side' if len(sides) > 1 else 'not'} noted: {whys[0]}"
     return "neither side noted: " + "; ".join(f"{printable(_name(s))}: {w}" for s, w in zip(sides, whys))
+
+
+def _text_to_note(m: Memory, disk: DiskReads) -> tuple[bytes, str, bool] | str:
+    """The bytes of the file a keep-both note goes into, its text and whether it has a BOM, read
+    again: the note is written only over what the plan read. Else, as a string, why it gets none."""
+    if m.extra.get("in_index"):
+        return "a memory kept inside MEMORY.md is not annotated"
+    try:
+        data = disk.bytes(m.key)
+        if data is None:
+            raise Unreadable("it is gone")
+        text, bom = _decode(data)
+    except (Unreadable, UnicodeDecodeError) as exc:
+        return f"cannot read it again: {exc}"
+    try:
+        body = split_frontmatter_lenient(text)[0].body
+    except Unreadable:
+        return "it no longer parses"
+    if body != m.body:
+        return "it changed on disk since it was read"
+    return data, text, bom
 
 
 # ---------------------------------------------------------------------------------------------
@@ -126,29 +147,12 @@ def changes(
     noted_any: set[str] = set()
     unnoted: dict[str, str] = {}  # key -> why no note was written to it, for its conflicts' outcome
     for key in sorted(d.notes):
-        if by_key[key].extra.get("in_index"):
-            unnoted[key] = "a memory kept inside MEMORY.md is not annotated"
-            out.notes.append(f"{key}: not noted, {unnoted[key]}")
+        read = _text_to_note(by_key[key], disk)
+        if isinstance(read, str):
+            unnoted[key] = read
+            out.notes.append(f"{key}: not noted, {read}")
             continue
-        try:
-            data = disk.bytes(key)
-            if data is None:
-                raise Unreadable("it is gone")
-            text, bom = _decode(data)
-        except (Unreadable, UnicodeDecodeError) as exc:
-            unnoted[key] = f"cannot read it again: {exc}"
-            out.notes.append(f"{key}: not noted, {unnoted[key]}")
-            continue
-        m = by_key[key]
-        try:
-            if split_frontmatter_lenient(text)[0].body != m.body:
-                unnoted[key] = "it changed on disk since it was read"
-                out.notes.append(f"{key}: not noted, {unnoted[key]}")
-                continue
-        except Unreadable:
-            unnoted[key] = "it no longer parses"
-            out.notes.append(f"{key}: not noted, {unnoted[key]}")
-            continue
+        data, text, bom = read
         # printable(): a file name carrying a newline must not forge a line inside the memory.
         others = sorted({printable(o) for o in d.notes[key]})
         # A note from an earlier run (another date) counts: the same conflict is noted once.

@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from ...config import CruxConfig, Settings
+from ...model import Action, Corpus
 from ..base import REPORTS_DIR, ModuleLayout
 from . import reader, rules, writer
+from .rules.leftovers import without_stranded_members
 
 
 class CruxLayout(ModuleLayout):
@@ -18,6 +20,10 @@ class CruxLayout(ModuleLayout):
         # metadata consolidates and split splits only where the store enables consolidation.
         return frozenset({"rules"} | ({"metadata", "split"} if crux.enableMemoryConsolidation else set())
                          | ({"compress"} if crux.enableMemoryCompression else set()))
+
+    def after_cap(self, corpus: Corpus, actions: list[Action], live: list[str]) -> list[Action]:
+        # A leftover member's archive waits while its consolidated memory leaves or moves.
+        return without_stranded_members(actions, live)
 
     def run_report(self, touched: list[str]) -> str | None:
         # The REM summary in the archive folder is crux's run report.

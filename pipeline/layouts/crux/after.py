@@ -11,7 +11,7 @@ pointing outside the store leaks into the index — and such a file is never rea
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 import yaml
 
@@ -19,30 +19,49 @@ from ...text.yaml_load import safe_load
 from ...kinds import FindingKind
 from ...config import Settings
 from ...model import Corpus, Memory
-from .reader import (CRUX_SUFFIX, PLAIN_SUFFIX, TRACKER_SUFFIX, archive_is_apart, load_memories, load_trackers,
+from .reader import (CRUX_SUFFIX, PLAIN_SUFFIX, TRACKER_SUFFIX, Files, archive_is_apart, load_memories, load_trackers,
                      memory_files, place_of, under)
 from .overlay import Overlay
 from ...storage.files import Unreadable, as_int, as_tags, rel, walk_files
 
 UNREADABLE_STAND_IN = b"\x00"
+_MEMORY_FILES = (PLAIN_SUFFIX, CRUX_SUFFIX)
 
 
 def after_corpus(root: Path, ov: Overlay, settings: Settings, unreadable: set[str]) -> tuple[Corpus, list[str]]:
     """The corpus after the run, and its primary memory files (`index_keys` says which the index lists)."""
     crux = settings.crux
+    working = (crux.storage.memoriesDir, crux.storage.agentMemoriesDir)
     originals = [rel(root, p) for p in memory_files(root, crux)]
     originals += [rel(root, p) for p in walk_files(root, root / crux.trackingDir, (TRACKER_SUFFIX,))]
-    # Archived members answer to names too (`members.py`): the archive as it will be, this run's included.
-    sources = crux.storage.compressionSourceArchive if archive_is_apart(crux) else None
-    if sources:
-        originals += [rel(root, p) for p in walk_files(root, root / sources, (PLAIN_SUFFIX, CRUX_SUFFIX))]
+    final = _final_files(ov, originals, unreadable, lambda path: (
+        (path.endswith(_MEMORY_FILES) and any(under(path, w) for w in working))
+        or (path.endswith(TRACKER_SUFFIX) and under(path, crux.trackingDir))
+    ))
+
+    def with_archive() -> Files:
+        # Archived members answer to names too (`members.py`): the archive as it will be, this run's
+        # included. Read only when a memory lists members (`load_memories`): else nothing asks.
+        sources = crux.storage.compressionSourceArchive
+        if not archive_is_apart(crux):
+            return final
+        archived = [rel(root, p) for p in walk_files(root, root / sources, _MEMORY_FILES)]
+        return final | _final_files(ov, archived, unreadable,
+                                    lambda path: path.endswith(_MEMORY_FILES) and under(path, sources))
+
+    corpus = Corpus(layout="crux", root=str(root))
+    primaries = load_memories(root, settings, corpus, files=final, archive=with_archive)
+    load_trackers(root, settings, corpus, files=final)
+    corpus.findings = [f for f in corpus.findings if f.kind == FindingKind.PARSE_ERROR]
+    return corpus, primaries
+
+
+def _final_files(ov: Overlay, originals: list[str], unreadable: set[str], wanted: Callable[[str], bool]) -> dict[str, bytes]:
+    """The bytes of each wanted file as it will be after the run: `originals` as the ops leave them,
+    and the files the ops create; a file the reader could not read stands in as bytes it rejects."""
     final: dict[str, bytes] = {}
     for path in ov.final_paths(originals):
-        is_memory = path.endswith((PLAIN_SUFFIX, CRUX_SUFFIX)) and (
-            under(path, crux.storage.memoriesDir) or under(path, crux.storage.agentMemoriesDir)
-            or (sources is not None and under(path, sources))
-        )
-        if not (is_memory or (path.endswith(TRACKER_SUFFIX) and under(path, crux.trackingDir))):
+        if not wanted(path):
             continue
         try:
             data = UNREADABLE_STAND_IN if path in unreadable else ov.read(path)
@@ -50,11 +69,7 @@ def after_corpus(root: Path, ov: Overlay, settings: Settings, unreadable: set[st
             data = UNREADABLE_STAND_IN
         if data is not None:
             final[path] = data
-    corpus = Corpus(layout="crux", root=str(root))
-    primaries = load_memories(root, settings, corpus, files=final)
-    load_trackers(root, settings, corpus, files=final)
-    corpus.findings = [f for f in corpus.findings if f.kind == FindingKind.PARSE_ERROR]
-    return corpus, primaries
+    return final
 
 
 def old_entries(index_text: str | None) -> dict[str, dict[str, Any]]:

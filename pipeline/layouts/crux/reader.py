@@ -19,7 +19,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any, Collection, Mapping
+from typing import Any, Callable, Collection, Mapping
 
 from pydantic import ValidationError
 
@@ -443,9 +443,12 @@ def _memory_keys(root: Path, crux: CruxConfig, files: Files | None) -> list[str]
     return keys_in(files, [crux.storage.memoriesDir, crux.storage.agentMemoriesDir], (CRUX_SUFFIX, PLAIN_SUFFIX))
 
 
-def load_memories(root: Path, settings: Settings, corpus: Corpus, files: Files | None = None) -> list[str]:
+def load_memories(root: Path, settings: Settings, corpus: Corpus, files: Files | None = None,
+                  archive: Callable[[], Files] | None = None) -> list[str]:
     """Read every memory file into `corpus.memories`; returns the primary file keys on disk (or in
-    `files`, when given: then nothing is read from the disk)."""
+    `files`, when given: then nothing is read from the disk). `archive`, when given, gives the files
+    to look for archived copies in instead of `files` (`archived_copies`); like the disk's, it is
+    asked for only when a memory lists members (`consolidated_from`)."""
     pairs: dict[tuple[str, str], dict[str, str]] = {}
     for key in _memory_keys(root, settings.crux, files):
         p = PurePosixPath(key)
@@ -466,7 +469,8 @@ def load_memories(root: Path, settings: Settings, corpus: Corpus, files: Files |
             corpus.memories.append(_to_memory(plain_doc, None, crux_key, settings))
     corpus.memories.sort(key=lambda m: m.key)
     holders = any(m.extra["consolidated_from"] for m in corpus.memories)
-    link_merged_members(corpus.memories, archived_copies(root, settings, files) if holders else [])
+    copies = archived_copies(root, settings, archive() if archive else files) if holders else []
+    link_merged_members(corpus.memories, copies)
     return sorted(primaries)
 
 

@@ -13,13 +13,15 @@ member may have been edited since (then the reason gives the day: `modified` lat
 consolidation's), and a goal or core member is archived with the rest. Being listed in
 `consolidated_from` says the member was merged once, not that nothing of it would be lost. Pinned
 and archived members are left alone; so is a member whose consolidated memory the plan's final
-actions retire or move (`plan.without_stranded_members`).
+actions retire or move (`without_stranded_members`, the layout's `after_cap`).
 """
 
 from __future__ import annotations
 
 from ....actions import ArchiveAction
-from ....model import Memory
+from ....kinds import ActionKind
+from ....model import Action, Memory
+from ....rules.blast_cap import retired_by
 from ....rules.outcome import Outcome
 from ..members import BY_SLUG, BY_TITLE_HASH, absorbed, after_consolidation, consolidated_on, is_live
 from .common import ARCHIVED
@@ -68,3 +70,22 @@ def leftover_archivals(memories: list[Memory]) -> Outcome:
             )
         )
     return out
+
+
+# What takes a consolidated memory out of its place, besides a retirement (a volume re-partitioned too).
+MOVES = (ActionKind.PROMOTE, ActionKind.DEMOTE, ActionKind.ARCHIVE, ActionKind.REBALANCE_VOLUMES)
+
+
+def without_stranded_members(actions: list[Action], live: list[str]) -> list[Action]:
+    """The actions but the archives of consolidation members (`consolidated_into`) whose
+    consolidated memory another of the actions retires, moves, or re-partitions: the member would
+    leave the store in the same run as the memory said to hold its text (apply re-checks, too).
+    Run once the retirement cap has passed over them (`after_cap`): a retirement the cap holds back
+    does not hold back the member's archive."""
+    keys = set(live)
+    taken: set[str] = set()
+    for a in actions:
+        taken.update(retired_by(a, keys))
+        if a.kind in MOVES:
+            taken.update(a.targets)
+    return [a for a in actions if getattr(a, "consolidated_into", None) not in taken]
