@@ -15,10 +15,12 @@ always shown them; `flagged`, which any stage proposal may gain last, is kept la
 
 from __future__ import annotations
 
+import hashlib
+import json
 from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdapter, model_serializer
-from pydantic import SerializerFunctionWrapHandler
+from pydantic import SerializerFunctionWrapHandler, ValidatorFunctionWrapHandler, WrapValidator
 from typing_extensions import TypedDict
 
 from .kinds import ActionKind, FindingKind
@@ -82,6 +84,19 @@ class Output(TypedDict):
 
 # --- actions --------------------------------------------------------------------------------
 
+FINGERPRINT_LENGTH = 8  # hex digits: 32 bits, short enough to type, far from a chance match
+
+
+def fingerprint_of(dumped: dict[str, Any]) -> str:
+    """The code the plan shows beside an action's number, so that `apply --select N=CODE` applies
+    the action the user reviewed or nothing: a hash of all the action (dumped as the plan JSON
+    has it) carries, kind, targets, `target_hashes`, survivor, the text it writes, but its reason,
+    prose that may count days or describe other actions. The same change of the same content has
+    the same code in every plan; another action, or one whose target's content changed, another."""
+    carried = {k: v for k, v in dumped.items() if v is not None and k not in ("reason", "fingerprint")}
+    canonical = json.dumps(carried, sort_keys=True, ensure_ascii=True, separators=(",", ":"))  # ASCII: lone surrogates too
+    return hashlib.sha256(canonical.encode("ascii")).hexdigest()[:FINGERPRINT_LENGTH]
+
 
 class Action(BaseModel):
     """A change the plan proposes. `apply` executes the ones with `needs_user: false`."""
@@ -109,6 +124,10 @@ class Action(BaseModel):
         if "flagged" in out:
             out["flagged"] = out.pop("flagged")
         return out
+
+    def fingerprint(self) -> str:
+        """A short code for the change this action makes: see `fingerprint_of`."""
+        return fingerprint_of(self.model_dump(mode="json", by_alias=True))
 
 
 class MergeDuplicateAction(Action):
@@ -330,6 +349,18 @@ def _tag(types: dict[Any, type[BaseModel]], base: type[BaseModel]):
     return tag
 
 
+def _fingerprint_checked(value: Any, handler: ValidatorFunctionWrapHandler) -> Any:
+    """A saved action's `fingerprint` is derived, not a field: it is taken off before the action is
+    parsed and must be the fingerprint of what the action holds (an action edited since the plan
+    printed it is refused, never read as the one that was reviewed)."""
+    if not isinstance(value, dict) or "fingerprint" not in value:
+        return handler(value)
+    action = handler({k: v for k, v in value.items() if k != "fingerprint"})
+    if value["fingerprint"] != action.fingerprint():
+        raise ValueError(f"fingerprint {value['fingerprint']!r} is not that of what the action holds ({action.fingerprint()})")
+    return action
+
+
 if TYPE_CHECKING:
     AnyAction = Action
     AnyFinding = Finding
@@ -337,6 +368,7 @@ else:
     AnyAction = Annotated[
         Union[tuple(Annotated[cls, Tag(str(kind))] for kind, cls in ACTION_TYPES.items()) + (Annotated[Action, Tag("base")],)],
         Discriminator(_tag(ACTION_TYPES, Action)),
+        WrapValidator(_fingerprint_checked),
     ]
     AnyFinding = Annotated[
         Union[tuple(Annotated[cls, Tag(str(kind))] for kind, cls in FINDING_TYPES.items()) + (Annotated[Finding, Tag("base")],)],
@@ -345,7 +377,8 @@ else:
 
 
 def parse_action(data: Any) -> Action:
-    """A saved plan's action (its JSON object) as its kind's class; ValidationError on a bad field."""
+    """A saved plan's action (its JSON object) as its kind's class; ValidationError on a bad field
+    or a `fingerprint` that is not the action's."""
     return _ACTION_ADAPTER.validate_python(data)
 
 

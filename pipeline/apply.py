@@ -5,7 +5,7 @@ an archive or get `superseded_by`.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
@@ -17,8 +17,10 @@ from .journal import Op, RunFailed, RunRecord, execute, new_run_id, unsafe_reaso
 from .journal_check import path_problem
 from .layouts.base import REPORTS_DIR, Layout
 from .layouts.registry import layout_of
+from .actions import FINGERPRINT_LENGTH
 from .model import Action, Corpus, Plan
 from .printable import printable
+from .text.counts import plural
 
 Resolution = Literal["newer", "keep-both"]
 
@@ -33,35 +35,63 @@ class ApplyResult:
 _KIND_NAMES = [k.value for k in ActionKind]
 
 
-def parse_select(select: list[str] | None, resolve: Resolution | None) -> tuple[set[int], set[str]]:
+@dataclass
+class Selection:
+    """What `--select` names: action numbers, those given with the fingerprint the plan printed
+    beside them (`3=3a7527dc`: `pinned`), and action kinds."""
+
+    numbers: set[int] = field(default_factory=set)
+    pinned: dict[int, str] = field(default_factory=dict)
+    kinds: set[str] = field(default_factory=set)
+
+
+def parse_select(select: list[str] | None, resolve: Resolution | None, unattended: bool = False) -> Selection:
     """The numbers and kinds `--select` names, checked before anything is planned: an unknown kind,
-    or conflicts without a resolution policy, is a usage error naming the choices."""
-    numbers: set[int] = set()
-    kinds: set[str] = set()
+    or conflicts without a resolution policy, is a usage error naming the choices. `unattended`
+    (`--yes`, a fleet): a number must come with its fingerprint, since apply plans again and,
+    once the store, the date or a model's reply changed, the number may be another action's."""
+    chosen = Selection()
     for item in select or []:
         for part in (p.strip() for p in item.split(",")):
             if not part:
                 continue
-            if part.isdigit():
-                numbers.add(int(part))
+            number, pinned, code = part.partition("=")
+            is_number = number.isascii() and number.isdigit()  # "²".isdigit() too, which int() refuses
+            if is_number and not pinned:
+                if unattended:
+                    raise UsageError(f"--select {part} with --yes: give the number with the fingerprint the plan printed beside it "
+                                     f"({part}=FINGERPRINT), so that a plan changed since is refused instead of applying another action")
+                chosen.numbers.add(int(number))
+            elif is_number and _is_fingerprint(code):
+                chosen.numbers.add(int(number))
+                chosen.pinned[int(number)] = code.lower()
             elif part in _KIND_NAMES:
-                kinds.add(part)
+                chosen.kinds.add(part)
+            elif pinned:
+                raise UsageError(f"--select {part}: an action's number and the fingerprint the plan printed beside it, "
+                                 f"NUMBER=FINGERPRINT ({FINGERPRINT_LENGTH} hex digits)")
             else:
                 raise UsageError(f"--select {part}: not an action number or kind (kinds: {', '.join(_KIND_NAMES)})")
-    if ActionKind.CONFLICT in kinds and resolve is None:
+    if ActionKind.CONFLICT in chosen.kinds and resolve is None:
         raise UsageError("--select conflict: conflicts are applied only with --resolve newer or --resolve keep-both")
-    return numbers, kinds
+    return chosen
+
+
+def _is_fingerprint(code: str) -> bool:
+    return len(code) == FINGERPRINT_LENGTH and all(c in "0123456789abcdef" for c in code.lower())
 
 
 def select_actions(plan: Plan, select: list[str] | None, resolve: Resolution | None) -> list[Action]:
     """Actions to execute: every automatic one, or those chosen by kind or 1-based number.
 
     Conflicts are executed only under an explicit resolution policy; other actions that need the
-    user only when chosen explicitly with --select.
+    user only when chosen explicitly with --select. A number given with a fingerprint that is no
+    longer its action's is refused before anything is applied.
     """
-    wanted_numbers, wanted_kinds = parse_select(select, resolve)
+    wanted = parse_select(select, resolve)
+    _refuse_changed_since_printed(plan, wanted.pinned)
     in_plan = sorted({a.kind for a in plan.actions})
-    for n in sorted(wanted_numbers):
+    for n in sorted(wanted.numbers):
         if not 1 <= n <= len(plan.actions):
             choices = f"1-{len(plan.actions)}" if plan.actions else "none"
             raise UsageError(f"--select {n}: the plan has {len(plan.actions)} actions (numbers: {choices}; kinds: {', '.join(in_plan) or 'none'})")
@@ -69,7 +99,7 @@ def select_actions(plan: Plan, select: list[str] | None, resolve: Resolution | N
             raise UsageError(f"--select {n}: action {n} is a conflict, applied only with --resolve newer or --resolve keep-both")
     chosen: list[Action] = []
     for n, action in enumerate(plan.actions, start=1):
-        explicit = n in wanted_numbers or action.kind in wanted_kinds
+        explicit = n in wanted.numbers or action.kind in wanted.kinds
         if select and not explicit:
             continue
         if not is_automatic(action.kind):
@@ -78,6 +108,24 @@ def select_actions(plan: Plan, select: list[str] | None, resolve: Resolution | N
         elif not action.needs_user or explicit:
             chosen.append(action)
     return chosen
+
+
+def _refuse_changed_since_printed(plan: Plan, pinned: dict[int, str]) -> None:
+    """The plan apply made afresh must hold, at each pinned number, the action whose fingerprint the
+    user gave: else the store, the date or a model's reply changed since the plan the user read,
+    and the number now names another action (or none). One line, naming the first such number."""
+    if not pinned:
+        return
+    codes = [a.fingerprint() for a in plan.actions]
+    changed = [(n, code) for n, code in sorted(pinned.items()) if not (1 <= n <= len(codes) and codes[n - 1] == code)]
+    if not changed:
+        return
+    n, code = changed[0]
+    now = f"action {n} is now {plan.actions[n - 1].kind} {codes[n - 1]}" if 1 <= n <= len(codes) else f"the plan has {plural(len(codes), 'action')}"
+    moved = f"; {code} is now action {codes.index(code) + 1}" if code in codes else f"; {code} is no longer in the plan"
+    more = f" (and {plural(len(changed) - 1, 'other number')})" if len(changed) > 1 else ""
+    raise UsageError(f"--select {n}={code}: the plan changed since it was printed ({now}{moved}){more}; "
+                     "nothing was applied: run `memconsolidate plan` again and choose from it")
 
 
 def apply_plan(

@@ -155,7 +155,8 @@ def apply(
 
         if resolve not in (None, "newer", "keep-both"):
             raise UsageError(f"--resolve must be newer or keep-both, not {resolve!r}")
-        parse_select(select, resolve)  # type: ignore[arg-type]  # checked just above; a wrong kind is reported before anything is planned
+        # checked just above; a wrong kind, or a number --yes would apply unchecked, is reported before anything is planned
+        parse_select(select, resolve, unattended=yes)  # type: ignore[arg-type]
         if not yes and not sys.stdin.isatty():
             # before the lock and the plan: model calls cost money, and nothing may be left behind
             raise UsageError("not a terminal: pass --yes to apply without a prompt (nothing was planned or written)")

@@ -121,7 +121,9 @@ def with_options(
 
 SelectOpt = Annotated[
     Optional[list[str]],
-    typer.Option("--select", help="Apply only these: action numbers from the plan, or action kinds (repeatable, comma-separated)."),
+    typer.Option("--select", help="Apply only these: action numbers from the plan, each with the fingerprint the plan prints beside it "
+                                  "(3=892fb5f8; needed with --yes, refused if the plan changed since), or action kinds "
+                                  "(repeatable, comma-separated)."),
 ]
 ResolveOpt = Annotated[Optional[str], typer.Option("--resolve", help="Apply conflicts with this policy: newer | keep-both.")]
 YesOpt = Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation (needed off a terminal).")]

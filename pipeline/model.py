@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.fields import FieldInfo
 
 # Re-exported: `Action` and `Finding` (and their payload classes) live in `actions.py`.
-from .actions import Action as Action, AnyAction, AnyFinding, Finding as Finding
+from .actions import Action as Action, AnyAction, AnyFinding, Finding as Finding, fingerprint_of
 
 # A layout's name: one of the registry's (`pipeline.layouts.registry`), built-in or third-party.
 LayoutName = str
@@ -284,7 +284,8 @@ class Plan(BaseModel):
     model_config = ConfigDict(populate_by_name=True)
 
     def to_json_dict(self) -> dict[str, Any]:
-        """The contract shape: aliases (`schema`, `class`), no empty optional fields."""
+        """The contract shape: aliases (`schema`, `class`), no empty optional fields, and last in
+        each action its `fingerprint` (the code `apply --select N=CODE` checks)."""
         out: dict[str, Any] = {
             "schema": self.schema_,
             "layout": self.layout,
@@ -292,7 +293,7 @@ class Plan(BaseModel):
             "now": self.now.isoformat(),
             "model": self.model,
             "memories": self.memories,
-            "actions": [_compact(a.model_dump(by_alias=True, mode="json")) for a in self.actions],
+            "actions": [_fingerprinted(_compact(a.model_dump(by_alias=True, mode="json"))) for a in self.actions],
             "findings": [_compact(f.model_dump(by_alias=True, mode="json")) for f in self.findings],
             "errors": [e.model_dump(mode="json") for e in self.errors],
             "stats": self.stats.model_dump(mode="json"),
@@ -302,3 +303,7 @@ class Plan(BaseModel):
 
 def _compact(d: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in d.items() if v is not None}
+
+
+def _fingerprinted(action: dict[str, Any]) -> dict[str, Any]:
+    return {**action, "fingerprint": fingerprint_of(action)}

@@ -88,7 +88,8 @@ def test_apply_without_yes_off_a_terminal_is_refused(bank_store):
 
 def test_select_by_kind_and_number(bank_store):
     store = bank_store
-    res = run_cli("apply", str(store), "--now", NOW, "--model", "none", "--yes", "--select", "2", "--json")
+    second = plan_json(store, "--model", "none")["actions"][1]["fingerprint"]
+    res = run_cli("apply", str(store), "--now", NOW, "--model", "none", "--yes", "--select", f"2={second}", "--json")
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
     assert [a["targets"] for a in out["applied"]] == [["blog/m011", "blog/m010"]]

@@ -165,7 +165,8 @@ def apply(
 
         if resolve not in (None, "newer", "keep-both"):
             raise UsageError(f"--resolve must be newer or keep-both, not {resolve!r}")
-        parse_select(select, cast(Literal["newer", "keep-both"] | None, resolve))  # a wrong kind: exit 2 before any store
+        # a wrong kind, or a number without its fingerprint (each store's plan numbers its own actions): exit 2 before any store
+        parse_select(select, cast(Literal["newer", "keep-both"] | None, resolve), unattended=True)
         if not yes:
             raise UsageError("fleet apply changes every store without a prompt: pass --yes")
 

@@ -1,7 +1,8 @@
 """The plan as a person reads it: counts first, then one numbered section per kind.
 
 The numbers are the actions' 1-based places in the plan (the order of `plan --json`), the numbers
-`apply --select` takes; the plan sorts its actions by kind, so they run 1, 2, 3 down the page.
+`apply --select` takes; the plan sorts its actions by kind, so they run 1, 2, 3 down the page. Each
+shows its fingerprint, which `apply --select N=FINGERPRINT` checks the number still names.
 """
 
 from __future__ import annotations
@@ -19,8 +20,9 @@ def numbered(plan: Plan) -> list[tuple[int, Action]]:
 
 
 def _tags(a: Action) -> str:
+    """Who proposed it, whether it needs you, and last its fingerprint (`apply --select N=FINGERPRINT`)."""
     tags = ([a.source] if a.source != "deterministic" else []) + (["needs you"] if a.needs_user else [])
-    return f"  [{'; '.join(tags)}]" if tags else ""
+    return f"[{'; '.join([*tags, a.fingerprint()])}]"
 
 
 def target_lines(a: Action | Finding, folder: str) -> list[str]:
@@ -33,13 +35,23 @@ def target_lines(a: Action | Finding, folder: str) -> list[str]:
     return short
 
 
-def _item(lead: str, targets: list[str], extra: str, reason: str, width: int) -> list[str]:
-    """`lead` then the first target (with `extra`), the other targets under it, then the reason."""
+def _item(lead: str, targets: list[str], extra: str, reason: str, width: int, tag: str = "") -> list[str]:
+    """`lead` then the first target (with `extra`, then `tag`), the other targets under it, then the reason."""
     pad = " " * len(lead)
-    lines = wrap(f"{targets[0]}{extra}", width, lead, pad + "  ")
+    lines = _tagged(wrap(f"{targets[0]}{extra}", width, lead, pad + "  "), tag, width, pad + "  ")
     lines.extend(f"{pad}{t}" for t in targets[1:])
     lines.extend(wrap(reason, width, pad + "  "))
     return lines
+
+
+def _tagged(lines: list[str], tag: str, width: int, indent: str) -> list[str]:
+    """`tag` after the last line, whole (the fingerprint in it is copied from the screen): on a line
+    of its own when it does not fit there."""
+    if not tag:
+        return lines
+    if len(lines[-1]) + 2 + len(tag) <= width:
+        return [*lines[:-1], f"{lines[-1]}  {tag}"]
+    return [*lines, indent + tag]
 
 
 def replacement_lines(item: Action | Finding, width: int, pad: str) -> list[str]:
@@ -72,7 +84,7 @@ def _action_lines(plan: Plan, kind: str, width: int) -> list[str]:
     def line_of(a: Action, folder: str) -> list[str]:
         types = f"  ({a.from_type or '?'} → {a.to_type or '?'})" if (a.from_type or a.to_type) and not a.survivor else ""
         lead = f"    {number[id(a)]:>{digits}}. "
-        return _item(lead, target_lines(a, folder), types + _tags(a), a.reason, width) + replacement_lines(
+        return _item(lead, target_lines(a, folder), types, a.reason, width, _tags(a)) + replacement_lines(
             a, width, " " * len(lead)
         )
 
@@ -130,6 +142,7 @@ def render_plan(plan: Plan, width: int = PIPE_WIDTH, config: str | None = None) 
     if not plan.actions and not plan.findings:
         lines.append(f"Nothing to do: {plural(plan.memories, 'memory', 'memories')} checked, all current.")
     elif plan.actions:
-        lines.extend(wrap("Apply the automatic actions with `memconsolidate apply STORE`; choose some with "
-                          "`--select 1,3` or `--select KIND`.", width, "", ""))
+        lines.extend(wrap("Apply the automatic actions with `memconsolidate apply STORE`; choose some with `--select KIND`, "
+                          f"or by number with the fingerprint in brackets, `--select 1={plan.actions[0].fingerprint()}` "
+                          "(apply refuses a number whose action changed since this plan).", width, "", ""))
     return joined(lines)
