@@ -643,9 +643,10 @@ def test_what_the_plan_says_of_the_hooks_is_what_the_apply_the_user_chooses_does
     actions = json.loads(res.stdout)["actions"]
     assert [(a["kind"], a["needs_user"]) for a in actions] == [("consolidate", True), ("rebuild_index", False)]
     rebuild, consolidate = actions[1]["reason"], actions[0]["reason"]
+    first, second = (f"{n}={a['fingerprint']}" for n, a in enumerate(actions, 1))  # as --yes wants numbers
     for select, reason, clause in (((), rebuild, "applying it"),  # the bare apply: the rebuild alone
-                                   (("--select", "1"), consolidate, "applying it"),
-                                   (("--select", "1,2"), consolidate, "applying it with rebuild_index too")):
+                                   (("--select", first), consolidate, "applying it"),
+                                   (("--select", f"{first},{second}"), consolidate, "applying it with rebuild_index too")):
         said = said_of_index(reason, clause)
         res = run_cli("apply", str(tmp_path), "--yes", "--json", *args, *select)
         assert res.returncode == 0, res.stderr
