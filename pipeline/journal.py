@@ -1202,28 +1202,50 @@ def _state_of(root: Path, record: RunRecord, side: str) -> list[str]:
 
 
 def _lines_added_since(run: Path, entry: dict[str, Any], cur: bytes | None | _Other) -> tuple[bytes, bytes] | None:
-    """(the bytes from before the run, the lines added since) when `cur` is exactly what the run
-    left plus whole lines after it (an agent appending a memory the next morning); else None.
+    """(the bytes from before the run, ready for what was added since; the bytes added since) when
+    `cur` is exactly what the run left plus lines after it (an agent appending a memory the next
+    morning); else None.
 
     Raises RunFailed when the lines cannot be kept: the run appended to the file in place (undo cuts
-    such a file back where it is, or not at all), or the bytes from before the run do not end with a
-    line break (the first added line would join their last one)."""
+    such a file back where it is, or not at all)."""
     size = entry.get("after_size")
     if size is None or entry["before"] == ABSENT or not isinstance(cur, bytes) or len(cur) <= size:
         return None
     left = cur[:size]
-    if sha(left) != entry["after"] or not (size == 0 or left.endswith((b"\n", b"\r"))) or not cur.endswith((b"\n", b"\r")):
-        return None  # the run's last line written on, a line still being written, or something else
+    if sha(left) != entry["after"] or not cur.endswith((b"\n", b"\r")):
+        return None  # a line still being written, or something else
     if "append" in entry:
         # Cut back in place or not at all: a rewrite would leave an agent holding the file open
         # writing on into a file no one reads any more.
         raise RunFailed("the run appended to it in place, and undo takes such an append back only by cutting "
                         "the file where it is: save the lines added since, remove them, undo, then add them back")
-    before = read_blob(run, entry["blob"], entry["before"])
-    if before and not before.endswith((b"\n", b"\r")):
-        raise RunFailed("its bytes from before the run do not end with a line break, so the lines added since would "
-                        "join their last line")
-    return before, cur[size:]
+    before = _ready_for_added(read_blob(run, entry["blob"], entry["before"]), left, cur)
+    return None if before is None else (before, cur[size:])
+
+
+def _ready_for_added(before: bytes, left: bytes, cur: bytes) -> bytes | None:
+    """The bytes from before the run, made ready for what was added after the bytes the run `left`
+    (`cur`: those and the added ones) to follow them as it followed the run's: as they are when both
+    end alike (with a line break, or on the same last line, which the agent then wrote on in either
+    file); with the line break the run gave their last line when they had none (a rebuild ends
+    MEMORY.md with one: the agent's first line would otherwise be glued onto the owner's last); None
+    when the added bytes continue an unterminated last line of the run's own."""
+    last = _last_line(left)
+    if last == _last_line(before):
+        return before
+    if not last:
+        return before + (_final_break(left) or _final_break(cur))
+    return None
+
+
+def _last_line(data: bytes) -> bytes:
+    """What follows the last line break (b"" when the bytes end with one)."""
+    return data[max(data.rfind(b"\n"), data.rfind(b"\r")) + 1 :]
+
+
+def _final_break(data: bytes) -> bytes:
+    """The line break the bytes end with (CRLF, LF or CR), b"" when none."""
+    return b"\r\n" if data.endswith(b"\r\n") else data[-1:] if data.endswith((b"\n", b"\r")) else b""
 
 
 def undo_ops(root: Path, record: RunRecord, later: Sequence[RunRecord] = ()) -> tuple[list[Op], dict[str, int]]:

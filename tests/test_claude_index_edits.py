@@ -459,7 +459,7 @@ DRIFTED_MD = """# Memory
 - [Alpha round 2](alpha-r2.md) — second round, approved
 - [Gamma](gamma.md) — the author's hook, kept as written
 - [Ghost](ghost.md) — an entry whose file is gone: drift, not this run's doing
-- [Gamma](gamma.md) — listed twice by hand
+- [Gamma](gamma.md) — the author's hook, as written
 - [Stale](stale.md) — about an old module"""  # no final line break: the author's too
 DRIFTED = {n: topic(n[:-3], f"about {n}") for n in ("alpha-r1.md", "alpha-r2.md", "gamma.md", "stale.md", "unindexed.md")}
 
@@ -660,3 +660,103 @@ def test_what_the_plan_says_of_the_hooks_is_what_the_apply_the_user_chooses_does
         assert snapshot(tmp_path) == before, select  # undo gives the store back byte for byte
     assert "hand-written hooks shortened" in said_of_index(rebuild, "applying it")  # a bare apply must cut
     assert "hand-written hooks kept as written" in said_of_index(consolidate, "applying it with rebuild_index too")
+
+# red-team 2: a file listed again, and a CR-only index
+
+PINNED_MD = """# Memory
+
+## Topics
+- [Team lunch](team_lunch.md) — Fridays
+- [Alpha round 1](alpha-r1.md) — first round
+- [Alpha round 2](alpha-r2.md) — second round
+
+## Pinned by me
+- [Team lunch](team_lunch.md) — ALWAYS book the big table, 12 people, ask for Anna
+
+## Tail
+last line
+"""
+PINNED = {n: topic(n[:-3], f"about {n}") for n in ("team_lunch.md", "alpha-r1.md", "alpha-r2.md", "extra.md")}
+
+
+def test_a_file_listed_again_with_words_of_its_own_is_the_owners_note_and_stays(tmp_path):
+    """Red-team 2 bug 2: the owner's `## Pinned by me` listing of a file already under `## Topics`,
+    with a hook of its own, read as "1 file indexed twice", and rebuild_index (or a bare apply)
+    removed that line and its heading, the plan saying neither. It is the owner's note on the file:
+    no drift, kept by a rebuild asked for anything else, and read back as the file listed once."""
+    folder = write(tmp_path / AGENT, {**PINNED, "MEMORY.md": PINNED_MD})
+    reason = reason_of(plan_json(tmp_path, "--model", "none"), "rebuild_index")
+    assert reason == f"1 file not indexed: {AGENT}/extra.md"  # not "indexed twice", nothing said removed
+    before = snapshot(tmp_path)
+    out = apply_json(tmp_path, "--select", "rebuild_index")
+    assert [a["kind"] for a in out["applied"]] == ["rebuild_index"]
+    text = (folder / "MEMORY.md").read_text(encoding="utf-8")
+    assert "\n## Pinned by me\n- [Team lunch](team_lunch.md) — ALWAYS book the big table, 12 people, ask for Anna\n" in text
+    assert text.count("(team_lunch.md)") == 2 and "(extra.md)" in text
+    assert reason_of(plan_json(tmp_path, "--model", "none"), "rebuild_index") == ""  # read back: nothing to rebuild
+    assert run_cli("undo", str(tmp_path)).returncode == 0 and snapshot(tmp_path) == before
+
+
+def test_a_repeat_saying_nothing_new_goes_its_heading_stays_and_the_plan_names_it(tmp_path):
+    """A repeat with no word of its own is drift: the rebuild removes it, keeps the heading of the
+    section it leaves empty (the owner's), and the plan says which line, where, and that."""
+    md = PINNED_MD.replace("## Tail", "## Again\n- [team lunch](team_lunch.md) — fridays\n\n## Tail")
+    folder = write(tmp_path / AGENT, {**PINNED, "MEMORY.md": md})
+    reason = reason_of(plan_json(tmp_path, "--model", "none"), "rebuild_index")
+    assert reason == (f"1 file not indexed: {AGENT}/extra.md; 1 file indexed twice: {AGENT}/team_lunch.md; applying it: "
+                      "1 repeated entry line removed, saying nothing its file's earlier listings do not: team_lunch.md "
+                      "at line 12 under 'Again' (the heading stays, its section now empty)")
+    before = snapshot(tmp_path)
+    apply_json(tmp_path, "--select", "rebuild_index")
+    text = (folder / "MEMORY.md").read_text(encoding="utf-8")
+    assert "fridays" not in text and "\n## Again\n\n## Tail\nlast line\n" in text
+    assert "ALWAYS book the big table" in text
+    assert run_cli("undo", str(tmp_path)).returncode == 0 and snapshot(tmp_path) == before
+    assert memory_md.listed_again(memory_md.parse(md)) == {8: True, 11: False}  # the note, then the repeat
+
+
+CR_MD = "# Memory\r\r## Alpha\r- [Alpha round 1](alpha-r1.md) — first round\r- [Alpha round 2](alpha-r2.md) — second round\r\r## Food\r- [Team lunch](team_lunch.md) — Fridays\r"
+
+
+def test_a_cr_only_index_is_read_as_lines(tmp_path):
+    """Red-team 2 bug 9: a MEMORY.md with old Mac line endings was one line to the grammar: no entry
+    in it, so every file it lists read as not indexed."""
+    lines = memory_md.parse(CR_MD)
+    assert [p.entry for p in lines if p.entry] == ["alpha-r1.md", "alpha-r2.md", "team_lunch.md"]
+    assert memory_md.reach(CR_MD, ["alpha-r1.md", "alpha-r2.md", "team_lunch.md"], lambda n: None).entries == [
+        "alpha-r1.md", "alpha-r2.md", "team_lunch.md"]
+    write(tmp_path / AGENT, {**{n: PINNED[n] for n in ("alpha-r1.md", "alpha-r2.md", "team_lunch.md")}})
+    (tmp_path / AGENT / "MEMORY.md").write_bytes(CR_MD.encode())
+    assert reason_of(plan_json(tmp_path, "--model", "none"), "rebuild_index") == ""
+
+
+def test_a_consolidation_edits_a_cr_only_index_in_its_own_line_endings(tmp_path):
+    """Red-team 2 bug 9: the consolidation struck the members' links through (`- ~~Alpha round 1~~`)
+    instead of taking the first one's line, added an LF `## Unindexed` section, and lost the owner's
+    final CR. Now: the first member's line is the new file's, the other's goes, every line ends in CR."""
+    write(tmp_path / AGENT, {n: PINNED[n] for n in ("alpha-r1.md", "alpha-r2.md", "team_lunch.md")})
+    (tmp_path / AGENT / "MEMORY.md").write_bytes(CR_MD.encode())
+    after = apply_one(tmp_path, consolidation(AGENT, ["alpha-r1.md", "alpha-r2.md"], "alpha.md", "alpha", "Alpha"))  # undone byte for byte
+    text = after[f"{AGENT}/MEMORY.md"]
+    assert "\n" not in text and "~~" not in text and "Unindexed" not in text and text.endswith("Fridays\r")
+    # the line of the index's house width (its hook did not fit), in alpha-r1's place
+    assert text.split("\r") == ["# Memory", "", "## Alpha", "- [Alpha round](alpha.md)", "", "## Food",
+                                 "- [Team lunch](team_lunch.md) — Fridays", ""]
+
+
+def test_a_rebuild_of_a_cr_only_index_writes_cr_lines(tmp_path):
+    """The rebuild's new entry and section end in CR like the owner's lines; undo restores the file."""
+    folder = write(tmp_path / AGENT, {n: PINNED[n] for n in ("alpha-r1.md", "alpha-r2.md", "team_lunch.md", "extra.md")})
+    (folder / "MEMORY.md").write_bytes(CR_MD.encode())
+    before = snapshot(tmp_path)
+    out = apply_json(tmp_path, "--select", "rebuild_index")
+    assert [a["kind"] for a in out["applied"]] == ["rebuild_index"]
+    data = (folder / "MEMORY.md").read_bytes()
+    assert b"\n" not in data and data.startswith(CR_MD.encode()) and b"\r- [extra](extra.md) \xe2\x80\x94 about extra.md\r" in data
+    assert run_cli("undo", str(tmp_path)).returncode == 0 and snapshot(tmp_path) == before
+
+
+def test_a_cr_only_sub_index_keeps_its_line_endings():
+    """`strike` (a sub-index's edit) reads CR-only lines as lines, and writes back each line's own ending."""
+    text, removed, _ = memory_md.strike("# Sub\r- [a](a.md) — one\r- [b](b.md) — two\r", {"a.md"}, {})
+    assert (text, removed) == ("# Sub\r- [b](b.md) — two\r", ["a.md"])

@@ -164,7 +164,7 @@ def test_index_lines_prose_urls_and_code_blocks(tmp_path):
 
 def test_index_drift_and_missing_index_become_rebuild_index(tmp_path):
     f = tmp_path / ".claude/agent-memory/x"
-    write(f / "MEMORY.md", "- [A](a.md) — listed\n- [Gone](gone.md) — deleted\n- [A again](a.md) — twice\n")
+    write(f / "MEMORY.md", "- [A](a.md) — listed\n- [Gone](gone.md) — deleted\n- [A](a.md) — listed\n")
     write(f / "a.md", topic("a"))
     write(f / "b.md", topic("b"))
     write(tmp_path / ".claude/agent-memory/y/c.md", topic("c"))
@@ -173,7 +173,8 @@ def test_index_drift_and_missing_index_become_rebuild_index(tmp_path):
     assert rebuilds == {
         ".claude/agent-memory/x/MEMORY.md": "1 file not indexed: .claude/agent-memory/x/b.md; "
         "1 entry without a file: .claude/agent-memory/x/gone.md; "
-        "1 file indexed twice: .claude/agent-memory/x/a.md",
+        "1 file indexed twice: .claude/agent-memory/x/a.md; applying it: 1 repeated entry line removed, saying nothing "
+        "its file's earlier listings do not: a.md at line 3",
         ".claude/agent-memory/y/MEMORY.md": "index file missing; 1 file not indexed: .claude/agent-memory/y/c.md",
     }
 

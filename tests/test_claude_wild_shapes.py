@@ -360,13 +360,13 @@ def test_rebuild_over_the_byte_budget_trims_hooks_never_entries(tmp_path):
 def test_one_grammar_serves_reader_drift_and_rebuild(tmp_path):
     assert not hasattr(writer, "reconcile_entry_lines")
     folder = _sectioned(tmp_path)
-    write(folder / "MEMORY.md", SECTIONED + "```\n- [in-code](in-code.md) — not an entry\n```\n+ [rules-tests](rules-tests.md) — twice\n")
+    write(folder / "MEMORY.md", SECTIONED + "```\n- [in-code](in-code.md) — not an entry\n```\n+ [Rules-tests](rules-tests.md) — Test rules\n")
     apply_json(tmp_path)
     plan = plan_json(tmp_path, "--model", "none")
     assert actions(plan, "rebuild_index") == []  # what the rebuild wrote, the reader reads as 1:1
     text = (folder / "MEMORY.md").read_text(encoding="utf-8")
     assert "- [in-code](in-code.md) — not an entry" in text  # code blocks are the author's
-    assert "twice" not in text  # the repeated entry line went
+    assert "Test rules" not in text  # the repeated entry line went (nothing of its own: `listed_again`)
 
 
 @pytest.mark.parametrize("name", ["MEMORY.md"])

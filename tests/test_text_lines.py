@@ -75,3 +75,15 @@ def test_a_rewrite_keeps_each_kept_line_ending_of_a_mixed_file():
     # The n-th copy of a line ends as the n-th did; a text with no ending at its end keeps none.
     assert with_old_line_endings("x\nx\nx", "x\r\nx\n") == "x\r\nx\nx"
     assert with_old_line_endings("a\nb\n", "a\nb\n") == "a\nb\n"
+
+
+def test_a_cr_only_file_is_lines_to_the_grammar_and_keeps_its_endings():
+    """Red-team 2 bug 9: MEMORY.md's grammar split at LF only, so a CR-only index was one line."""
+    from pipeline.text.lines import join_pieces, line_pieces, line_texts, with_old_line_endings
+
+    text = "# T\r- [a](a.md)\r\n- [b](b.md)\n"
+    assert line_texts(text) == ["# T", "- [a](a.md)", "- [b](b.md)", ""]
+    assert line_pieces(text) == [("# T", "\r"), ("- [a](a.md)", "\r\n"), ("- [b](b.md)", "\n"), ("", "")]
+    assert join_pieces(line_pieces(text)) == text and join_pieces(line_pieces("a\rb")[:1]) == "a"
+    # a rewrite of a CR-only file: its kept lines and its new ones end in CR
+    assert with_old_line_endings("# T\n- [a](a.md)\n- [c](c.md)\n", "# T\r- [a](a.md)\r") == "# T\r- [a](a.md)\r- [c](c.md)\r"

@@ -3,8 +3,9 @@
 An agent writes the morning after a nightly apply (a line to `MEMORY.md`, `state.md`, a rewritten
 `memories.jsonl`). Undo used to refuse the whole run then, leaving the person to choose between the
 run's changes and the agent's lines. A file the run rewrote, holding exactly what the run left plus
-whole lines after it, now gets its bytes from before the run plus those lines. A file the run
-appended to in place is cut back in place or not at all (an agent may hold it open), a later run
+whole lines after it, now gets its bytes from before the run plus those lines (with the line break
+the run added after their last line when they had none; after the owner's unterminated last line
+the run left as it was, what the agent wrote on it). A file the run appended to in place is cut back in place or not at all (an agent may hold it open), a later run
 that changed the file must be undone first, and any other change still refuses the undo; a refused
 undo changes nothing.
 """
@@ -12,11 +13,15 @@ undo changes nothing.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 
 from helpers import NOW, kill_undo_at_every_step, run_cli, snapshot
 
+from pipeline.actions import ConsolidateAction
+from pipeline.api import apply_plan, build_plan, open_store
+from pipeline.config import Settings
 from pipeline.journal import committed_runs
 
 APPLY = ["--now", NOW, "--model", "stub", "--no-cache", "--yes"]
@@ -144,23 +149,87 @@ def test_any_other_change_still_refuses_the_undo_and_changes_nothing(fixture_sto
     assert snapshot(store) == after
 
 
-def test_lines_that_would_join_the_last_pre_run_line_refuse_the_undo(fixture_store):
-    """Bytes from before the run without a final line break: the first added line would be glued
-    onto their last line (a JSONL record broken), so the undo is refused and nothing changes."""
+def test_lines_added_after_the_final_line_break_a_rebuild_gave_the_index_are_kept_as_lines(fixture_store):
+    """Red-team 2 bug 14: bytes from before the run without a final line break, which the run's
+    rebuild added (a rebuild asked for fixes that drift). The agent's line appended after it was
+    refused by undo ("its bytes from before the run do not end with a line break"), the run's
+    changes stuck: the owner's bytes come back, with that line break, then the agent's line."""
     store = fixture_store("claude")
-    # the fixture's run rebuilds it (its rebuild_index applied: a final line break is added; a run
-    # that only edits an index for its own files keeps the author's missing one)
+    # the fixture's run rebuilds it (its rebuild_index applied: a final line break is added)
     index = ".claude/agent-memory/backend-architect/MEMORY.md"
-    (store / index).write_bytes((store / index).read_bytes().rstrip(b"\n"))
+    owners = (store / index).read_bytes().rstrip(b"\n")
+    (store / index).write_bytes(owners)
+    before = snapshot(store)
     record = _apply(store)
-    assert index in _rewritten(record)
+    assert index in _rewritten(record) and (store / index).read_bytes().endswith(b"\n")
     with open(store / index, "ab") as fh:
         fh.write(LINE["claude"])
-    after = snapshot(store)
     res = run_cli("undo", str(store))
-    assert res.returncode == 1
-    assert "gained lines since it ran, but its bytes from before the run do not end with a line break" in res.stderr
-    assert snapshot(store) == after
+    assert res.returncode == 0, res.stderr
+    assert snapshot(store) == {**before, index: owners + b"\n" + LINE["claude"]}
+    assert f"kept what was added to {index} since the run ({len(LINE['claude'])} bytes)" in res.stdout
+
+
+AGENT_DIR = ".claude/agent-memory/tester"
+TOPIC = "---\nname: {0}\ndescription: about {0}\ntype: project\n---\n\n{0} notes.\n"
+
+
+def _unterminated_index_store(root: Path, last: str) -> Path:
+    """A claude store whose MEMORY.md has no final line break, its last line `last`'s entry."""
+    folder = root / AGENT_DIR
+    folder.mkdir(parents=True)
+    names = ["alpha-r1.md", "alpha-r2.md", "lunch.md"]
+    for name in names:
+        (folder / name).write_text(TOPIC.format(name[:-3]), encoding="utf-8")
+    lines = [f"- [{n[:-3]}]({n}) — about {n[:-3]}" for n in sorted(names, key=lambda n: n == last)]
+    (folder / "MEMORY.md").write_bytes(("# Memory\n\n" + "\n".join(lines)).encode())
+    return folder / "MEMORY.md"
+
+
+def _consolidate_alpha(root: Path) -> str:
+    """Apply only a consolidation of alpha-r1 and alpha-r2 (its own index edits: the missing final
+    line break stays); the run's id."""
+    settings = Settings.model_validate({"now": NOW, "llm": {"model": "none"}})
+    corpus, settings = open_store(root, settings)
+    action = ConsolidateAction(
+        targets=[f"{AGENT_DIR}/alpha-r1.md", f"{AGENT_DIR}/alpha-r2.md"], reason="one subject",
+        outputs=[{"path": f"{AGENT_DIR}/alpha.md", "frontmatter": {"name": "alpha", "description": "both", "type": "project"},
+                  "body": "Both rounds.", "size": 1}])
+    result = apply_plan(corpus, build_plan(corpus, settings), settings, actions=[action])
+    assert [a.kind for a in result.changes.applied] == ["consolidate"], result.changes.skipped
+    return result.run_id
+
+
+def test_an_agents_line_written_on_the_owners_unterminated_last_line_is_kept_by_undo(tmp_path):
+    """The same file after a run that only edits the index for its own files: the final line break
+    is still missing, and an agent's append goes on the owner's last line, which the run left as it
+    was. Undo refused ("changed since it ran"); it now puts back the owner's bytes with what the
+    agent added after them, as the append would have left the file without the run."""
+    index = _unterminated_index_store(tmp_path, last="lunch.md")
+    before = snapshot(tmp_path)
+    _consolidate_alpha(tmp_path)
+    assert not index.read_bytes().endswith(b"\n") and index.read_bytes().endswith(b"about lunch")
+    with open(index, "ab") as fh:
+        fh.write(LINE["claude"])
+    res = run_cli("undo", str(tmp_path))
+    assert res.returncode == 0, res.stderr
+    key = f"{AGENT_DIR}/MEMORY.md"
+    assert snapshot(tmp_path) == {**before, key: before[key] + LINE["claude"]}
+
+
+def test_an_agents_line_written_on_the_runs_own_unterminated_last_line_refuses_the_undo(tmp_path):
+    """When the last line is the run's (a consolidation's entry in its member's place), the agent's
+    bytes continue it: put onto the owner's line they would say something else, so the undo is
+    refused and nothing changes."""
+    index = _unterminated_index_store(tmp_path, last="alpha-r1.md")
+    _consolidate_alpha(tmp_path)
+    assert b"(alpha.md)" in index.read_bytes().rsplit(b"\n", 1)[-1]
+    with open(index, "ab") as fh:
+        fh.write(LINE["claude"])
+    after = snapshot(tmp_path)
+    res = run_cli("undo", str(tmp_path))
+    assert res.returncode == 1 and f"changed since it ran: {AGENT_DIR}/MEMORY.md" in res.stderr
+    assert snapshot(tmp_path) == after
 
 
 def test_an_undo_keeping_added_lines_killed_at_every_step_loses_nothing(fixture_store):

@@ -50,6 +50,27 @@ def split_lines(text: str, keepends: bool = False) -> list[str]:
     return lines
 
 
+def line_texts(text: str) -> list[str]:
+    """`text.split("\\n")` for every line ending `split_lines` knows (CRLF, LF, CR only): each line's
+    text, and last what follows the last line ending ("" when the text ends with one). The lines a
+    grammar numbers; `line_pieces` gives them with their endings."""
+    return _NEWLINE.split(text)
+
+
+def line_pieces(text: str) -> list[tuple[str, str]]:
+    """(text, ending) of each of `line_texts(text)`, the last with none: `join_pieces` of them is `text`."""
+    parts = _LINE_END.split(text)
+    return list(zip(parts[::2], [*parts[1::2], ""]))
+
+
+def join_pieces(pieces: Iterable[tuple[str, str]]) -> str:
+    """Lines (`line_pieces`, some maybe left out or edited) joined again as `"\\n".join` joins them, each
+    with its own ending: every one but the last, which ends the text (a text whose last line went
+    ends with the line before it, without that line's ending)."""
+    kept = list(pieces)
+    return "".join(line + eol for line, eol in kept[:-1]) + (kept[-1][0] if kept else "")
+
+
 def line_count(text: str) -> int:
     """`len(split_lines(text))`, counted in C without making the lines."""
     breaks = text.count("\n") + text.count("\r") - text.count("\r\n")
@@ -73,13 +94,12 @@ def newline_of(text: str, default: str = "\n") -> str:
 
 def with_old_line_endings(new: str, old: str) -> str:
     """`new`, written with LF line endings, as bytes of `old` it keeps: a line `old` also has ends as it
-    ended there (its CRLF or LF, the n-th copy of a line as the n-th did), and any other line with
-    CRLF if `old`'s first line ending is one, else LF. A file with mixed endings keeps each of them
-    on the lines a rewrite leaves alone."""
-    default = "\r\n" if newline_of(old) == "\r\n" else "\n"
+    ended there (its CRLF, LF or CR, the n-th copy of a line as the n-th did), and any other line
+    with `old`'s first line ending (LF when it has none). A file with mixed endings keeps each of
+    them on the lines a rewrite leaves alone; a CR-only file stays CR-only."""
+    default = newline_of(old)
     endings: dict[str, deque[str]] = {}
-    for piece in old.split("\n")[:-1]:  # the last piece has no line ending
-        line, eol = (piece[:-1], "\r\n") if piece.endswith("\r") else (piece, "\n")
+    for line, eol in line_pieces(old)[:-1]:  # the last piece has no line ending
         endings.setdefault(line, deque()).append(eol)
     pieces = new.split("\n")
     out = []

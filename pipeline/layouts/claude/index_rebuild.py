@@ -3,7 +3,9 @@
 For every `rebuild_index` / `trim_budget` on a MEMORY.md the run applies, the MEMORY.md is edited,
 not rewritten (`memory_md.rebuild`): headings, prose, order, sub-indexes and hooks stay; entry
 lines of files that are gone are removed (inline links to them struck out), a repeated entry line
-goes, a heading whose section the run emptied goes with it, and each file MEMORY.md no longer
+saying nothing the file's earlier listings do not goes (named in the plan; a file listed again with
+words of its own is the owner's note and stays: `memory_md.listed_again`), a heading whose section
+the run emptied of files goes with it, and each file MEMORY.md no longer
 reaches gets an entry beside its siblings (else in one "Unindexed" section at the end, when that is
 within the 200 lines Claude Code loads, or after the entries of the section listing the most).
 Hooks the rebuild writes are trimmed at word boundaries towards `index_budget_bytes` (the 17 KB
@@ -54,7 +56,7 @@ from ...model import Action, Corpus, Memory
 from ...storage.files import Unreadable, decode_text, read_text
 from ...storage.since_plan import DiskReads
 from ...text.lenient_frontmatter import split_frontmatter_lenient
-from ...text.lines import UTF8_BOM, decode_utf8, encode_utf8, newline_of, split_bom, with_old_line_endings
+from ...text.lines import UTF8_BOM, decode_utf8, encode_utf8, join_pieces, line_pieces, newline_of, split_bom, with_old_line_endings
 from ...text.counts import plural
 from ...text.truncate import HOOK_STRIP
 from ...text.truncate import shorten as shorten_text
@@ -222,16 +224,18 @@ def _rebuild_index(
                     if name in archived_here and str(int(n)) == n}
     disk = disk or DiskReads(root, settings.max_file_bytes)
     on_disk = _sibling_reader(root, folder, settings, disk)
-    made, groups = _consolidated(created or {}, [existing or ""] + _sub_index_texts(corpus, index_key, on_disk),
-                                 set(archived_here), gone_numbers)
-    replace = _replacements(existing or "", groups, set(archived_here), gone_numbers)
+    parsed = memory_md.parse(existing or "")  # MEMORY.md as read: its listings, and what it reached
+    listings = [memory_md.listed(lines, set(archived_here), gone_numbers)
+                for lines in [parsed] + [memory_md.parse(t) for t in _sub_index_texts(corpus, index_key, on_disk)]]
+    made, groups = _consolidated(created or {}, listings)
+    replace = _replacements(listings[0], groups)
     sub_ops, sub_texts, sub_summary = _edit_sub_indexes(
         root, corpus, run_id, index_key, archived, set(archived_here), gone_numbers, disk, groups)
 
     def read(name: str) -> str | None:  # the sub-indexes as this run leaves them
         return sub_texts[name] if name in sub_texts else on_disk(name)
 
-    before = memory_md.reach(existing or "", names, read)
+    before = memory_md.reach_lines(parsed, names, read)
     linked_names = set(before.entries) | set(before.inline)
     # Without a rebuild asked for, an entry without a file stays (it is drift, not the run's doing).
     gone = sorted(n for n in linked_names if n not in names and (fix_drift or n in archived_here))
@@ -248,7 +252,7 @@ def _rebuild_index(
         hook = (_description(root, key, m, settings) if m else "") or (first_prose(m.body) if m else "")
         items.append(IndexItem(filename=_link_target(_name(key)), title=title, hook=hook))
     rebuilt = rebuild(
-        None if existing is None else existing.replace("\r\n", "\n"),
+        existing,  # read at any line ending, rebuilt with LF ones: the file's own are put back below
         index_heading(folder),
         items,
         gone,
@@ -266,7 +270,7 @@ def _rebuild_index(
     # The reader decides what the next plan sees: every surviving file reached, no entry left dangling.
     after = memory_md.reach(text, names, read)
     # the sub-indexes as they are, for the check of the run's own edits (a rebuild's check needs none)
-    was = None if fix_drift else memory_md.reach(existing or "", names, on_disk)
+    was = None if fix_drift else memory_md.reach_lines(parsed, names, on_disk)
     if (not _sound(before, after, was, names, set(made), set(archived_here), fix_drift)
             or any(memory_md.numbered_entry_of(p, gone_numbers) for p in after.lines)):
         return [], "", "the rebuilt index would not reach every file exactly once: left untouched"
@@ -321,15 +325,13 @@ def _sub_index_texts(corpus: Corpus, index_key: str, read: Callable[[str], str |
 
 
 Group = tuple[list[str], IndexItem]  # a consolidation's members' names, in the plan's order, and its entry
+Listing = dict[str, tuple[str, str]]  # `memory_md.listed`: each gone file an index lists -> (title, hook)
 
 
-def _consolidated(
-    created: dict[str, Created], indexes: list[str], gone: set[str], gone_numbers: memory_md.GoneLeaves,
-) -> tuple[dict[str, IndexItem], list[Group]]:
+def _consolidated(created: dict[str, Created], listings: list[Listing]) -> tuple[dict[str, IndexItem], list[Group]]:
     """(each new file's entry by key; each consolidation's members and entry, for `_replacements`).
-    Its hook is made of the members' own hooks (`indexes` are read before any edit), else of its
-    description."""
-    listings = [memory_md.listed(text, gone, gone_numbers) for text in indexes]
+    Its hook is made of the members' own hooks (`listings`: what MEMORY.md and its sub-indexes list
+    of the gone files, read before any edit), else of its description."""
     made: dict[str, IndexItem] = {}
     groups: list[Group] = []
     for key, c in sorted(created.items()):
@@ -345,11 +347,11 @@ def _consolidated(
     return made, groups
 
 
-def _replacements(text: str, groups: list[Group], gone: set[str], gone_numbers: memory_md.GoneLeaves) -> dict[str, IndexItem]:
-    """The member whose entry line becomes the new file's in one index -> that entry: in every index
-    listing a member (MEMORY.md or a sub-index), the first member (in the plan's order) it lists, so
-    no index that listed the rule loses it; its other members' lines go as any archived file's do."""
-    listed = memory_md.listed(text, gone, gone_numbers)
+def _replacements(listed: Listing, groups: list[Group]) -> dict[str, IndexItem]:
+    """The member whose entry line becomes the new file's in one index (what it `listed` of the gone
+    files) -> that entry: in every index listing a member (MEMORY.md or a sub-index), the first
+    member (in the plan's order) it lists, so no index that listed the rule loses it; its other
+    members' lines go as any archived file's do."""
     return {first: item for members, item in groups if (first := next((m for m in members if m in listed), None))}
 
 
@@ -458,7 +460,7 @@ def _edit_sub_indexes(
         except Unreadable as exc:
             said.append(f"{name} not edited, cannot read it again: {exc}")
             continue
-        replace = _replacements(existing, groups or [], archived_here, gone_numbers)
+        replace = _replacements(memory_md.listed(memory_md.parse(existing), archived_here, gone_numbers), groups or [])
         text, removed, replaced = memory_md.strike(existing, archived_here, gone_numbers, replace)
         if not removed and not replaced:
             continue
@@ -488,7 +490,8 @@ def _cut_index_memories(
     if old is None:
         return None, "not edited, it is gone"
     text, bom = _decode(old)
-    lines = text.replace("\r\n", "\n").split("\n")
+    pieces = line_pieces(text)  # the lines the reader numbered (memory_md.chunks), each with its own ending
+    lines = [line for line, _ in pieces]
     by_key = corpus.by_key()
     drop: set[int] = set()
     for key in keys:
@@ -500,9 +503,7 @@ def _cut_index_memories(
         if start > 0 and end < len(lines) and not lines[start - 1].strip() and not lines[end].strip():
             drop.add(end)
     # Each kept line keeps its own ending (a file with mixed endings keeps every one of them).
-    eols = ["\r\n" if piece.endswith("\r") else "\n" for piece in text.split("\n")]
-    kept = [n for n in range(len(lines)) if n not in drop]
-    new = "".join(lines[n] + eols[n] for n in kept[:-1]) + (lines[kept[-1]] if kept else "")
+    new = join_pieces(pieces[n] for n in range(len(pieces)) if n not in drop)
     folder = folder_of(index_key)
     copy = Op("write", archive_path(folder, run_id, INDEX), data=old, expect=ABSENT)
     return [copy, Op("write", index_key, data=_encode(new, bom), expect=sha(old))], ""

@@ -9,8 +9,10 @@ Sub-indexes are followed transitively, each once.
 
 An *entry line* is a list item whose text starts with the link (after a bold marker or a number),
 or a tree index's `- N. Title — hook`: the lines a rebuild may remove, make a consolidation's entry
-(`restyled`), or trim the hook of. Everything else (headings, prose, comments, code blocks, tables)
-is the author's and is kept as written, but a heading whose section the run's removals emptied.
+(`restyled`), or trim the hook of; a repeat of an earlier entry line with words of its own is the
+author's note on the file, not a second entry (`listed_again`). Everything else (headings, prose,
+comments, code blocks, tables) is the author's and is kept as written, but a heading whose section
+the run's removals of files emptied. Lines end at CRLF, LF or CR alone (`text.lines.line_texts`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from urllib.parse import unquote
 from ...rules.link_names import sibling_file as sibling  # the file of the index's own folder a link names
 from ...text.truncate import HOOK_STRIP, shorten
 from ...text.counts import plural
-from ...text.lines import is_fence, line_count, split_lines
+from ...text.lines import is_fence, join_pieces, line_count, line_pieces, line_texts, split_lines
 
 INDEX = "MEMORY.md"
 MAX_LINES = 200  # Claude Code loads the first 200 lines of MEMORY.md
@@ -69,10 +71,12 @@ class Line:
 
 
 def parse(text: str) -> list[Line]:
+    """The index's lines, numbered as `line_texts` splits them (at CRLF, LF or CR: a CR-only file
+    from an old Mac editor is lines too), each without its line ending."""
     lines: list[Line] = []
     in_fence = False
-    for n, raw in enumerate(text.split("\n")):
-        line = Line(n, raw.rstrip("\r"))
+    for n, raw in enumerate(line_texts(text)):
+        line = Line(n, raw)
         if is_fence(raw):
             in_fence = not in_fence
             line.code = True
@@ -189,11 +193,11 @@ def _struck_out(p: Line, text: str, gone: Collection[str], removed: list[str]) -
     return text
 
 
-def listed(text: str, gone: Collection[str], gone_numbers: GoneLeaves) -> dict[str, tuple[str, str]]:
-    """(title, hook) of the first entry line of each gone file an index lists, by its link or its
-    `- N. Title` (as `strike` and `rebuild` find them): what a consolidation's entry is made from."""
+def listed(lines: list[Line], gone: Collection[str], gone_numbers: GoneLeaves) -> dict[str, tuple[str, str]]:
+    """(title, hook) of the first entry line of each gone file an index (`parse`d) lists, by its link or
+    its `- N. Title` (as `strike` and `rebuild` find them): what a consolidation's entry is made from."""
     out: dict[str, tuple[str, str]] = {}
-    for p in parse(text.replace("\r\n", "\n")):
+    for p in lines:
         if not p.code and (name := _gone_entry(p, gone, gone_numbers)) is not None:
             out.setdefault(name, listing(p))
     return out
@@ -247,13 +251,40 @@ def index_like(lines: list[Line], names: Collection[str]) -> bool:
     return len(linked(body, names)) >= 2 and 2 * len(pointing) >= len(content)
 
 
+def listed_again(lines: list[Line]) -> dict[int, bool]:
+    """Each entry line of a file an earlier entry line already lists, by line number: whether it has
+    words of its own (a word of its title or hook that no earlier listing of the file has), as an
+    owner's `## Pinned` section listing a file again with its own hook does. One without is a
+    repeat, drift a rebuild removes; one with is the owner's note on the file, kept as written and
+    no second entry (1:1 holds: the file is listed once, and noted)."""
+    said: dict[str, set[str]] = {}
+    out: dict[int, bool] = {}
+    for p in lines:
+        if p.code or p.entry is None:
+            continue
+        words = set(_WORD.findall(" ".join(listing(p)).casefold()))
+        if p.entry in said:
+            out[p.n] = not words <= said[p.entry]
+            said[p.entry] |= words
+        else:
+            said[p.entry] = words
+    return out
+
+
 @dataclass
 class Reach:
     lines: list[Line]
-    entries: list[str]  # entry-line targets of MEMORY.md, in order, repeats kept (existing or not)
+    # MEMORY.md's entry lines, in order (their files existing or not): a file's first listing and its
+    # repeats, not the notes listed again with words of their own (`listed_again`)
+    entry_lines: list[Line]
     inline: list[str]  # other siblings MEMORY.md links (existing or not), once each
     reached: dict[str, str]  # existing sibling -> how it is reached
     sub_indexes: list[str]
+
+    @property
+    def entries(self) -> list[str]:
+        """The files of the entry lines, in order, repeats kept."""
+        return [p.entry for p in self.entry_lines if p.entry is not None]
 
     def dangling(self, names: Collection[str]) -> list[str]:
         return [n for n in dict.fromkeys(self.entries + self.inline) if n not in names]
@@ -265,12 +296,17 @@ def reach(index_text: str, names: Collection[str], read: Callable[[str], str | N
     `names` are the folder's files besides MEMORY.md; `read(name)` gives a sibling's text (None when
     it cannot be read), used only to look inside linked files for further links.
     """
+    return reach_lines(parse(index_text), names, read, max_lines)
+
+
+def reach_lines(lines: list[Line], names: Collection[str], read: Callable[[str], str | None], max_lines: int | None = None) -> Reach:
+    """`reach` of a MEMORY.md already `parse`d (its lines are only read)."""
     names = set(names) - {INDEX}
-    lines = parse(index_text)
     if max_lines is not None:
         lines = lines[:max_lines]
-    entries = [line.entry for line in lines if line.entry is not None and not line.code]
-    entry_set = set(entries)
+    notes = {n for n, own_words in listed_again(lines).items() if own_words}
+    entry_lines = [line for line in lines if line.entry is not None and not line.code and line.n not in notes]
+    entry_set = {line.entry for line in entry_lines}
     inline: dict[str, None] = {}
     for line in lines:
         if not line.code:
@@ -297,7 +333,7 @@ def reach(index_text: str, names: Collection[str], read: Callable[[str], str | N
             if n not in reached:
                 reached[n] = f"sub-index {name}"
                 queue.append(n)
-    return Reach(lines, [e for e in entries if e != INDEX], list(inline), reached, sub_indexes)
+    return Reach(lines, [line for line in entry_lines if line.entry != INDEX], list(inline), reached, sub_indexes)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -362,7 +398,8 @@ def restyled(p: Line, item: IndexItem, hook: str) -> str:
         if p.hook_at >= 0 and one:
             return head + p.text[end : p.hook_at] + one
         closing = _CLOSE.match(p.text, end)
-        head += p.text[end : closing.end()] if closing else ""
+        # a bold link's closing marker, not the blanks before the separator: a bare link ends the line
+        head += p.text[end : closing.end()].rstrip() if closing else ""
         return head + (f" {p.sep or DEFAULT_SEP} {one}" if one else "")
     sep = _TITLE_END.search(p.text, p.number_end)
     mark = sep.group(0).strip() if sep else DEFAULT_SEP
@@ -396,10 +433,12 @@ def _block_end(lines: list[str], parsed: list[Line], i: int) -> int:
     return j
 
 
-def _emptied_sections(parsed: list[Line], keep: list[bool]) -> None:
+def _emptied_sections(parsed: list[Line], keep: list[bool], still_listed: Collection[int] = ()) -> None:
     """Drop, in `keep`, each heading whose section the run emptied (with the section's blank lines):
     every line under it up to the next heading that is not blank is gone, so at least one went. A
-    heading followed by a deeper one has a subsection, and stays."""
+    heading followed by a deeper one has a subsection, and stays; so does one whose section lost
+    only `still_listed` lines (repeats of files listed elsewhere: the section's subject is not gone,
+    and its heading is the owner's)."""
     heads = [p.n for p in parsed if p.heading and not p.code]
     for i, h in enumerate(heads):
         end = heads[i + 1] if i + 1 < len(heads) else len(parsed)
@@ -408,30 +447,43 @@ def _emptied_sections(parsed: list[Line], keep: list[bool]) -> None:
         if nxt is not None and own is not None and nxt[0] > own[0]:
             continue
         content = [n for n in range(h + 1, end) if parsed[n].text.strip()]
-        if content and not any(keep[n] for n in content):
+        if content and not any(keep[n] or n in still_listed for n in content):
             for n in range(h, end):
                 keep[n] = False
+
+
+@dataclass
+class _Edits:
+    lines: list[str]  # each line's text, links to gone files struck out
+    keep: list[bool]
+    swapped: dict[int, IndexItem]  # line -> the item it is now the entry of
+    removed: list[str]  # the names whose lines went (or links were struck out)
+    replaced: list[str]  # the gone names whose entry line became a replacement's
+    repeats: list[int]  # the lines removed as repeats (files still listed by an earlier line)
 
 
 def _edited(
     parsed: list[Line], gone: Collection[str], gone_numbers: GoneLeaves, replace: Mapping[str, IndexItem],
     repeats: bool = False,
-) -> tuple[list[str], list[bool], dict[int, IndexItem], list[str], list[str]]:
+) -> _Edits:
     """An index's lines with the entry lines of gone files removed (inline links to them struck out),
-    repeated entry lines dropped unless `repeats` are kept (a sub-index listing a file twice, by
-    subject and by date, means it), and each entry line of a file in `replace` made the entry of the
-    file replacing it (once; a repeat goes); headings the removals emptied go too.
-    (lines, keep, swapped: line -> the item it is now the entry of, removed names, replaced names)."""
+    repeated entry lines with no words of their own (`listed_again`) dropped unless `repeats` are
+    kept (a sub-index listing a file twice, by subject and by date, means it), and each entry line
+    of a file in `replace` made the entry of the file replacing it (once; a repeat goes); headings
+    the removals of files emptied go too."""
     lines = [p.text for p in parsed]
     keep = [True] * len(lines)
     swapped: dict[int, IndexItem] = {}
     removed: list[str] = []
     replaced: list[str] = []
+    dropped: list[int] = []
+    bare = set() if repeats else {n for n, own_words in listed_again(parsed).items() if not own_words}
     seen: set[str] = set()
     for p in parsed:
         if p.code:
             continue
-        entry = _gone_entry(p, gone, gone_numbers) or (p.entry if p.entry in seen and not repeats else None)
+        gone_entry = _gone_entry(p, gone, gone_numbers)
+        entry = gone_entry or (p.entry if p.n in bare else None)
         if entry is not None and entry in replace and replace[entry].filename not in seen:
             swapped[p.n] = replace[entry]
             seen.add(replace[entry].filename)
@@ -441,12 +493,14 @@ def _edited(
         if entry is not None:  # gone, or listed already
             keep[p.n] = False
             removed.append(entry)
+            if gone_entry is None:
+                dropped.append(p.n)
             continue
         if p.entry is not None:
             seen.add(p.entry)
         lines[p.n] = _struck_out(p, lines[p.n], gone, removed)
-    _emptied_sections(parsed, keep)
-    return lines, keep, swapped, removed, replaced
+    _emptied_sections(parsed, keep, set(dropped))
+    return _Edits(lines, keep, swapped, removed, replaced, dropped)
 
 
 def strike(
@@ -457,18 +511,16 @@ def strike(
     replacement's (`restyled`), headings left empty by the removals gone; every other byte as it was
     (line endings, repeats, trailing lines). (text, the names whose lines went, the names replaced)."""
     parsed = parse(text)
-    pieces = text.split("\n")
-    lines, keep, swapped, removed, replaced = _edited(parsed, gone, gone_numbers, replace or {}, repeats=True)
-    out: list[str] = []
-    for p, line, piece in zip(parsed, lines, pieces):
-        if not keep[p.n]:
+    edits = _edited(parsed, gone, gone_numbers, replace or {}, repeats=True)
+    out: list[tuple[str, str]] = []
+    for p, line, (_, eol) in zip(parsed, edits.lines, line_pieces(text)):  # each line keeps its own ending
+        if not edits.keep[p.n]:
             continue
-        eol = piece[len(piece.rstrip("\r")) :]  # the line's own ending (the grammar reads the line without it)
-        if p.n in swapped:
-            item = swapped[p.n]
+        if p.n in edits.swapped:
+            item = edits.swapped[p.n]
             line = restyled(p, item, capped(_restyled_line(p, item), item.hook, house_width(parsed), item.fit))
-        out.append(line + eol)
-    return "\n".join(out), removed, replaced
+        out.append((line, eol))
+    return join_pieces(out), edits.removed, edits.replaced
 
 
 # A hook cut shorter than this says nothing true of the file: the entry is left a bare link.
@@ -509,9 +561,11 @@ def rebuild(
     replace: Mapping[str, IndexItem] | None = None, fix_drift: bool = True, eol_extra: int = 0, fixed_bytes: int = 0,
 ) -> RebuiltIndex:
     """MEMORY.md with entries added for `add`, entries for `gone` removed (inline links to them
-    struck out), repeated entry lines dropped, and the entry line of each gone file in `replace` made
-    the entry of the file that replaces it (a consolidation's new file takes its first member's
-    place); everything else stays where the author put it, but a heading the removals left empty.
+    struck out), repeated entry lines with no words of their own dropped (`listed_again`: one with
+    words of its own is the owner's note, kept), and the entry line of each gone file in `replace`
+    made the entry of the file that replaces it (a consolidation's new file takes its first member's
+    place); everything else stays where the author put it, but a heading the removals of files left
+    empty. Each repeat dropped is named, by line and section, in the warnings (the plan says it).
 
     `gone_numbers`: the files now gone that a tree index's `- 6. Title` lines stood for
     (`numbered_entry_of`): those lines are their entries, removed (or replaced) like the others.
@@ -525,8 +579,9 @@ def rebuild(
     replace = replace or {}
     if existing is None or not existing.strip():
         return _fresh(heading, add, budget, min_hook, max_lines, load_bytes)
-    parsed = parse(existing.replace("\r\n", "\n"))
-    lines, keep, swapped, removed, replaced = _edited(parsed, set(gone), gone_numbers, replace, repeats=not fix_drift)
+    parsed = parse(existing)
+    edits = _edited(parsed, set(gone), gone_numbers, replace, repeats=not fix_drift)
+    lines, keep, swapped = edits.lines, edits.keep, edits.swapped
     add = [i for i in add if i not in swapped.values()]
     sep = next((p.sep for p in parsed if p.entry and p.sep and keep[p.n]), DEFAULT_SEP)
     after, at_end = _place(add, parsed, lines, keep, max_lines)
@@ -556,13 +611,37 @@ def rebuild(
                 out += ["", f"## {UNINDEXED}", ""]
             out += [entry_line(i, sep, _cut(new_hooks[i.filename], new)) for i in at_end]
         # A missing final line break is drift too: only a rebuild asked for adds it.
-        end = "\n" if fix_drift or existing.endswith("\n") else ""
+        end = "\n" if fix_drift or existing.endswith(("\n", "\r")) else ""
         return Rendered("\n".join(out).rstrip("\n") + end, cut)
 
     added = sorted(i.filename for i in add + list(swapped.values()))
     text, warnings = _fit(render, Limits(budget, load_bytes, min_hook, max_lines, trim_authors=fix_drift,
                                          eol_extra=eol_extra, fixed_bytes=fixed_bytes), added)
-    return RebuiltIndex(text, warnings, added, removed, replaced)
+    return RebuiltIndex(text, _repeats_said(parsed, edits.repeats, keep) + warnings, added, edits.removed, edits.replaced)
+
+
+def _repeats_said(parsed: list[Line], repeats: list[int], keep: list[bool]) -> list[str]:
+    """The repeated entry lines a rebuild removes, each by file, line and section (the owner's lines:
+    the plan names them), and the headings of the sections they leave empty, which stay."""
+    if not repeats:
+        return []
+    heads = [p.n for p in parsed if p.heading and not p.code]
+    where = []
+    for n in repeats:
+        above = [h for h in heads if h < n]
+        below = [h for h in heads if h > n]
+        text = f"{parsed[n].entry} at line {n + 1}"
+        if above:
+            start, end = above[-1], below[0] if below else len(parsed)
+            empty = not any(keep[i] and parsed[i].text.strip() for i in range(start + 1, end))
+            text += f" under '{_heading_text(parsed[start])}'" + (" (the heading stays, its section now empty)" if empty else "")
+        where.append(text)
+    return [f"{plural(len(repeats), 'repeated entry line')} removed, saying nothing its file's earlier listings do not: "
+            + ", ".join(where)]
+
+
+def _heading_text(p: Line) -> str:
+    return p.heading[1] if p.heading else ""
 
 
 def _place(
@@ -771,7 +850,7 @@ def chunks(text: str) -> list[Chunk]:
     """Each top-level bullet (with what is nested under it) or paragraph of each section, as a
     memory: a blank line, a heading or a new top-level bullet ends one. Code blocks belong to the
     chunk they are in; HTML comments and horizontal rules are no memory."""
-    parsed = parse(text.replace("\r\n", "\n"))
+    parsed = parse(text)
     out: list[Chunk] = []
     slugs: dict[str, int] = {}
     heading, anchor, n = "", "preamble", 0

@@ -397,23 +397,27 @@ def _key(folder_key: str, name: str) -> str:
 
 
 def parse_index(text: str, index_key: str, folder_key: str) -> list[IndexEntry]:
-    """The entries of a MEMORY.md read alone: its entry lines (repeats kept), then the other
-    sibling files it links inline, each once. Code blocks, URLs and other folders are not entries."""
-    found = memory_md.reach(text, (), lambda name: None)
-    by_name = {p.entry: p for p in found.lines if p.entry is not None and not p.code}
+    """The entries of a MEMORY.md read alone: its entry lines (repeats kept, notes not: a file listed
+    again with words of its own is listed once, `memory_md.listed_again`), then the other sibling
+    files it links inline, each once. Code blocks, URLs and other folders are not entries."""
+    return _entries_of(memory_md.reach(text, (), lambda name: None), index_key, folder_key)
+
+
+def _entries_of(found: memory_md.Reach, index_key: str, folder_key: str) -> list[IndexEntry]:
+    """`parse_index` of the MEMORY.md `found` is the reach of: each entry line with its own title and hook."""
     out = []
-    for name in found.entries:
-        line = by_name[name]
-        title = next((t for s, _, t, n in line.links if n == name), "")
-        out.append(IndexEntry(index=index_key, target=_key(folder_key, name), title=title, hook=line.hook))
+    for line in found.entry_lines:
+        title, hook = memory_md.listing(line)
+        out.append(IndexEntry(index=index_key, target=_key(folder_key, line.entry or ""), title=title, hook=hook))
     for name in found.inline:
         out.append(IndexEntry(index=index_key, target=_key(folder_key, name)))
     return out
 
 
-def index_entries(text: str, index_key: str, folder_key: str, found: memory_md.Reach) -> list[IndexEntry]:
-    """`parse_index` plus every file the index reaches otherwise (inline code, sub-indexes)."""
-    out = parse_index(text, index_key, folder_key)
+def index_entries(index_key: str, folder_key: str, found: memory_md.Reach) -> list[IndexEntry]:
+    """`parse_index` (of the reach the reader made: the index parsed once) plus every file the index
+    reaches otherwise (inline code, sub-indexes)."""
+    out = _entries_of(found, index_key, folder_key)
     listed = {e.target for e in out}
     for name in found.reached:
         key = _key(folder_key, name)
@@ -469,7 +473,7 @@ def load_folder(root: Path, folder: Path, settings: Settings, corpus: Corpus) ->
     found = None
     if text is not None:
         found = memory_md.reach(text, [p.name for p in files], _reader_of(root, folder, settings))
-        corpus.index_entries.extend(index_entries(text, index_key, folder_key, found))
+        corpus.index_entries.extend(index_entries(index_key, folder_key, found))
         corpus.extra["index_bytes"][index_key] = len(text.encode("utf-8"))
         corpus.extra["index_shas"][index_key] = digest  # what a rebuild is judged on (index_rebuild.py)
         # A `[[Heading]]` may name one of its sections (dangling_links.py)
