@@ -25,7 +25,7 @@ from pathlib import Path
 
 from helpers import NOW, REAL_STORES, WILD, apply_json, copy_real, plan_json, run_cli, snapshot
 
-from pipeline.actions import ConsolidateAction, PruneStaleAction
+from pipeline.actions import ConsolidateAction, MergeDuplicateAction, PruneStaleAction
 from pipeline.api import apply_plan, build_plan, open_store, undo
 from pipeline.config import Settings
 from pipeline.layouts.claude import LAYOUT, index_rebuild, memory_md
@@ -760,3 +760,140 @@ def test_a_cr_only_sub_index_keeps_its_line_endings():
     """`strike` (a sub-index's edit) reads CR-only lines as lines, and writes back each line's own ending."""
     text, removed, _ = memory_md.strike("# Sub\r- [a](a.md) — one\r- [b](b.md) — two\r", {"a.md"}, {})
     assert (text, removed) == ("# Sub\r- [b](b.md) — two\r", ["a.md"])
+
+
+# ---------------------------------------------------------------------------------------------
+# the owner's note on a file the run retires
+
+NOTE = "- [Lunch](team_lunch.md) — ALWAYS book the big table, 12 people, ask for Anna"
+NOTED_MD = f"""# Memory
+
+## Topics
+- [Team lunch](team_lunch.md) — Fridays
+- [Alpha round 1](alpha-r1.md) — first round
+- [Alpha round 2](alpha-r2.md) — second round
+
+## Pinned by me
+- [Round one](alpha-r1.md) — Dana signs off every round before it ships
+- [Round two](alpha-r2.md) — the flaky test is test_upload, never retry it
+{NOTE}
+
+## Tail
+last line
+"""
+NOTED = {n: topic(n[:-3], f"about {n}", f"What {n} holds.") for n in ("team_lunch.md", "alpha-r1.md", "alpha-r2.md")}
+
+
+def applied_alone(root: Path, actions: list) -> tuple[str, list[str], str]:
+    """`actions` applied (as `apply --select` of them): (MEMORY.md as the run left it, the run's notes,
+    the reason the plan gives the first of them); undone, the store is back byte for byte."""
+    before = snapshot(root)
+    corpus, settings = open_store(root, S)
+    plan = build_plan(corpus, settings)
+    said = LAYOUT.explain(corpus, actions, settings)[0].reason
+    result = apply_plan(corpus, plan, settings, actions=actions)
+    assert not result.changes.skipped, result.changes.skipped
+    text = (root / AGENT / "MEMORY.md").read_text(encoding="utf-8")
+    undo(root, result.run_id)
+    assert snapshot(root) == before
+    return text, result.changes.notes, said
+
+
+def test_an_owners_note_on_a_consolidated_file_points_at_the_new_file(tmp_path):
+    """Red-team 2 bug 2, what was left: a consolidation took its members' lines, the owner's notes on
+    them under `## Pinned by me` with them (and the heading, its section emptied), the plan saying
+    nothing. The notes stay, as written, linking the file that now holds their files' content."""
+    write(tmp_path / AGENT, {**NOTED, "MEMORY.md": NOTED_MD})
+    action = consolidation(AGENT, ["alpha-r1.md", "alpha-r2.md"], "alpha.md", "alpha", "Alpha")
+    text, notes, said = applied_alone(tmp_path, [action])
+    assert ("\n## Pinned by me\n- [Round one](alpha.md) — Dana signs off every round before it ships\n"
+            "- [Round two](alpha.md) — the flaky test is test_upload, never retry it\n" + NOTE + "\n") in text
+    assert "(alpha-r1.md)" not in text and "(alpha-r2.md)" not in text and text.count("(alpha.md)") == 3
+    told = ("2 owner's note lines on a file this run retires kept, pointing at the file now holding its content: "
+            "`- [Round one](alpha-r1.md) — Dana signs off every round before it ships` at line 9 under 'Pinned by me', now to alpha.md, "
+            "`- [Round two](alpha-r2.md) — the flaky test is test_upload, never retry it` at line 10 under 'Pinned by me', now to alpha.md")
+    assert f"applying it: {told}" in said and f"{AGENT}/MEMORY.md: {told}" in notes  # the plan says what apply does
+    # read back: the new file is listed once, its notes are notes
+    reach = memory_md.reach(text, ["alpha.md", "team_lunch.md"], lambda n: None)
+    assert sorted(reach.entries) == ["alpha.md", "team_lunch.md"]
+
+
+def noted_twins(root: Path, survivor_listed: bool = True) -> Path:
+    """Two copies of the team lunch memory (a merge_duplicate), the owner's note on the copy."""
+    twin = topic("team_lunch", "Fridays")
+    md = NOTED_MD.replace(NOTE, NOTE.replace("team_lunch.md", "team_lunch_copy.md"))
+    if not survivor_listed:
+        md = md.replace("- [Team lunch](team_lunch.md) — Fridays\n", "")
+    md = md.replace("second round\n", "second round\n- [Lunch copy](team_lunch_copy.md) — Fridays too\n")
+    return write(root / AGENT, {**NOTED, "team_lunch.md": twin, "team_lunch_copy.md": twin, "MEMORY.md": md})
+
+
+def test_an_owners_note_on_a_merged_duplicate_points_at_the_survivor(tmp_path):
+    folder = noted_twins(tmp_path)
+    plan = plan_json(tmp_path, "--model", "none")
+    [merge] = [a for a in plan["actions"] if a["kind"] == "merge_duplicate"]
+    assert merge["survivor"] == f"{AGENT}/team_lunch.md" and not merge["needs_user"]
+    assert merge["reason"].endswith("; applying it: 1 owner's note line on a file this run retires kept, pointing at the file now "
+                                    "holding its content: `- [Lunch](team_lunch_copy.md) — ALWAYS book the big table, 12 people, "
+                                    "ask for Anna` at line 12 under 'Pinned by me', now to team_lunch.md")
+    before = snapshot(tmp_path)
+    apply_json(tmp_path)
+    text = (folder / "MEMORY.md").read_text(encoding="utf-8")
+    assert "\n## Pinned by me\n" in text and f"\n{NOTE}\n" in text and "team_lunch_copy" not in text
+    assert not any(a["kind"] == "rebuild_index" for a in plan_json(tmp_path, "--model", "none")["actions"])  # listed once, noted
+    assert run_cli("undo", str(tmp_path)).returncode == 0 and snapshot(tmp_path) == before
+
+
+def test_an_owners_note_points_at_a_survivor_no_entry_listed(tmp_path):
+    """The survivor had no entry (drift a selected merge leaves alone): the note links it now, and the
+    index is still edited (the check of the run's own edits expects the survivor reached). With the
+    rebuild the plan proposes too, the survivor is listed and the note kept."""
+    folder = noted_twins(tmp_path, survivor_listed=False)
+    merge = MergeDuplicateAction(targets=[f"{AGENT}/team_lunch.md", f"{AGENT}/team_lunch_copy.md"],
+                                 survivor=f"{AGENT}/team_lunch.md", reason="normalized text identical")
+    text, _, _ = applied_alone(tmp_path, [merge])
+    assert f"\n{NOTE}\n" in text and "team_lunch_copy" not in text
+    before = snapshot(tmp_path)
+    assert sorted(a["kind"] for a in apply_json(tmp_path)["applied"]) == ["merge_duplicate", "rebuild_index"]
+    text = (folder / "MEMORY.md").read_text(encoding="utf-8")
+    assert f"\n{NOTE}\n" in text and "team_lunch_copy" not in text and text.count("(team_lunch.md)") == 2
+    assert plan_json(tmp_path, "--model", "none")["actions"] == []  # every file listed once, nothing left to fix
+    assert run_cli("undo", str(tmp_path)).returncode == 0 and snapshot(tmp_path) == before
+
+
+def test_an_owners_note_that_says_nothing_the_survivors_entry_does_not_goes_and_the_plan_says_so(tmp_path):
+    """Pointing at the survivor, a note saying only what its entry says would be a second entry of
+    it: it goes, quoted in the plan, and the index is still edited."""
+    folder = noted_twins(tmp_path)
+    md = (folder / "MEMORY.md").read_text(encoding="utf-8").replace(
+        "(team_lunch.md) — Fridays", "(team_lunch.md) — Fridays: ALWAYS book the big table, 12 people, ask for Anna")
+    (folder / "MEMORY.md").write_text(md, encoding="utf-8")
+    merge = MergeDuplicateAction(targets=[f"{AGENT}/team_lunch.md", f"{AGENT}/team_lunch_copy.md"],
+                                 survivor=f"{AGENT}/team_lunch.md", reason="normalized text identical")
+    text, _, said = applied_alone(tmp_path, [merge])
+    assert "team_lunch_copy" not in text and "\n## Pinned by me\n- [Round one]" in text
+    assert said.endswith("applying it: 1 owner's note line removed with the file it notes, every word of it in the entry of "
+                         "the file now holding that file's content: `- [Lunch](team_lunch_copy.md) — ALWAYS book the big "
+                         "table, 12 people, ask for Anna` at line 12 under 'Pinned by me' (team_lunch.md)")
+
+
+def test_an_owners_note_on_a_pruned_file_is_quoted_in_the_plan_before_it_goes(tmp_path):
+    """No file takes a pruned file's content: its note goes with it, and the plan quotes it (clipped),
+    with its line and section, before apply."""
+    long_note = NOTE + ", and never on a Monday: the kitchen is closed for cleaning all morning"
+    md = NOTED_MD.replace(NOTE, long_note).replace("- [Round two](alpha-r2.md)", "- [Round two](alpha-r1.md)")
+    folder = write(tmp_path / AGENT, {**NOTED, "MEMORY.md": md})
+    prune = PruneStaleAction(targets=[f"{AGENT}/team_lunch.md"], reason="refers to nothing that exists")
+    text, notes, said = applied_alone(tmp_path, [prune])
+    told = ("1 owner's note line removed with the file it notes, no file of the folder taking that file's content: "
+            "`- [Lunch](team_lunch.md) — ALWAYS book the big table, 12 people, ask for Anna, and never on a…` "
+            "at line 11 under 'Pinned by me'")
+    assert said == f"refers to nothing that exists; applying it: {told}" and f"{AGENT}/MEMORY.md: {told}" in notes
+    assert "team_lunch" not in text and "\n## Pinned by me\n- [Round one](alpha-r1.md)" in text
+    # the last line of its section: the plan says the heading goes with it
+    alone = NOTED_MD.replace("- [Round one](alpha-r1.md) — Dana signs off every round before it ships\n"
+                             "- [Round two](alpha-r2.md) — the flaky test is test_upload, never retry it\n", "")
+    (folder / "MEMORY.md").write_text(alone, encoding="utf-8")
+    text, _, said = applied_alone(tmp_path, [prune])
+    assert said.endswith(f"`{NOTE}` at line 9 under 'Pinned by me' (the heading goes too, its section now empty)")
+    assert "Pinned" not in text and text.endswith("- [Alpha round 2](alpha-r2.md) — second round\n\n## Tail\nlast line\n")

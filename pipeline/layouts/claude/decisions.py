@@ -66,6 +66,9 @@ class Decisions:
     index_actions: dict[str, list[int]] = field(default_factory=dict)  # MEMORY.md key -> action indexes
     resolved: list[str] = field(default_factory=list)  # folder of each conflict resolved
     created: dict[str, Created] = field(default_factory=dict)  # new file -> what it is
+    # archived memory -> the memory now holding its content (a merge's survivor, a consolidation's new
+    # file): an owner's note on it in MEMORY.md points there instead of going with it
+    successor: dict[str, str] = field(default_factory=dict)
 
 
 def unmovable_in(corpus: Corpus) -> Callable[[str], str | None]:
@@ -170,6 +173,7 @@ def decide(
                 continue
             if survivor:
                 d.retire[t] = f"duplicate of {ref(survivor, t)}{handover}"
+                d.successor[t] = survivor
             else:
                 d.retire[t] = f"duplicate of {ref(a.survivor, t)}, itself archived as fully stale"
             retired.append(t)
@@ -257,4 +261,5 @@ def _consolidate(corpus: Corpus, a: Action, unmovable: Callable[[str], str | Non
     d.created[path] = Created(data, title, str(meta.get("description") or ""), tuple(members))
     for t in members:
         d.retire[t] = f"consolidated into {_name(path)}"
+        d.successor[t] = path
     return None

@@ -4,7 +4,9 @@ For every `rebuild_index` / `trim_budget` on a MEMORY.md the run applies, the ME
 not rewritten (`memory_md.rebuild`): headings, prose, order, sub-indexes and hooks stay; entry
 lines of files that are gone are removed (inline links to them struck out), a repeated entry line
 saying nothing the file's earlier listings do not goes (named in the plan; a file listed again with
-words of its own is the owner's note and stays: `memory_md.listed_again`), a heading whose section
+words of its own is the owner's note and stays: `memory_md.listed_again`; on a file the run archives,
+it points at the merge's survivor or consolidation's new file holding that file's content, or, with
+none, goes with it, quoted in the plan), a heading whose section
 the run emptied of files goes with it, and each file MEMORY.md no longer
 reaches gets an entry beside its siblings (else in one "Unindexed" section at the end, when that is
 within the 200 lines Claude Code loads, or after the entries of the section listing the most).
@@ -46,7 +48,7 @@ from collections import Counter
 
 import re
 from pathlib import Path
-from typing import Callable
+from typing import Callable, Mapping
 from urllib.parse import quote
 
 from ...changes import ChangeSet
@@ -177,6 +179,7 @@ def _rebuild_index(
     created: dict[str, Created] | None = None,
     disk: DiskReads | None = None,
     fix_drift: bool = True,
+    successors: Mapping[str, str] | None = None,
 ) -> tuple[list[Op], str, str]:
     """(the writes, archived copies first, of the new MEMORY.md and of the sub-indexes that pointed at
     archived files; summary; why not) for one folder.
@@ -184,7 +187,10 @@ def _rebuild_index(
     `fix_drift`: a rebuild the run applies (`rebuild_index`, `trim_budget`) also indexes the files no
     entry reaches, removes entries without a file and repeats, and trims hooks to fit. Without it only
     the run's own edits are made (archived files' lines removed, a consolidation's in its members'
-    place, a new file's entry added): an action the user selected changes nothing else of the index."""
+    place, a new file's entry added): an action the user selected changes nothing else of the index.
+
+    `successors` (`Decisions.successor`): each archived memory's content's new home, where an owner's
+    note on it in MEMORY.md points once it is gone (`_homes`)."""
     if index_key not in corpus.indexes:
         return [], "", "MEMORY.md could not be read: left untouched, not rebuilt"
     path = root / index_key
@@ -262,6 +268,7 @@ def _rebuild_index(
         load_bytes=settings.claude.index_load_bytes,
         replace=replace,
         fix_drift=fix_drift,
+        homes=_homes(successors or {}, set(archived_here), names, folder),
         # measured as it will be written: its CRLFs put back, its BOM kept
         eol_extra=1 if existing is not None and newline_of(existing) == "\r\n" else 0,
         fixed_bytes=len(UTF8_BOM) if bom else 0,
@@ -271,7 +278,8 @@ def _rebuild_index(
     after = memory_md.reach(text, names, read)
     # the sub-indexes as they are, for the check of the run's own edits (a rebuild's check needs none)
     was = None if fix_drift else memory_md.reach_lines(parsed, names, on_disk)
-    if (not _sound(before, after, was, names, set(made), set(archived_here), fix_drift)
+    reached_anew = {_name(k) for k in made} | set(rebuilt.repointed)  # a new file's entry; a survivor an owner's note now links
+    if (not _sound(before, after, was, names, reached_anew, set(archived_here), fix_drift)
             or any(memory_md.numbered_entry_of(p, gone_numbers) for p in after.lines)):
         return [], "", "the rebuilt index would not reach every file exactly once: left untouched"
     out.notes.extend(f"{index_key}: {w}" for w in rebuilt.warnings)
@@ -293,19 +301,29 @@ def _rebuild_index(
     return copy + [Op("write", index_key, data=data, expect=ABSENT if old is None else sha(old))] + sub_ops, summary, ""
 
 
-def _sound(before: memory_md.Reach, after: memory_md.Reach, was: memory_md.Reach | None, names: set[str], made: set[str],
+def _sound(before: memory_md.Reach, after: memory_md.Reach, was: memory_md.Reach | None, names: set[str], anew: set[str],
            archived: set[str], fix_drift: bool) -> bool:
     """Whether the edited index reaches what it must: every surviving file, each by one entry line and
     nothing dangling, after a rebuild; after the run's own edits, what it reached before (`was`, on
-    the files as they are) and the new files, no archived file, and no entry without a file or
-    repeat it did not have."""
+    the files as they are) and the files the run's edits link (`anew`), no archived file, and no
+    entry without a file or repeat it did not have."""
     if fix_drift or was is None:
         return set(after.reached) == names and not after.dangling(names) and len(after.entries) == len(set(after.entries))
-    made_names = {_name(k) for k in made}
     had = Counter(was.entries)
-    return (set(after.reached) == (set(was.reached) | made_names) & names
+    return (set(after.reached) == (set(was.reached) | anew) & names
             and set(after.dangling(names)) <= set(before.dangling(names)) - archived
             and not any(n > max(had[e], 1) for e, n in Counter(after.entries).items()))
+
+
+def _homes(successors: Mapping[str, str], archived_here: set[str], names: set[str], folder: str) -> dict[str, str]:
+    """Each file of the folder this run archives -> the link target of the file of the folder now
+    holding its content (`successors`: a merge's survivor, a consolidation's new file), when that
+    file stays: where an owner's note on the archived file points instead."""
+    homes = {}
+    for key, home in successors.items():
+        if folder_of(key) == folder and folder_of(home) == folder and _name(key) in archived_here and _name(home) in names:
+            homes[_name(key)] = _link_target(_name(home))
+    return homes
 
 
 def _drift_left(after: memory_md.Reach, names: set[str]) -> str:
@@ -429,7 +447,7 @@ def consequences(corpus: Corpus, actions: list[Action], settings: Settings) -> d
         said = ChangeSet()
         created = {k: c for k, c in d.created.items() if folder_of(k) == folder}
         _rebuild_index(root, corpus, settings, "plan", index_key, archived, said, created, disk,
-                       fix_drift=index_key in d.index_actions)
+                       fix_drift=index_key in d.index_actions, successors=d.successor)
         if said.notes:
             out[index_key] = [n.removeprefix(f"{index_key}: ") for n in said.notes]
     return out

@@ -262,13 +262,18 @@ def listed_again(lines: list[Line]) -> dict[int, bool]:
     for p in lines:
         if p.code or p.entry is None:
             continue
-        words = set(_WORD.findall(" ".join(listing(p)).casefold()))
+        words = _words(*listing(p))
         if p.entry in said:
             out[p.n] = not words <= said[p.entry]
             said[p.entry] |= words
         else:
             said[p.entry] = words
     return out
+
+
+def _words(title: str, hook: str) -> set[str]:
+    """The words a listing says (its title's and its hook's), as `listed_again` compares them."""
+    return set(_WORD.findall(f"{title} {hook}".casefold()))
 
 
 @dataclass
@@ -357,6 +362,7 @@ class RebuiltIndex:
     added: list[str]
     removed: list[str]
     replaced: list[str] = field(default_factory=list)  # gone files whose entry line became a new file's
+    repointed: list[str] = field(default_factory=list)  # the files an owner's note on a gone file now points at
 
 
 def trim(hook: str, limit: int) -> str:
@@ -460,29 +466,52 @@ class _Edits:
     removed: list[str]  # the names whose lines went (or links were struck out)
     replaced: list[str]  # the gone names whose entry line became a replacement's
     repeats: list[int]  # the lines removed as repeats (files still listed by an earlier line)
+    # the owner's notes on gone files (`listed_again`) kept, each pointing at the file holding its
+    # file's content now: line -> the line as it now reads
+    repointed: dict[int, Line] = field(default_factory=dict)
+    # the owner's notes that went with their file: line -> the file holding its content, whose
+    # listings say every word of the note, or None when no file of the folder holds it
+    notes_gone: dict[int, str | None] = field(default_factory=dict)
 
 
 def _edited(
     parsed: list[Line], gone: Collection[str], gone_numbers: GoneLeaves, replace: Mapping[str, IndexItem],
-    repeats: bool = False,
+    repeats: bool = False, homes: Mapping[str, str] | None = None,
 ) -> _Edits:
     """An index's lines with the entry lines of gone files removed (inline links to them struck out),
     repeated entry lines with no words of their own (`listed_again`) dropped unless `repeats` are
     kept (a sub-index listing a file twice, by subject and by date, means it), and each entry line
     of a file in `replace` made the entry of the file replacing it (once; a repeat goes); headings
-    the removals of files emptied go too."""
+    the removals of files emptied go too.
+
+    `homes` (MEMORY.md's edits; None for a sub-index's): each gone file's content's new home, the link
+    target of a merge's survivor or a consolidation's new file. The owner's note on a gone file (a
+    listing of it with words of its own, `listed_again`) stays, pointing at its file's home, unless
+    that home's listings say all it says; without a home it goes with its file (`notes_gone`: the
+    plan quotes it)."""
     lines = [p.text for p in parsed]
     keep = [True] * len(lines)
     swapped: dict[int, IndexItem] = {}
     removed: list[str] = []
     replaced: list[str] = []
     dropped: list[int] = []
-    bare = set() if repeats else {n for n, own_words in listed_again(parsed).items() if not own_words}
+    again = listed_again(parsed)
+    bare = set() if repeats else {n for n, own_words in again.items() if not own_words}
+    notes = set() if homes is None else {n for n, own_words in again.items() if own_words}
+    repointed: dict[int, Line] = {}
+    notes_gone: dict[int, str | None] = {}
     seen: set[str] = set()
     for p in parsed:
         if p.code:
             continue
         gone_entry = _gone_entry(p, gone, gone_numbers)
+        if p.n in notes and gone_entry is not None:
+            home = (homes or {}).get(gone_entry)
+            if home is not None and not _words(*listing(p)) <= _said_of(home, parsed, replace):
+                repointed[p.n] = _pointed_at(p, _struck_out(p, lines[p.n], gone, removed), home)
+                lines[p.n] = repointed[p.n].text
+                continue
+            notes_gone[p.n] = home
         entry = gone_entry or (p.entry if p.n in bare else None)
         if entry is not None and entry in replace and replace[entry].filename not in seen:
             swapped[p.n] = replace[entry]
@@ -500,7 +529,33 @@ def _edited(
             seen.add(p.entry)
         lines[p.n] = _struck_out(p, lines[p.n], gone, removed)
     _emptied_sections(parsed, keep, set(dropped))
-    return _Edits(lines, keep, swapped, removed, replaced, dropped)
+    return _Edits(lines, keep, swapped, removed, replaced, dropped, repointed, notes_gone)
+
+
+def _said_of(target: str, parsed: list[Line], replace: Mapping[str, IndexItem]) -> set[str]:
+    """Every word the index's listings of the file linked as `target` say once it is edited: its own
+    entry lines, or the entry a consolidation's new file takes over (`replace`)."""
+    name = sibling(target)
+    words: set[str] = set()
+    for p in parsed:
+        if not p.code and p.entry is not None and p.entry == name:
+            words |= _words(*listing(p))
+    for item in replace.values():
+        if item.filename == target:
+            words |= _words(item.title, item.hook)
+    return words
+
+
+def _pointed_at(p: Line, text: str, target: str) -> Line:
+    """Entry line `p` (`text`: as edited so far; its entry link, the line's first, where it was) with
+    that link's target made `target`: the owner's title and words as written."""
+    start = next(s for s, _, _, name in p.links if name == p.entry)
+    link = _LINK.match(text, start)
+    if link is not None:
+        text = text[: link.start("href")] + target + text[link.end("href") :]
+    line = Line(p.n, text)
+    _parse_line(line)
+    return line
 
 
 def strike(
@@ -559,6 +614,7 @@ def rebuild(
     existing: str | None, heading: str, add: list[IndexItem], gone: Collection[str], budget: int, min_hook: int,
     max_lines: int = MAX_LINES, gone_numbers: GoneLeaves | None = None, load_bytes: int = MAX_BYTES,
     replace: Mapping[str, IndexItem] | None = None, fix_drift: bool = True, eol_extra: int = 0, fixed_bytes: int = 0,
+    homes: Mapping[str, str] | None = None,
 ) -> RebuiltIndex:
     """MEMORY.md with entries added for `add`, entries for `gone` removed (inline links to them
     struck out), repeated entry lines with no words of their own dropped (`listed_again`: one with
@@ -566,6 +622,9 @@ def rebuild(
     made the entry of the file that replaces it (a consolidation's new file takes its first member's
     place); everything else stays where the author put it, but a heading the removals of files left
     empty. Each repeat dropped is named, by line and section, in the warnings (the plan says it).
+    The owner's note on a gone file stays, pointing at its content's new home (`homes`: gone file ->
+    the link target of the merge's survivor or consolidation's new file holding it), its words as
+    written; one that goes with its file is quoted in the warnings (`_notes_said`).
 
     `gone_numbers`: the files now gone that a tree index's `- 6. Title` lines stood for
     (`numbered_entry_of`): those lines are their entries, removed (or replaced) like the others.
@@ -580,11 +639,12 @@ def rebuild(
     if existing is None or not existing.strip():
         return _fresh(heading, add, budget, min_hook, max_lines, load_bytes)
     parsed = parse(existing)
-    edits = _edited(parsed, set(gone), gone_numbers, replace, repeats=not fix_drift)
+    edits = _edited(parsed, set(gone), gone_numbers, replace, repeats=not fix_drift, homes=homes or {})
     lines, keep, swapped = edits.lines, edits.keep, edits.swapped
+    current = [edits.repointed.get(p.n, p) for p in parsed]  # the owner's notes as they now point
     add = [i for i in add if i not in swapped.values()]
     sep = next((p.sep for p in parsed if p.entry and p.sep and keep[p.n]), DEFAULT_SEP)
-    after, at_end = _place(add, parsed, lines, keep, max_lines)
+    after, at_end = _place(add, current, lines, keep, max_lines)
     longest = house_width(parsed)
     new_hooks = {i.filename: capped(_new_line(i, sep), i.hook, longest, i.fit) for i in add}
     for idx, item in swapped.items():
@@ -601,7 +661,7 @@ def rebuild(
                 item = swapped[idx]
                 out.append(restyled(parsed[idx], item, _cut(new_hooks[item.filename], old)))
             elif keep[idx]:
-                out.append(_trimmed(parsed[idx], text, old, cut))
+                out.append(_trimmed(current[idx], text, old, cut))
         for item in after.get(len(lines), []):
             out.append(entry_line(item, sep, _cut(new_hooks[item.filename], new)))
         if at_end:
@@ -617,7 +677,9 @@ def rebuild(
     added = sorted(i.filename for i in add + list(swapped.values()))
     text, warnings = _fit(render, Limits(budget, load_bytes, min_hook, max_lines, trim_authors=fix_drift,
                                          eol_extra=eol_extra, fixed_bytes=fixed_bytes), added)
-    return RebuiltIndex(text, _repeats_said(parsed, edits.repeats, keep) + warnings, added, edits.removed, edits.replaced)
+    said = _repeats_said(parsed, edits.repeats, keep) + _notes_said(parsed, edits)
+    return RebuiltIndex(text, said + warnings, added, edits.removed, edits.replaced,
+                        sorted({p.entry for p in edits.repointed.values() if p.entry is not None}))
 
 
 def _repeats_said(parsed: list[Line], repeats: list[int], keep: list[bool]) -> list[str]:
@@ -625,19 +687,49 @@ def _repeats_said(parsed: list[Line], repeats: list[int], keep: list[bool]) -> l
     the plan names them), and the headings of the sections they leave empty, which stay."""
     if not repeats:
         return []
-    heads = [p.n for p in parsed if p.heading and not p.code]
-    where = []
-    for n in repeats:
-        above = [h for h in heads if h < n]
-        below = [h for h in heads if h > n]
-        text = f"{parsed[n].entry} at line {n + 1}"
-        if above:
-            start, end = above[-1], below[0] if below else len(parsed)
-            empty = not any(keep[i] and parsed[i].text.strip() for i in range(start + 1, end))
-            text += f" under '{_heading_text(parsed[start])}'" + (" (the heading stays, its section now empty)" if empty else "")
-        where.append(text)
+    where = [f"{parsed[n].entry} at {_where(parsed, n, keep)}" for n in repeats]
     return [f"{plural(len(repeats), 'repeated entry line')} removed, saying nothing its file's earlier listings do not: "
             + ", ".join(where)]
+
+
+QUOTED_CHARS = 100  # an owner's line quoted in the plan: enough to know it by
+_NOTE_LINE = "owner's note line"
+
+
+def _notes_said(parsed: list[Line], edits: _Edits) -> list[str]:
+    """What becomes of the owner's notes on gone files (`_edited`), each quoted with its line and
+    section: the words are the owner's, and the user reads what happens to them before applying."""
+    def quoted(n: int) -> str:
+        return f"`{trim(parsed[n].text.strip(), QUOTED_CHARS)}` at {_where(parsed, n, edits.keep)}"
+
+    out = []
+    if edits.repointed:
+        out.append(f"{plural(len(edits.repointed), _NOTE_LINE)} on a file this run retires kept, pointing at the "
+                   "file now holding its content: " + ", ".join(f"{quoted(n)}, now to {p.entry}" for n, p in edits.repointed.items()))
+    homeless = [n for n, home in edits.notes_gone.items() if home is None]
+    if homeless:
+        out.append(f"{plural(len(homeless), _NOTE_LINE)} removed with the file it notes, no file of the folder "
+                   "taking that file's content: " + ", ".join(quoted(n) for n in homeless))
+    said_by_home = {n: home for n, home in edits.notes_gone.items() if home is not None}
+    if said_by_home:
+        out.append(f"{plural(len(said_by_home), _NOTE_LINE)} removed with the file it notes, every word of it "
+                   "in the entry of the file now holding that file's content: "
+                   + ", ".join(f"{quoted(n)} ({sibling(home)})" for n, home in said_by_home.items()))
+    return out
+
+
+def _where(parsed: list[Line], n: int, keep: list[bool]) -> str:
+    """Where line `n` of the index is, for the plan: its number, its section's heading, and, when the
+    run leaves that section empty, whether the heading stays."""
+    heads = [p.n for p in parsed if p.heading and not p.code]
+    above = [h for h in heads if h < n]
+    if not above:
+        return f"line {n + 1}"
+    start, end = above[-1], next((h for h in heads if h > n), len(parsed))
+    text = f"line {n + 1} under '{_heading_text(parsed[start])}'"
+    if any(keep[i] and parsed[i].text.strip() for i in range(start + 1, end)):
+        return text
+    return text + (" (the heading stays, its section now empty)" if keep[start] else " (the heading goes too, its section now empty)")
 
 
 def _heading_text(p: Line) -> str:

@@ -222,7 +222,7 @@ def changes(
         # edits the index for its own files and leaves the rest of the owner's index as it is.
         asked = index_key in d.index_actions
         index_ops, summary, why = _rebuild_index(root, corpus, settings, run_id, index_key, archived_keys, out, created, disk,
-                                                 fix_drift=asked)
+                                                 fix_drift=asked, successors=d.successor)
         if not index_ops:
             fc.index_note = why
             if why and (fc.archived or created):
