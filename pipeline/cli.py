@@ -12,7 +12,7 @@ import json
 import os
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Callable, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Optional
 
 import typer
 from typer._click import exceptions as click_errors  # typer vendors click: its errors are these
@@ -28,6 +28,9 @@ from .printable import printable
 from .render.text import terminal_width
 from .storage.gc_pause import freeze_at_exit
 from .text.counts import plural
+
+if TYPE_CHECKING:
+    from .model import Action
 
 EPILOG = """\
 Exit codes: 0 success (also `run --if-due` when not due or when another run holds the store);
@@ -150,7 +153,7 @@ def apply(
     def body(progress) -> None:
         from .apply import parse_select
         from .render.plan import render_plan
-        from .render.runs import render_applied, render_nothing
+        from .render.runs import render_applied, render_nothing, render_to_apply
         from .workflow import apply_store
 
         if resolve not in (None, "newer", "keep-both"):
@@ -162,14 +165,15 @@ def apply(
             raise UsageError("not a terminal: pass --yes to apply without a prompt (nothing was planned or written)")
         settings, used = make_settings(opts, path)
 
-        def confirm(p, n: int) -> bool:
+        def confirm(p, chosen: list[Action]) -> bool:
             if yes:
                 return True
             if progress:
                 progress.close()
-            sys.stderr.write(render_plan(p, terminal_width(sys.stderr), _config_shown(used)))
-            noun = "action" if n == 1 else "actions"
-            return typer.confirm(printable(f"Apply {n} {noun} to {p.root}?"), default=False, err=True)
+            width = terminal_width(sys.stderr)
+            # the whole plan, then what this apply runs of it, by the numbers and fingerprints the plan shows
+            sys.stderr.write(render_plan(p, width, _config_shown(used)) + render_to_apply(p, chosen, width))
+            return typer.confirm(printable(f"Apply {plural(len(chosen), 'action')} to {p.root}?"), default=False, err=True)
 
         result_plan, result = apply_store(path, settings, say, select, resolve, confirm, progress)  # type: ignore[arg-type]
         if progress:
@@ -187,12 +191,14 @@ def apply(
 
 
 def _apply_json(plan_, result) -> dict[str, Any]:
+    """Each action applied or skipped ends with its `fingerprint`, as in the plan: which of the
+    actions a script reviewed ran."""
     if result is None:
-        return {"run_id": None, "applied": [], "skipped": [], "changed": []}
+        return {"run_id": None, "applied": [], "skipped": [], "changed": [], "notes": []}
     return {
         "run_id": result.run_id if result.record else None,
-        "applied": [a.model_dump(mode="json", exclude_none=True) for a in result.changes.applied],
-        "skipped": [{"kind": a.kind, "targets": a.targets, "why": why} for a, why in result.changes.skipped],
+        "applied": [{**a.model_dump(mode="json", exclude_none=True), "fingerprint": a.fingerprint()} for a in result.changes.applied],
+        "skipped": [{"kind": a.kind, "targets": a.targets, "why": why, "fingerprint": a.fingerprint()} for a, why in result.changes.skipped],
         "changed": sorted(result.record.touched) if result.record else [],
         "notes": result.changes.notes,
     }

@@ -20,7 +20,7 @@ from .errors import RunFailed, os_reason
 from .journal import committed_runs, recover, run_views, unfinished_runs, write_atomic
 from .lock import run_in_progress, state_dir, store_lock
 from .config import STATE_DIR
-from .model import Corpus, Plan
+from .model import Action, Corpus, Plan
 from .plan import build_plan
 from .layouts.registry import get, open_store, resolve_root
 from .stages.base import StageProgress
@@ -74,7 +74,7 @@ def apply_store(
     say: Say,
     select: list[str] | None,
     resolve: Resolution | None,
-    confirm: Callable[[Plan, int], bool],
+    confirm: Callable[[Plan, list[Action]], bool],
     progress: Progress | None = None,
 ) -> tuple[Plan, ApplyResult | None]:
     root = resolve_root(path)
@@ -85,7 +85,7 @@ def apply_store(
         actions = select_actions(plan, select, resolve)
         if not actions:
             return plan, None
-        if not confirm(plan, len(actions)):
+        if not confirm(plan, actions):  # the actions it is about to apply, for the prompt to list
             raise RunFailed("not applied: declined at the prompt")
         result = apply_plan(root, corpus, plan, settings, actions, resolve)
         prune_after_apply(root, settings, result, say)

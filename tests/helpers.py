@@ -59,10 +59,11 @@ def reset_fault_counters() -> dict[str, int]:
     return saved
 
 
-def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None, typed: str | None = None) -> subprocess.CompletedProcess:
     """The command line run in this process, seen as a subprocess would see it.
 
-    `pipeline.cli.main` runs with its own argv, stdin (empty, not a terminal), stdout and stderr
+    `pipeline.cli.main` runs with its own argv, stdin (empty, not a terminal; or, given `typed`, a
+    terminal at which a person types that: apply's prompt reads it), stdout and stderr
     (bytes decoded and newline-translated as `subprocess.run(text=True)` does), environment
     (`env` replaces it, as for a subprocess), working directory and a fresh interpreter's warning
     filters, all restored afterwards. An uncaught exception prints its traceback and exits 1, as
@@ -71,7 +72,7 @@ def run_cli(*args: str, cwd: Path | None = None, env: dict | None = None) -> sub
     """
     if any(name in (os.environ if env is None else env) for name in FAULT_ENVS):
         return start_cli(*args, cwd=cwd, env=env).wait()
-    with _isolated_process_state(args, cwd, env) as output:
+    with _isolated_process_state(args, cwd, env, typed) as output:
         code = _call_main()
     return subprocess.CompletedProcess(["memconsolidate", *args], code, _as_text(output["stdout"]), _as_text(output["stderr"]))
 
@@ -81,8 +82,16 @@ def _as_text(data: bytes) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
+class TerminalStream(io.StringIO):
+    """A stream that says it is a terminal: stdin holding what a person types, or where a
+    progress bar draws."""
+
+    def isatty(self) -> bool:
+        return True
+
+
 @contextlib.contextmanager
-def _isolated_process_state(args: tuple[str, ...], cwd: Path | None, env: dict | None):
+def _isolated_process_state(args: tuple[str, ...], cwd: Path | None, env: dict | None, typed: str | None = None):
     saved = (sys.argv, sys.stdin, sys.stdout, sys.stderr, os.getcwd(), dict(os.environ))
     out, err = io.BytesIO(), io.BytesIO()
     output: dict[str, bytes] = {}
@@ -92,7 +101,8 @@ def _isolated_process_state(args: tuple[str, ...], cwd: Path | None, env: dict |
     stdout = io.TextIOWrapper(out, encoding=encoding or "utf-8", errors=errors or "strict", newline="\n")
     stderr = io.TextIOWrapper(err, encoding=encoding or "utf-8", errors=errors or "backslashreplace", newline="\n")
     try:
-        sys.argv, sys.stdin, sys.stdout, sys.stderr = ["memconsolidate", *args], io.StringIO(), stdout, stderr
+        stdin = io.StringIO() if typed is None else TerminalStream(typed)
+        sys.argv, sys.stdin, sys.stdout, sys.stderr = ["memconsolidate", *args], stdin, stdout, stderr
         if env is not None:
             os.environ.clear()
             os.environ.update(env)

@@ -170,3 +170,78 @@ def test_fleet_apply_refuses_a_bare_number(bank_store):
     res = run_cli("fleet", "apply", str(bank_store), "--now", NOW, "--yes", "--select", "2")
     assert res.returncode == 2 and "2=FINGERPRINT" in res.stderr and len(res.stderr.splitlines()) == 1, res.stderr
     assert not (bank_store / ".memconsolidate").exists()
+
+
+# --- which of the reviewed actions ran, and which are about to -----------------------------------
+
+
+def automatic(plan: dict) -> dict[int, dict]:
+    """{number: action} of what a bare `apply` applies: the plan's automatic actions."""
+    return {n: a for n, a in enumerate(plan["actions"], start=1) if not a["needs_user"]}
+
+
+def test_apply_json_gives_each_applied_action_its_fingerprint(bank_store):
+    plan = json.loads(run_cli("plan", str(bank_store), "--now", NOW, "--json").stdout)
+    res = run_cli("apply", str(bank_store), "--now", NOW, "--yes", "--json")
+    assert res.returncode == 0, res.stderr
+    applied = json.loads(res.stdout)["applied"]
+    expected = list(automatic(plan).values())
+    assert [(a["kind"], a["targets"], a.get("fingerprint")) for a in applied] == [
+        (a["kind"], a["targets"], a["fingerprint"]) for a in expected]
+    assert all(list(a)[-1] == "fingerprint" for a in applied)  # last, as in the plan
+
+
+def test_apply_json_gives_each_skipped_action_its_fingerprint(fixture_store):
+    store = fixture_store("zylos")
+    plan = json.loads(run_cli("plan", str(store), "--now", NOW, "--model", "none", "--json").stdout)
+    (trim,) = [a for a in plan["actions"] if a["kind"] == "trim_budget"]
+    out = json.loads(run_cli("apply", str(store), "--now", NOW, "--model", "none", "--yes", "--json", "--select", "trim_budget").stdout)
+    assert [(s["kind"], s["targets"], s.get("fingerprint")) for s in out["skipped"]] == [("trim_budget", trim["targets"], trim["fingerprint"])]
+    assert "needs judgement" in out["skipped"][0]["why"]
+
+
+def test_apply_prints_each_applied_actions_number_and_fingerprint_as_the_plan_does(bank_store):
+    human_plan = run_cli("plan", str(bank_store), "--now", NOW).stdout
+    applies = automatic(json.loads(run_cli("plan", str(bank_store), "--now", NOW, "--json").stdout))
+    res = run_cli("apply", str(bank_store), "--now", NOW, "--yes")
+    assert res.returncode == 0, res.stderr
+    assert plan_fingerprints(res.stdout) == {n: code for n, code in plan_fingerprints(human_plan).items() if n in applies}
+
+
+def to_apply_lines(prompt: str) -> list[str]:
+    """The lines of apply's prompt between `To apply (N):` and the question."""
+    listing = prompt.split("\nTo apply (", 1)[1]
+    return listing[: listing.index("\nApply ")].split("\n")[1:]
+
+
+def first_shown(action: dict) -> str:
+    """The target a one-line summary starts with: a merge's first retired member."""
+    return next(t for t in action["targets"] if t != action.get("survivor"))
+
+
+def test_the_prompt_lists_the_actions_it_is_about_to_apply(bank_store):
+    """At a terminal without --yes, apply asks before it writes: under the plan, what it is about to
+    apply, one line each: number, kind, first target, the plan's brackets. It asked only `Apply 4
+    actions to STORE?`, naming none of them."""
+    plan = json.loads(run_cli("plan", str(bank_store), "--now", NOW, "--json").stdout)
+    before = snapshot(bank_store)
+    res = run_cli("apply", str(bank_store), "--now", NOW, typed="n\n")
+    assert res.returncode == 1 and "declined at the prompt" in res.stderr, res.stderr
+    assert snapshot(bank_store) == before
+    chosen = automatic(plan)
+    assert f"\nTo apply ({len(chosen)}):\n" in res.stderr, res.stderr
+    lines = to_apply_lines(res.stderr)
+    assert len(lines) == len(chosen), lines
+    for line, (n, a) in zip(lines, chosen.items()):
+        assert re.fullmatch(rf" +{n}\. {a['kind']}  {re.escape(first_shown(a))}.*\[(?:[^]]*; )?{a['fingerprint']}\]", line), line
+    assert f"\nApply {len(chosen)} actions to {bank_store}? [y/N]:" in res.stderr
+
+
+def test_the_prompt_lists_only_the_selected_actions(bank_store):
+    chosen = reviewed(bank_store, 3)
+    res = run_cli("apply", str(bank_store), "--now", NOW, "--select", f"3={chosen['fingerprint']}", typed="y\n")
+    assert res.returncode == 0, res.stderr
+    (line,) = to_apply_lines(res.stderr)
+    assert line.startswith("    3. merge_duplicate  ") and line.endswith(f"[{chosen['fingerprint']}]"), line
+    assert "Apply 1 action to " in res.stderr
+    assert plan_fingerprints(res.stdout) == {3: chosen["fingerprint"]}

@@ -4,14 +4,13 @@ that cannot be written, progress bars that never read like success after Ctrl-C,
 
 import errno
 import fcntl
-import io
 import json
 import os
 import re
 
 import pytest
 
-from helpers import NOW, run_cli
+from helpers import NOW, TerminalStream, run_cli
 from pipeline import __version__
 
 
@@ -127,11 +126,6 @@ def test_read_only_store_is_named_with_its_reason(bank_store, monkeypatch, state
     assert res.stderr == f"memconsolidate: cannot write to {bank_store}: read-only file system\n"
 
 
-class _Terminal(io.StringIO):
-    def isatty(self) -> bool:
-        return True
-
-
 class _Interrupted:
     name = "reorder"
 
@@ -149,7 +143,7 @@ def test_progress_bars_at_a_terminal_and_nothing_like_success_after_ctrl_c(bank_
     from pipeline.render.progress import StageBars
 
     plain = run_cli("plan", str(bank_store), "--now", NOW, "--no-cache")
-    terminal = _Terminal()
+    terminal = TerminalStream()
     monkeypatch.setattr(progress, "stage_progress", lambda stream, **k: StageBars(terminal))
     ok = run_cli("plan", str(bank_store), "--now", NOW, "--no-cache")
     assert ok.returncode == 0 and ok.stdout == plain.stdout  # calls in waves: the same plan, the same counts

@@ -11,9 +11,13 @@ from helpers import FIXTURES, NOW, run_cli
 from pipeline.config import LLMConfig, Settings
 from pipeline.layouts.registry import open_store
 from pipeline.plan import build_plan
+from pipeline.actions import parse_action
+from pipeline.model import Plan
 from pipeline.render.plan import render_plan
+from pipeline.render.runs import render_to_apply
 from pipeline.render.text import PIPE_WIDTH, plural, terminal_width, wrap
 from pipeline.kinds import ACTIONS
+from pipeline.text.truncate import clip_middle
 
 
 def fixture_plan(layout: str):
@@ -76,3 +80,37 @@ def test_plan_json_is_not_wrapped_or_numbered(bank_store):
     a = run_cli("plan", str(bank_store), "--now", NOW, "--json").stdout
     b = run_cli("plan", str(bank_store), "--now", NOW, "--json", env={"COLUMNS": "30", "PATH": "/usr/bin"}).stdout
     assert a == b and json.loads(a)["schema"] == "memconsolidate.plan/1"
+
+
+def plan_of_prunes(count: int, folder: str) -> Plan:
+    """A plan of `count` prune_stale actions on `folder`m000, m001, ..."""
+    actions = [parse_action({"kind": "prune_stale", "targets": [f"{folder}m{i:03}.md"], "reason": "old",
+                             "target_hashes": {f"{folder}m{i:03}.md": f"{i:064x}"}}) for i in range(count)]
+    return Plan(layout="claude", root="/store", now=NOW, model="none", memories=count, actions=actions)
+
+
+@pytest.mark.parametrize("width", [60, 80, 100])
+def test_the_prompts_list_is_one_line_an_action_within_the_width_the_fingerprint_whole(width):
+    folder = "projects/-home-someone-work-a-rather-long-checkout-name/memory/"
+    plan = plan_of_prunes(3, folder)
+    lines = render_to_apply(plan, plan.actions, width).splitlines()
+    assert lines[:2] == ["", "To apply (3):"]
+    for n, (line, a) in enumerate(zip(lines[2:], plan.actions, strict=True), start=1):
+        assert len(line) <= width, line
+        assert line.startswith(f"  {n:>3}. prune_stale  projects/") and line.endswith(f"m{n - 1:03}.md  [{a.fingerprint()}]"), line
+        assert "…" in line  # the middle of the path gave way, not its file name or the fingerprint
+
+
+def test_the_prompts_list_says_how_many_more_past_twenty_lines():
+    plan = plan_of_prunes(25, "notes/")
+    lines = render_to_apply(plan, plan.actions).splitlines()[2:]
+    assert len(lines) == 20 and lines[-1] == "  … and 6 more (in the plan above)"
+    assert [line.split(".")[0].strip() for line in lines[:-1]] == [str(n) for n in range(1, 20)]
+    few = render_to_apply(plan, plan.actions[:20]).splitlines()[2:]
+    assert len(few) == 20 and "more" not in few[-1]
+
+
+def test_clip_middle_keeps_both_ends():
+    assert clip_middle("abcdefghij", 10) == "abcdefghij"
+    assert clip_middle("abcdefghij", 5) == "ab…ij" and clip_middle("abcdefghij", 6) == "ab…hij"
+    assert clip_middle("abcdefghij", 1) == "…" and clip_middle("abcdefghij", 0) == ""

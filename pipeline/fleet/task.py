@@ -21,7 +21,7 @@ from ..cli_options import Options
 from ..config import Settings
 from ..errors import MemconsolidateError, RunFailed, UsageError, os_reason
 from ..llm.meter import installed
-from ..model import Plan
+from ..model import Action, Plan
 from .budget import Budget, WorkerMeter
 
 Command = Literal["plan", "apply", "run"]
@@ -151,7 +151,7 @@ def _do_apply(path: str, spec: TaskSpec, settings: Settings, meter: WorkerMeter 
 
     check = _check_budget(meter)
 
-    def confirm(plan: Plan, n: int) -> bool:  # the fleet's "prompt": --yes was required to start
+    def confirm(plan: Plan, actions: list[Action]) -> bool:  # the fleet's "prompt": --yes was required to start
         check(plan)
         return True
 

@@ -19,8 +19,9 @@ def numbered(plan: Plan) -> list[tuple[int, Action]]:
     return list(enumerate(plan.actions, start=1))
 
 
-def _tags(a: Action) -> str:
-    """Who proposed it, whether it needs you, and last its fingerprint (`apply --select N=FINGERPRINT`)."""
+def action_tags(a: Action) -> str:
+    """Who proposed it, whether it needs you, and last its fingerprint (`apply --select N=FINGERPRINT`):
+    the brackets the plan, apply's prompt and apply's summary show after an action."""
     tags = ([a.source] if a.source != "deterministic" else []) + (["needs you"] if a.needs_user else [])
     return f"[{'; '.join([*tags, a.fingerprint()])}]"
 
@@ -38,13 +39,13 @@ def target_lines(a: Action | Finding, folder: str) -> list[str]:
 def _item(lead: str, targets: list[str], extra: str, reason: str, width: int, tag: str = "") -> list[str]:
     """`lead` then the first target (with `extra`, then `tag`), the other targets under it, then the reason."""
     pad = " " * len(lead)
-    lines = _tagged(wrap(f"{targets[0]}{extra}", width, lead, pad + "  "), tag, width, pad + "  ")
+    lines = tagged(wrap(f"{targets[0]}{extra}", width, lead, pad + "  "), tag, width, pad + "  ")
     lines.extend(f"{pad}{t}" for t in targets[1:])
     lines.extend(wrap(reason, width, pad + "  "))
     return lines
 
 
-def _tagged(lines: list[str], tag: str, width: int, indent: str) -> list[str]:
+def tagged(lines: list[str], tag: str, width: int, indent: str) -> list[str]:
     """`tag` after the last line, whole (the fingerprint in it is copied from the screen): on a line
     of its own when it does not fit there."""
     if not tag:
@@ -84,7 +85,7 @@ def _action_lines(plan: Plan, kind: str, width: int) -> list[str]:
     def line_of(a: Action, folder: str) -> list[str]:
         types = f"  ({a.from_type or '?'} → {a.to_type or '?'})" if (a.from_type or a.to_type) and not a.survivor else ""
         lead = f"    {number[id(a)]:>{digits}}. "
-        return _item(lead, target_lines(a, folder), types, a.reason, width, _tags(a)) + replacement_lines(
+        return _item(lead, target_lines(a, folder), types, a.reason, width, action_tags(a)) + replacement_lines(
             a, width, " " * len(lead)
         )
 

@@ -8,6 +8,9 @@ from collections import Counter
 from typing import Any
 
 from ..model import Action, Plan
+from ..printable import printable
+from ..text.truncate import clip_middle
+from .plan import action_tags, tagged, target_lines
 from .text import PIPE_WIDTH, common_folder, joined, plural, wrap
 
 
@@ -73,18 +76,49 @@ def render_runs(runs: list[dict[str, Any]], root: str, keep: int, width: int = P
     return joined([*wrap(head, width, "", "  "), "", *run_log(runs, root, width, live)])
 
 
+def _lead(n: int | None) -> str:
+    return f"  {n:>3}. " if n is not None else "    - "
+
+
 def action_line(n: int | None, a: Action, width: int) -> list[str]:
-    """`  3. merge_duplicate  blog/m002 → blog/m001`, one target per line after the first."""
+    """`  3. merge_duplicate  blog/m002 → blog/m001  [3a7527dc]`: the plan's brackets (the
+    fingerprint last) after the first target, one target per line after it."""
     folder = common_folder(a.targets) if len(a.targets) > 1 else ""
-    targets = [t[len(folder):] for t in a.targets]
-    if a.survivor:
-        keep = a.survivor[len(folder):]
-        targets = [f"{t} → {keep}" for t in targets if t != keep] or targets
-    lead = f"  {n:>3}. " if n is not None else "    - "
-    lines = wrap(f"{a.kind}  {folder}{targets[0]}", width, lead, " " * (len(lead) + 2))
+    targets = target_lines(a, folder)
+    lead = _lead(n)
+    indent = " " * (len(lead) + 2)
+    lines = tagged(wrap(f"{a.kind}  {folder}{targets[0]}", width, lead, indent), action_tags(a), width, indent)
     pad = " " * (len(lead) + len(a.kind) + 2 + len(folder))
     lines.extend(f"{pad}{t}" for t in targets[1:])
     return lines
+
+
+def action_summary_line(n: int | None, a: Action, width: int) -> str:
+    """`  3. merge_duplicate  blog/m002 → blog/m001 (+1 more)  [3a7527dc]` on one line of
+    at most `width` (unless the number, kind and brackets alone are wider): the first target is
+    cut in its middle, the brackets kept whole (their fingerprint is what `--select` pins)."""
+    first, *others = target_lines(a, "")
+    head = f"{_lead(n)}{a.kind}  "
+    tail = (f" (+{len(others)} more)" if others else "") + f"  {action_tags(a)}"
+    room = max(width - len(head) - len(tail), MIN_TARGET_ROOM)
+    return f"{head}{clip_middle(printable(first), room)}{tail}"
+
+
+# Apply's prompt lists at most this many lines of actions, the last saying how many more.
+PROMPT_LIST_LINES = 20
+# Columns a clipped target keeps on a narrow terminal, however long the rest of its line.
+MIN_TARGET_ROOM = 12
+
+
+def render_to_apply(plan: Plan, actions: list[Action], width: int = PIPE_WIDTH) -> str:
+    """What apply's prompt shows just before it asks: the actions it is about to apply, one line
+    each (`action_summary_line`), at most PROMPT_LIST_LINES lines."""
+    shown = actions if len(actions) <= PROMPT_LIST_LINES else actions[: PROMPT_LIST_LINES - 1]
+    lines = ["", f"To apply ({len(actions)}):"]
+    lines.extend(action_summary_line(number_of(plan, a), a, width) for a in shown)
+    if len(shown) < len(actions):
+        lines.append(f"  … and {len(actions) - len(shown)} more (in the plan above)")
+    return joined(lines)
 
 
 def number_of(plan: Plan, action: Action) -> int | None:

@@ -10,6 +10,17 @@ def clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 1] + ELLIPSIS
 
 
+def clip_middle(text: str, limit: int) -> str:
+    """At most `limit` characters, the middle replaced by an ellipsis when cut: both ends kept, a
+    path's first folders and its file name (the end gets the odd character)."""
+    if len(text) <= limit:
+        return text
+    if limit <= 1:
+        return ELLIPSIS[:limit]
+    head = (limit - 1) // 2
+    return text[:head] + ELLIPSIS + text[len(text) - (limit - 1 - head):]
+
+
 def shorten(text: str, limit: int, *, word_after: int | None = None, strip: str = "") -> str:
     """At most `limit` characters, cut at the last space found at index `word_after` or later
     (default: half the limit; else cut anywhere), `strip` characters dropped from the cut end, then
