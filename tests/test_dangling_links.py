@@ -414,9 +414,10 @@ def test_a_markdown_link_to_what_the_plan_takes_away_is_reported_too():
     [finding] = _dangling(corpus, [merge])
     assert finding["targets"] == [FOLDER + "summary.md", FOLDER + "team_lunch_copy.md"]
     assert "could point at [[team_lunch]]" in finding["reason"]
-    from pipeline.rules.link_names import link_targets
+    from pipeline.rules.link_names import linked_files
 
-    assert list(link_targets("[a](x.md) [b](./y.md#h) [c](../z.md) [d](https://w.md) `[e](v.md)` [f](u.txt)")) == ["x", "y"]
+    text = "[a](x.md) [b](./y.md#h) [c](../z.md) [d](https://w.md) `[e](v.md)` [f](u.txt) [g](../../../out.md)"
+    assert list(linked_files("f/g", text)) == ["f/g/x.md", "f/g/y.md", "f/z.md"]
 
 
 # Markdown links that dangle before any plan get what `[[links]]` get: a finding, or a respelling
@@ -526,3 +527,96 @@ def test_webeverythings_numbered_title_links_answer_and_its_sibling_markdown_lin
     assert [r for r in found if "[docs/agent/backlog-workflow.md](backlog-workflow.md)" in r]
     # links into the repository's docs, its backlog or out of the store are not the store's to judge
     assert not [r for r in found if "](docs/agent/" in r or "](../" in r]
+
+
+# A markdown link names a file by its path, into another memory folder of the store as well
+# (`[runbook](../ops/runbook.md)`): a plan taking that file away leaves it dangling there too.
+
+AGENTS = ".claude/agent-memory/"
+
+
+def _agent(key: str, body: str, name: str = "") -> object:
+    return mem(AGENTS + key, body, layout="claude", title=name)
+
+
+def test_a_markdown_link_into_another_folder_to_what_the_plan_takes_away_is_reported():
+    corpus = _corpus(
+        _agent("ops/runbook.md", "Restart the workers.", name="runbook"),
+        _agent("ops/runbook_copy.md", "Restart the workers.", name="runbook_copy"),
+        _agent("ops/old_deploy.md", "Deploy by hand.", name="old_deploy"),
+        _agent("writer/notes.md", "On call: [the runbook](../ops/Runbook_Copy.md#restart) and [deploy](../ops/old_deploy.md).\n"
+               "Not it: [mine](runbook_copy.md), [other](../qa/runbook_copy.md), `[code](../ops/old_deploy.md)`.", name="notes"),
+    )
+    merge = MergeDuplicateAction(targets=[AGENTS + "ops/runbook.md", AGENTS + "ops/runbook_copy.md"], survivor=AGENTS + "ops/runbook.md", reason="r")
+    archive = Action(kind="archive", targets=[AGENTS + "ops/old_deploy.md"], reason="r")
+    deploy, copy = _dangling(corpus, [merge, archive])
+    assert copy["targets"] == [AGENTS + "ops/runbook_copy.md", AGENTS + "writer/notes.md"]
+    assert "linked from 1 file: .claude/agent-memory/writer/notes.md" in copy["reason"]
+    assert f"could point at [[runbook]] ({AGENTS}ops/runbook.md)" in copy["reason"]
+    assert deploy["targets"] == [AGENTS + "ops/old_deploy.md", AGENTS + "writer/notes.md"] and "could point at" not in deploy["reason"]
+
+
+def test_a_markdown_link_into_another_folder_to_a_consolidated_member_names_the_new_file_and_is_relinked_next():
+    from pipeline.rules.dangling_links import relinks
+
+    members = [_agent("ops/deploy-r1.md", "Round one.", name="deploy-r1"), _agent("ops/deploy-r2.md", "Round two.", name="deploy-r2")]
+    linking = _agent("writer/notes.md", "See [round two](../ops/deploy-r2.md).", name="notes")
+    new_file = AGENTS + "ops/deploy.md"
+    consolidate = ConsolidateAction(
+        targets=[m.key for m in members], reason="r",
+        outputs=[{"path": new_file, "frontmatter": {"name": "deploy"}, "body": "Round one.\n\nRound two.", "size": 2}])
+    [finding] = _dangling(_corpus(*members, linking), [consolidate])
+    assert finding["targets"] == [AGENTS + "ops/deploy-r2.md", AGENTS + "writer/notes.md"]
+    assert f"could point at [[deploy]] ({new_file})" in finding["reason"] and "the next plan proposes that edit" in finding["reason"]
+    # once applied: the new file lists its members, and the next plan's relink keeps the href's folder
+    holder = _agent("ops/deploy.md", "Round one.\n\nRound two.", name="deploy").model_copy(
+        update={"meta": {"consolidated_from": ["deploy-r1.md", "deploy-r2.md"]}})
+    corpus = _corpus(holder, linking)
+    corpus.indexes = {AGENTS + "ops/MEMORY.md": [holder.key], AGENTS + "writer/MEMORY.md": [linking.key]}
+    [action] = relinks(corpus).actions
+    assert [(r["before"], r["after"]) for r in action.replacements] == [("deploy-r2.md", "deploy.md")]
+
+
+def test_a_markdown_link_to_a_retired_file_dangles_though_a_memory_that_stays_has_its_name():
+    """A `[[link]]` by name still reaches the survivor named alike; a markdown link names the file."""
+    corpus = _corpus(_claude("a.md", "Retry twice.", name="retry"), _claude("retry.md", "Retry twice.", name="retry"),
+                     _claude("c.md", "See [[retry]] and [the policy](retry.md).", name="c"))
+    merge = MergeDuplicateAction(targets=[FOLDER + "a.md", FOLDER + "retry.md"], survivor=FOLDER + "a.md", reason="r")
+    [finding] = _dangling(corpus, [merge])
+    assert finding["targets"] == [FOLDER + "c.md", FOLDER + "retry.md"] and f"({FOLDER}a.md)" in finding["reason"]
+    # a file the plan writes at that very path again answers it
+    rewrite = ConsolidateAction(targets=[FOLDER + "retry.md"], reason="r",
+                                outputs=[{"path": FOLDER + "retry.md", "frontmatter": {"name": "retry"}, "body": "Retry.", "size": 1}])
+    assert _dangling(corpus, [rewrite]) == []
+
+
+# `N_title.md` is numbered as `N-title.md` and `N. Title.md` are: `[[N]]`, `[[N_title]]`, `[[title]]`,
+# and a numbered reference spelled as a slug, `[[N-other-words]]` or `[[N_other_words]]`, reach it.
+
+
+def test_a_file_named_number_underscore_title_answers_its_number_and_title(tmp_path: Path):
+    from pipeline.rules.link_names import file_names, link_parts, link_target_forms
+
+    assert link_parts("f/12_deploy_notes.md") == ("12", "deploy_notes") == link_parts("f/12-deploy_notes.md")
+    assert link_parts("f/12. deploy_notes.md") == ("12", "deploy_notes") and link_parts("f/12.5_x.md") == (None, "12.5_x")
+    assert file_names("f/12_deploy_notes.md") == {"12_deploy_notes", "deploy_notes", "12"}
+    assert link_target_forms("12_Deploy_Steps") == ("12_deploy_steps", "12") and link_target_forms("2024_06_01_standup") == ("2024_06_01_standup",)
+    _folder_with(tmp_path, {
+        "12_deploy_notes.md": _fm("deploy notes", "Deploy on Fridays.\n"),
+        "notes.md": _fm("notes", "See [[12]], [[12_deploy_notes]], [[deploy_notes]], [[12-deploy-on-fridays]], [[12_deploy_on_fridays]].\n"
+                                  "Not it: [[13]], [[2024_06_01_standup]].\n"),
+    })
+    _, [finding] = _relinks_of(tmp_path)
+    assert finding["reason"] == "2 links reach no file of its folder: [[13]]; [[2024_06_01_standup]]"
+    corpus = _corpus(_claude("12_deploy_notes.md", "Deploy.", name="deploy notes"), _claude("n.md", "See [[12]].", name="n"))
+    [retired] = _dangling(corpus, [Action(kind="archive", targets=[FOLDER + "12_deploy_notes.md"], reason="r")])
+    assert retired["targets"] == [FOLDER + "12_deploy_notes.md", FOLDER + "n.md"]
+
+
+def test_a_link_respelled_to_a_numbered_file_gets_its_name_without_the_number():
+    from pipeline.rules.dangling_links import relinks
+
+    numbered = _claude("39_feedback_never_take_unprepared_decision.md", "Prepare first.")
+    asking = _claude("dont_hedge.md", "Builds on [[never-take-an-unprepared-decision]].")
+    [action] = relinks(_corpus(numbered, asking)).actions
+    assert [r["after"] for r in action.replacements] == ["feedback_never_take_unprepared_decision"]

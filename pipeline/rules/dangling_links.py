@@ -1,4 +1,5 @@
-"""Links a plan would leave dangling: `[[...]]` wiki links to a memory the plan takes away.
+"""Links a plan would leave dangling: `[[...]]` wiki links to a memory the plan takes away, and
+markdown links (`[x](file.md)`, `[x](../other/file.md)`) to its file, from any folder of the store.
 
 Claude Code memory folders link memories to each other by `[[name]]` (the front matter's `name`,
 or the file name without `.md`): on the real stores 613 such links in 5 of 15 folders. A plan that
@@ -29,7 +30,8 @@ from ..kinds import FindingKind, retires
 from ..model import Action, Corpus, Finding, Memory
 from ..text.counts import plural
 from .link_names import (
-    file_names, file_parts, link_folder, link_names, link_target_forms, link_targets, links_in, markdown_links_in, store_file,
+    file_names, link_folder, link_names, link_parts, link_target_forms, link_targets, linked_files, links_in, markdown_links_in,
+    store_file,
 )
 from .outcome import Outcome
 
@@ -98,14 +100,33 @@ def dangling_links(corpus: Corpus, actions: list[Action]) -> list[Finding]:
     for title, key in answered:
         for n in link_names(title, key):
             named.pop((link_folder(key), n), None)
+    files = _retired_files(retired, actions)
     linking: dict[str, set[str]] = defaultdict(set)  # retired key -> the files linking it
     staying = ((m.key, m.body) for m in linked if m.key not in retired)
     for where, text in chain(staying, written):
-        for target in link_targets(text):
-            gone = named.get((link_folder(where), target))
+        folder = link_folder(where)
+        by_name = (named.get((folder, target)) for target in link_targets(text))
+        by_path = (files.get(_file_place(path)) for path in linked_files(folder, text))
+        for gone in chain(by_name, by_path):
             if gone is not None and gone != where:
                 linking[gone].add(where)
     return [_finding(key, by_key[key], retired[key], linking[key]) for key in sorted(linking)]
+
+
+def _retired_files(retired: dict[str, Retired], actions: list[Action]) -> dict[tuple[str, str], str]:
+    """The files the plan takes away, by `_file_place`: what a markdown link, from any folder of the
+    store, names by its path. Not a path the plan writes a file at again, which the link still reaches."""
+    files = {_file_place(key): key for key in sorted(retired) if file_names(key)}  # a memory that is a file of its own
+    for a in actions:
+        for o in outputs_of(a):
+            files.pop(_file_place(o["path"]), None)
+    return files
+
+
+def _file_place(path: str) -> tuple[str, str]:
+    """A file's folder and its name casefolded: how a markdown link's path is matched to a file (as
+    `[[links]]` match names; the folder as written, which a case-sensitive store tells apart)."""
+    return link_folder(path), path.rsplit("/", 1)[-1].casefold()
 
 
 def _finding(key: str, m: Memory, r: Retired, linking: set[str]) -> Finding:
@@ -192,7 +213,7 @@ def _spellings(corpus: Corpus, names: dict[str, set[str]], archived: dict[str, s
         if "#" in m.key or not m.key.endswith(".md"):  # an entry inside MEMORY.md, a record: no file to link
             continue
         folder = link_folder(m.key)
-        stem = file_parts(m.key)[1]
+        stem = link_parts(m.key)[1]
         for name in dict.fromkeys((m.title.strip(), stem)):
             spelled = Spelling.of(name)
             if spelled.words:  # linked by that name, or by its file name when a link cannot hold it

@@ -2,14 +2,15 @@
 
 Claude Code memory folders link memories to each other by `[[name]]`: the front matter's `name`, or
 the file name without `.md`, or, in folders that number their files (`105-feedback_x.md`,
-`105. Title.md`), the name after the number or the number alone (`[[105]]`, `[[105. Title]]` as
-tree indexes write their numbered references, and `[[105-title-as-a-slug]]`, that reference spelled
-as a file name: the title a tree index gives a number need not be its file's name). A folder is a
-store of its own (one agent's memory): `[[overview]]` in one never means another's. Names are
+`105_feedback_x.md`, `105. Title.md`: `numbered_name`), the name after the number or the number
+alone (`[[105]]`, `[[105. Title]]` as tree indexes write their numbered references, and
+`[[105-title-as-a-slug]]` or `[[105_title_slug]]`, that reference spelled as a file name: the title
+a tree index gives a number need not be its file's name). A folder is a store of its own (one
+agent's memory): `[[overview]]` in one never means another's. Names are
 matched casefolded, as links and some file systems match them. A `[[...]]` inside inline code or a
 fenced block is text (`[[ -f x ]]`, `[[9, hash]]`), not a link.
 A markdown link (`[text](file.md)`, `[text](../other/file.md)`) names a file by its path from the
-linking file's folder (`store_file`): never one outside the store.
+linking file's folder (`store_file`), in any folder of the store: never one outside it.
 Used by the dangling-link finding and relinks (dangling_links.py) and by a consolidation choosing a
 name no memory of its folder answers to (stages/consolidate/claude_names.py).
 """
@@ -24,11 +25,10 @@ from urllib.parse import unquote
 # `[[target]]`, `[[target|shown text]]`, `[[target#heading]]`: the target is what names a memory.
 WIKILINK = re.compile(r"\[\[([^\[\]\n|#]+)(?:[|#][^\[\]\n]*)?\]\]")
 _NUMBERED = re.compile(r"(\d+)-(.+)")
-# `[[105. Title]]`: a numbered reference, as a tree index lists its leaves (`- 105. Title`).
-_NUMBER_AND_TITLE = re.compile(r"(\d+)\.\s")
-# `[[105-title-as-a-slug]]`: that reference spelled as a file name; the slug starts with a letter, so
-# a date (`[[2024-06-01-standup]]`) is no numbered reference to whatever file 2024 is.
-_NUMBER_AND_SLUG = re.compile(r"(\d+)-[^\W\d_]")
+# The number a memory's name leads with, as its folder's files, its tree index and its links write it:
+# `105-title`, `105_title`, `105. Title` (`[[105. Title]]`: a numbered reference, as a tree index lists
+# its leaves, `- 105. Title`). One grammar for a file's name and a link's target (`numbered_name`).
+_NUMBER_LEAD = re.compile(r"(\d+)(?:[-_]|\.\s+)(?=\S)")
 # Code, where `[[` is text: a fenced block (to its closing fence, or the end) or an inline code span.
 _CODE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n.*?(?:^[ \t]*\1[^\n]*$|\Z)|`[^`\n]*`", re.MULTILINE | re.DOTALL)
 
@@ -40,12 +40,17 @@ def file_parts(key: str) -> tuple[str | None, str]:
     return (numbered.group(1), numbered.group(2)) if numbered else (None, stem)
 
 
+def numbered_name(name: str) -> tuple[str | None, str]:
+    """The number a name leads with (`105-title`, `105_title`, `105. Title`), if any, and the rest."""
+    lead = _NUMBER_LEAD.match(name)
+    return (lead.group(1), name[lead.end():].strip()) if lead else (None, name)
+
+
 def link_parts(key: str) -> tuple[str | None, str]:
-    """`file_parts` as a link reads them: a file named `105. Title.md` is numbered too. (Not so for
-    naming a new file beside it: `file_parts` is the `105-x` convention a consolidation follows.)"""
-    number, rest = file_parts(key)
-    titled = _NUMBER_AND_TITLE.match(rest) if number is None else None
-    return (titled.group(1), rest[titled.end():].strip()) if titled else (number, rest)
+    """`file_parts` as a link reads them: a file named `105_title.md` or `105. Title.md` is numbered
+    too (`numbered_name`). (Not so for naming a new file beside it: `file_parts` is the `105-x`
+    convention a consolidation follows.)"""
+    return numbered_name(key.rsplit("/", 1)[-1].removesuffix(".md"))
 
 
 def file_names(key: str) -> set[str]:
@@ -93,22 +98,29 @@ def _outside_code(text: str, matches: Iterator[re.Match[str]]) -> Iterator[re.Ma
 
 def link_target_forms(written: str) -> tuple[str, ...]:
     """The names a link's target text may reach a memory by, in the order they are tried: the text
-    casefolded, then for `105. Title` or `105-title-slug` its number (a memory may be named
-    "3. Setup" itself, a file `105-title-slug.md`)."""
+    casefolded, then for `105. Title`, `105-title-slug` or `105_title_slug` its number (a memory may
+    be named "3. Setup" itself, a file `105-title-slug.md`). A slug starts with a letter, so a date
+    (`[[2024-06-01-standup]]`) is no numbered reference to whatever file 2024 is."""
     target = written.strip().casefold()
-    numbered = _NUMBER_AND_TITLE.match(target) or _NUMBER_AND_SLUG.match(target)
-    return (target, numbered.group(1)) if numbered else (target,)
+    number, rest = numbered_name(target)
+    if number is None or (target[len(number)] in "-_" and not rest[:1].isalpha()):
+        return (target,)
+    return (target, number)
 
 
 def link_targets(text: str) -> Iterator[str]:
-    """What each link of a text says: each of its `link_target_forms`; and each markdown link to a
-    file of its own folder (`[the board](project_fairchild.md)`), by that file's name without `.md`."""
+    """What each `[[link]]` of a text says: each of its `link_target_forms`."""
     for match in links_in(text):
         yield from link_target_forms(match.group(1))
+
+
+def linked_files(folder: str, text: str) -> Iterator[str]:
+    """The store path of the `.md` file each markdown link of a text written in `folder` names
+    (`store_file`), in this folder or another of the store (`[runbook](../ops/runbook.md)`)."""
     for match in markdown_links_in(text):
-        name = sibling_file(match.group(1))
-        if name is not None:
-            yield name.removesuffix(".md").casefold()
+        path = store_file(folder, match.group(1))
+        if path is not None:
+            yield path
 
 
 # `[text](href)` (with an optional "title"): where a markdown link points.
