@@ -213,7 +213,7 @@ def undo(
     *,
     opts: Options,
 ) -> None:
-    """Restore the store byte-for-byte to how it was before a run (whole lines added since to a file it rewrote are kept)."""
+    """Restore the store byte-for-byte to how it was before a run (what was added since at the end of a file it rewrote is kept after it)."""
 
     def body() -> None:
         from .workflow import undo_store
