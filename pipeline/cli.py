@@ -172,7 +172,7 @@ def apply(
                 progress.close()
             width = terminal_width(sys.stderr)
             # the whole plan, then what this apply runs of it, by the numbers and fingerprints the plan shows
-            sys.stderr.write(render_plan(p, width, _config_shown(used)) + render_to_apply(p, chosen, width))
+            sys.stderr.write(render_plan(p, width, _config_shown(used), how_to_apply=False) + render_to_apply(p, chosen, width))
             return typer.confirm(printable(f"Apply {plural(len(chosen), 'action')} to {p.root}?"), default=False, err=True)
 
         result_plan, result = apply_store(path, settings, say, select, resolve, confirm, progress)  # type: ignore[arg-type]

@@ -235,6 +235,9 @@ def test_the_prompt_lists_the_actions_it_is_about_to_apply(bank_store):
     for line, (n, a) in zip(lines, chosen.items()):
         assert re.fullmatch(rf" +{n}\. {a['kind']}  {re.escape(first_shown(a))}.*\[(?:[^]]*; )?{a['fingerprint']}\]", line), line
     assert f"\nApply {len(chosen)} actions to {bank_store}? [y/N]:" in res.stderr
+    # The plan shown above the prompt does not tell a user already running apply to run it.
+    assert "memconsolidate apply STORE" not in res.stderr
+    assert "memconsolidate apply STORE" in run_cli("plan", str(bank_store), "--now", NOW).stdout
 
 
 def test_the_prompt_lists_only_the_selected_actions(bank_store):

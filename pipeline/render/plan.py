@@ -113,7 +113,9 @@ def llm_line(plan: Plan) -> str:
             f"{s.prompt_tokens}+{s.completion_tokens} tokens, ${s.cost_usd:.4f}")
 
 
-def render_plan(plan: Plan, width: int = PIPE_WIDTH, config: str | None = None) -> str:
+def render_plan(plan: Plan, width: int = PIPE_WIDTH, config: str | None = None, how_to_apply: bool = True) -> str:
+    """The plan as `plan` prints it; without `how_to_apply`, as `apply` shows it above its prompt,
+    where a hint to run `apply` would be said to someone already running it."""
     lines = [f"memconsolidate plan — {plan.layout} store {plan.root}"]
     lines.extend(wrap(f"now {plan.now.isoformat()} · model {plan.model} · {plural(plan.memories, 'memory', 'memories')}",
                       width, "", "  "))
@@ -142,7 +144,7 @@ def render_plan(plan: Plan, width: int = PIPE_WIDTH, config: str | None = None) 
     lines.append(llm_line(plan))
     if not plan.actions and not plan.findings:
         lines.append(f"Nothing to do: {plural(plan.memories, 'memory', 'memories')} checked, all current.")
-    elif plan.actions:
+    elif plan.actions and how_to_apply:
         lines.extend(wrap("Apply the automatic actions with `memconsolidate apply STORE`; choose some with `--select KIND`, "
                           f"or by number with the fingerprint in brackets, `--select 1={plan.actions[0].fingerprint()}` "
                           "(apply refuses a number whose action changed since this plan).", width, "", ""))
