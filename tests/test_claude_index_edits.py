@@ -28,7 +28,7 @@ from helpers import NOW, REAL_STORES, WILD, apply_json, copy_real, plan_json, ru
 from pipeline.actions import ConsolidateAction, MergeDuplicateAction, PruneStaleAction
 from pipeline.api import apply_plan, build_plan, open_store, undo
 from pipeline.config import Settings
-from pipeline.layouts.claude import LAYOUT, index_rebuild, memory_md
+from pipeline.layouts.claude import LAYOUT, index_rebuild, memory_md, rules
 
 AGENT = ".claude/agent-memory/oracle"
 S = Settings.model_validate({"now": NOW, "llm": {"model": "none"}})
@@ -607,19 +607,32 @@ def long_hook(seed: int, words: int) -> str:
 SHORT_OF_LOAD = 100
 
 
-def near_the_load_limit(root: Path) -> Path:
+# A second pair the stub model offers to consolidate, in another subject.
+DEPLOY, PAGING = (topic(name, f"How the deploy pipeline {what}", body, kind="project") for name, what, body in (
+    ("Deploy rollbacks", "rolls back failed releases", "The deploy pipeline rolls back failed releases automatically "
+     "within five minutes.\nRollbacks of failed releases page the on-call engineer."),
+    ("Deploy rollback paging", "pages on failed release rollbacks", "The deploy pipeline rolls back failed releases "
+     "and pages the on-call engineer.\nRollbacks of failed releases are logged with the release number.")))
+
+
+def near_the_load_limit(root: Path, short_of_load: int = SHORT_OF_LOAD, deploy: bool = False) -> Path:
     """A MEMORY.md just under what Claude Code loads: two long hand-written entries for two project
     memories the stub model offers to consolidate (one entry of at most 300 characters for both:
-    that needs the user), and one file no entry lists, which the automatic rebuild indexes."""
+    that needs the user), and one file no entry lists, which the automatic rebuild indexes. With
+    `deploy`, a second such pair (a second consolidation in the folder)."""
     folder = root / ".claude/memory"
     files = {"checkout_retries.md": RETRIES, "checkout_backoff.md": BACKOFF, "zz_new.md": topic("zz new", long_hook(999, 30))}
     lines = ["# Memory", "", f"- [Checkout retries](checkout_retries.md) — {long_hook(0, 45)}",
              f"- [Checkout retry backoff](checkout_backoff.md) — {long_hook(1, 45)}"]
+    if deploy:
+        files |= {"deploy_rollbacks.md": DEPLOY, "deploy_paging.md": PAGING}
+        lines += [f"- [Deploy rollbacks](deploy_rollbacks.md) — {long_hook(500, 45)}",
+                  f"- [Deploy rollback paging](deploy_paging.md) — {long_hook(501, 45)}"]
     for i in range(2, 62):
         files[f"topic-{i:03d}.md"] = topic(f"topic {i}", f"what topic {i} holds", long_hook(1000 + i, 8))
         lines.append(f"- [Topic {i}](topic-{i:03d}.md) — {long_hook(i, 40)}")
     text = "\n".join(lines) + "\n\nOwner notes "
-    text += "x" * (LOAD - SHORT_OF_LOAD - len(text.encode()) - 1) + "\n"
+    text += "x" * (LOAD - short_of_load - len(text.encode()) - 1) + "\n"
     write(folder, files)
     (folder / "MEMORY.md").write_text(text, encoding="utf-8")
     return folder
@@ -660,6 +673,67 @@ def test_what_the_plan_says_of_the_hooks_is_what_the_apply_the_user_chooses_does
         assert snapshot(tmp_path) == before, select  # undo gives the store back byte for byte
     assert "hand-written hooks shortened" in said_of_index(rebuild, "applying it")  # a bare apply must cut
     assert "hand-written hooks kept as written" in said_of_index(consolidate, "applying it with rebuild_index too")
+
+def index_clauses(reason: str) -> dict[str, str]:
+    """What `reason` says of the index, by clause (`applying it`, `applying it with ... too`)."""
+    parts = reason.split("; applying it")[1:]
+    return {f"applying it{label}": text for label, text in (part.split(": ", 1) for part in parts)}
+
+
+def index_notes(out: dict) -> str:
+    return "; ".join(n.removeprefix(".claude/memory/MEMORY.md: ") for n in out["notes"])
+
+
+def test_each_action_that_needs_the_user_says_what_applying_it_does(tmp_path):
+    """Two consolidations in one folder, the index 250 bytes past what Claude Code loads: each says
+    on itself what selecting it does, alone and with the automatic actions (the trim and the
+    rebuild), reckoned without the other. Reckoned with both, the first promised hand-written hooks
+    kept as written where selecting it with the trim shortened 54; the second said nothing."""
+    folder = near_the_load_limit(tmp_path, short_of_load=-250, deploy=True)
+    before = snapshot(tmp_path)
+    args = ("--now", NOW, "--model", "stub", "--max-retire", "1")
+    res = run_cli("plan", str(tmp_path), "--json", *args)
+    assert res.returncode == 0, res.stderr
+    actions = json.loads(res.stdout)["actions"]
+    assert [(a["kind"], a["needs_user"]) for a in actions] == [
+        ("consolidate", True), ("consolidate", True), ("trim_budget", False), ("rebuild_index", False)]
+    automatic = [f"{n}={a['fingerprint']}" for n, a in enumerate(actions, 1) if not a["needs_user"]]
+    for n, action in enumerate(actions[:2], 1):
+        said = index_clauses(action["reason"])
+        with_automatic = next((label for label in said if label.startswith("applying it with ")), "none")
+        chosen = f"{n}={action['fingerprint']}"
+        for select, clause in (([chosen], "applying it"), ([chosen, *automatic], with_automatic)):
+            assert clause in said, (n, select)  # said on itself
+            res = run_cli("apply", str(tmp_path), "--yes", "--json", *args, "--select", ",".join(select))
+            assert res.returncode == 0, res.stderr
+            out = json.loads(res.stdout)
+            assert sorted(a["fingerprint"] for a in out["applied"]) == sorted(s.split("=")[1] for s in select)
+            assert index_notes(out) == said[clause], (n, select)  # what the plan said is what this run did
+            undo(tmp_path, out["run_id"])
+            assert snapshot(tmp_path) == before, (n, select)  # undo gives the store back byte for byte
+    # the reviewer's case: the first one's entry does not make room enough without the second's
+    with_automatic = "applying it with trim_budget and rebuild_index too"  # both, not only the first
+    assert "54 hand-written hooks shortened" in index_clauses(actions[0]["reason"])[with_automatic]
+    assert with_automatic in index_clauses(actions[1]["reason"])
+    assert long_hook(5, 40) in (folder / "MEMORY.md").read_text(encoding="utf-8")  # as before
+
+
+def test_past_so_many_actions_that_need_the_user_the_first_says_what_selecting_them_all_does(tmp_path, monkeypatch):
+    """A dry run of the rebuild for each is bounded: past `EACH_SAID` of them, the first in a folder
+    says, in words saying so, what applying all of them with the automatic ones does, and none
+    says what applying it alone does."""
+    near_the_load_limit(tmp_path, short_of_load=-250, deploy=True)
+    monkeypatch.setattr(rules, "EACH_SAID", 1)
+    args = ("--now", NOW, "--model", "stub", "--max-retire", "1")
+    actions = json.loads(run_cli("plan", str(tmp_path), "--json", *args).stdout)["actions"]
+    first, second = (a["reason"] for a in actions[:2])
+    label = "applying it with the 1 other action that needs you and archives memories, and trim_budget and rebuild_index too"
+    assert list(index_clauses(first)) == [label] and not index_clauses(second)
+    every = ",".join(f"{n}={a['fingerprint']}" for n, a in enumerate(actions, 1))
+    res = run_cli("apply", str(tmp_path), "--yes", "--json", *args, "--select", every)
+    assert res.returncode == 0, res.stderr
+    assert index_notes(json.loads(res.stdout)) == index_clauses(first)[label]
+
 
 # red-team 2: a file listed again, and a CR-only index
 

@@ -13,9 +13,10 @@ from typing import Callable
 from ...config import Settings
 from ...kinds import ActionKind, FindingKind
 from ...actions import BudgetFinding, MergeDuplicateAction
-from ...kinds import StaleClass
+from ...kinds import StaleClass, retires
 from ...model import Action, Corpus
 from ...rules.outcome import Outcome
+from ...text.counts import plural
 from . import index_rebuild
 from .decisions import INDEX_KINDS
 from .memory_md import MAX_LINES
@@ -83,6 +84,12 @@ def hand_overs(outcome: Outcome) -> Outcome:
     return Outcome(actions, list(outcome.findings))
 
 
+# At most this many actions that need the user and can change an index are each said with what
+# applying it does: each costs a dry run of the rebuild (two where the bare apply rebuilds their
+# folder). Past it, the first of them in a folder says what selecting them all does.
+EACH_SAID = 12
+
+
 def explain(corpus: Corpus, actions: list[Action], settings: Settings) -> list[Action]:
     """The plan's final actions, with what applying them does to each MEMORY.md beyond its entries
     (hooks shortened, lines past what Claude Code loads) added to their reasons: the user reads it
@@ -93,34 +100,89 @@ def explain(corpus: Corpus, actions: list[Action], settings: Settings) -> list[A
     rebuild alone must cut), so each is said for a set of actions the user can apply:
     - the bare `apply` (the actions not needing the user), on the first of them asking for the
       index's rebuild, else changing its folder;
-    - when the plan asks for a rebuild, the other actions applied without it (`--select` of them),
-      on the first of them;
-    - the actions that need the user selected with the rest, on the first of them, when that says
-      something else than the bare apply: what they bring about is theirs to say, never the
-      automatic rebuild's (reckoned with them, it promised 75 hooks kept that a bare apply cut).
+    - when the bare apply rebuilds the index, its other actions applied without the rebuild
+      (`--select` of them), on the first of them;
+    - each action that needs the user, on itself: selected with the automatic ones, when that says
+      something else than the bare apply, and, when the bare apply rebuilds its index, selected
+      alone. What one brings about is its own to say, never the automatic rebuild's (reckoned with
+      it, a plan promised 75 hooks kept that a bare apply cut), nor another's (reckoned with a second
+      consolidation, it promised hooks kept that selecting the first cut).
     Apply does not keep a promise instead: an index past what Claude Code loads is cut off unread,
     worse than a hook shortened."""
     said = _consequences_by_set(corpus, settings)
-    automatic = [a for a in actions if not a.needs_user]  # what `apply --yes` runs (`apply.select_actions`)
-    others = [a for a in actions if a.kind not in INDEX_KINDS]
-    bare, everything, own = said(automatic), said(actions), said(others)
     out = list(actions)
 
     def tell(i: int | None, what: list[str] | None, label: str = "applying it") -> None:
         if i is not None and what:
-            out[i] = out[i].model_copy(update={"reason": f"{out[i].reason}; {label}: {'; '.join(what)}"})
+            out[i] = _saying(out[i], label, what)
 
-    for index_key in sorted(set(bare) | set(everything) | set(own)):
-        asks = [i for i, a in enumerate(out) if a.kind in INDEX_KINDS and index_key in a.targets]
-        changes = [i for i, a in enumerate(out) if a.kind not in INDEX_KINDS and any(folder_of(t) == folder_of(index_key) for t in a.targets)]
-        tell(next((i for i in asks + changes if not out[i].needs_user), None), bare.get(index_key))
+    automatic = [a for a in actions if not a.needs_user]  # what `apply --yes` runs (`apply.select_actions`)
+    rebuilds = _rebuilds_by_folder(automatic)
+    bare = said(automatic)
+    own = said([a for a in automatic if a.kind not in INDEX_KINDS]) if rebuilds else {}
+    for index_key in sorted(set(bare) | set(own)):
+        changes = [i for i, a in enumerate(out) if not a.needs_user and a.kind not in INDEX_KINDS and _in_folder_of(a, index_key)]
+        asks = [i for i, a in enumerate(out) if not a.needs_user and a.kind in INDEX_KINDS and index_key in a.targets]
+        tell(next(iter(asks + changes), None), bare.get(index_key))
         if asks and changes:
             tell(changes[0], own.get(index_key))
-        asked = next((i for i in changes + asks if out[i].needs_user), None)
-        if asked is not None and everything.get(index_key) != bare.get(index_key):
-            label = f"applying it with {out[asks[0]].kind} too" if asks and asked not in asks else "applying it"
-            tell(asked, everything.get(index_key), label)
+
+    # Only what archives memories (and writes a consolidation's file) or asks for a rebuild changes
+    # what the rebuild is given (`decisions.decide`): selecting anything else says what the bare apply does.
+    asked = [i for i, a in enumerate(actions) if a.needs_user and (retires(a.kind) or a.kind in INDEX_KINDS)]
+    if len(asked) > EACH_SAID:
+        return _said_for_all(out, asked, said, bare, rebuilds)
+    for i in asked:
+        action = actions[i]
+        rebuilt = any(folder_of(t) in rebuilds for t in action.targets)
+        alone = said([action]) if rebuilt and action.kind not in INDEX_KINDS else {}
+        with_automatic = said([a for a in actions if not a.needs_user or a is action])
+        for index_key in sorted(k for k in set(alone) | set(with_automatic) if _in_folder_of(action, k)):
+            rebuild = rebuilds.get(folder_of(index_key))
+            if rebuild:
+                tell(i, alone.get(index_key))
+            if with_automatic.get(index_key) != bare.get(index_key):
+                tell(i, with_automatic.get(index_key), f"applying it with {rebuild} too" if rebuild else "applying it")
     return out
+
+
+def _said_for_all(
+    out: list[Action], asked: list[int], said: Callable[[list[Action]], dict[str, list[str]]],
+    bare: dict[str, list[str]], rebuilds: dict[str, str],
+) -> list[Action]:
+    """`out` with, past `EACH_SAID` actions asked, what selecting every one of them with the
+    automatic ones does to an index, on the first of them changing its folder, in words saying so."""
+    everything = said([a for i, a in enumerate(out) if not a.needs_user or i in asked])
+    for index_key in sorted(everything):
+        first = next((i for i in asked if _in_folder_of(out[i], index_key)), None)
+        if first is None or everything[index_key] == bare.get(index_key):
+            continue
+        rebuild = rebuilds.get(folder_of(index_key))
+        others = plural(len(asked) - 1, "other action that needs you and archives memories", "other actions that need you and archive memories")
+        label = f"applying it with the {others}" + (f", and {rebuild} too" if rebuild else "")
+        out[first] = _saying(out[first], label, everything[index_key])
+    return out
+
+
+def _saying(action: Action, label: str, what: list[str]) -> Action:
+    """`action` with `label: what` (what applying it does to an index) added to its reason."""
+    return action.model_copy(update={"reason": f"{action.reason}; {label}: {'; '.join(what)}"})
+
+
+def _rebuilds_by_folder(actions: list[Action]) -> dict[str, str]:
+    """What of `actions` asks for each folder's MEMORY.md to be rebuilt, by folder, in words
+    (`trim_budget and rebuild_index`): the label of a clause reckoned with them."""
+    kinds: dict[str, list[str]] = {}
+    for a in actions:
+        if a.kind in INDEX_KINDS:
+            for t in a.targets:
+                kinds.setdefault(folder_of(t), []).append(a.kind)
+    return {folder: " and ".join(dict.fromkeys(k)) for folder, k in kinds.items()}
+
+
+def _in_folder_of(action: Action, index_key: str) -> bool:
+    """Whether `action` touches the folder of `index_key` (its MEMORY.md, or a file beside it)."""
+    return any(folder_of(t) == folder_of(index_key) for t in action.targets)
 
 
 def _consequences_by_set(corpus: Corpus, settings: Settings) -> Callable[[list[Action]], dict[str, list[str]]]:
