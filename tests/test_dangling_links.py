@@ -27,6 +27,12 @@ def _dangling(corpus: Corpus, actions: list[Action]) -> list[dict]:
     return [f.model_dump(mode="json") for f in dangling_links(corpus, actions)]
 
 
+def _with_tree_titles(corpus: Corpus, titles: dict[str, list[str]]) -> Corpus:
+    """The corpus with the titles its tree indexes give numbered files, as the claude reader reads them."""
+    corpus.extra["tree_titles"] = titles
+    return corpus
+
+
 def test_links_to_a_merged_duplicate_point_at_its_survivor():
     corpus = _corpus(
         _claude("build_tip.md", "Warm the cache first.", name="build-tip"),
@@ -258,9 +264,10 @@ def test_code_is_no_link_and_a_numbered_file_answers_its_number():
     body = ("Run `[[ -f x ]]` first; the CBOR is `[[9, hash]]`.\n\n```bash\n[[ -d build ]] && make\n```\n\n"
             "See [[106]] and [[106. Backlog Is The Tracker]].\n")
     linking = _claude("drain.md", body)
-    assert relinks(_corpus(numbered, linking)) == relinks(_corpus())
+    corpus = _with_tree_titles(_corpus(numbered, linking), {numbered.key: ["Backlog Is The Tracker"]})
+    assert relinks(corpus) == relinks(_corpus())
     # and a plan that archives the numbered file says those links dangle
-    [finding] = _dangling(_corpus(numbered, linking), [Action(kind="archive", targets=[numbered.key], reason="r")])
+    [finding] = _dangling(corpus, [Action(kind="archive", targets=[numbered.key], reason="r")])
     assert finding["targets"] == [FOLDER + "106-feedback_backlog_is_tracker.md", FOLDER + "drain.md"]
 
 
@@ -495,7 +502,8 @@ def test_a_markdown_link_names_a_file_of_the_store_or_nothing():
 
 # A tree index numbers its leaves (`- 104. Edit-Work Runs In A Lane Clone`): a link spelling that
 # numbered title as a slug (`[[104-edit-work-runs-in-a-lane-clone]]`) means leaf 104, whatever its
-# file is called (webeverything's `104-feedback_commit_to_default_branch_ok.md`).
+# file is called (webeverything's `104-feedback_commit_to_default_branch_ok.md`). Only a name file 104
+# goes by does: `[[104-anything-else]]` is no link to it.
 
 
 def test_a_link_by_a_numbered_titles_slug_answers_that_number(tmp_path: Path):
@@ -511,8 +519,10 @@ def test_a_link_by_a_numbered_titles_slug_answers_that_number(tmp_path: Path):
     _, [finding] = _relinks_of(tmp_path)
     assert finding["reason"] == "2 links reach no file of its folder: [[2024-06-01-standup]]; [[106-x]]"
     # and a plan taking leaf 104 away says that link dangles
-    corpus = _corpus(_claude("104-feedback_commit_to_default_branch_ok.md", "Lanes.", name="feedback_commit_to_default_branch_ok"),
-                     _claude("drain.md", "See [[104-edit-work-runs-in-a-lane-clone]].", name="drain"))
+    leaf = FOLDER + "104-feedback_commit_to_default_branch_ok.md"
+    corpus = _with_tree_titles(_corpus(_claude("104-feedback_commit_to_default_branch_ok.md", "Lanes.", name="feedback_commit_to_default_branch_ok"),
+                                       _claude("drain.md", "See [[104-edit-work-runs-in-a-lane-clone]].", name="drain")),
+                               {leaf: ["Edit-Work Runs In A Lane Clone"]})
     [retired] = _dangling(corpus, [Action(kind="archive", targets=[FOLDER + "104-feedback_commit_to_default_branch_ok.md"], reason="r")])
     assert retired["targets"] == [FOLDER + "104-feedback_commit_to_default_branch_ok.md", FOLDER + "drain.md"]
 
@@ -524,6 +534,7 @@ def test_webeverythings_numbered_title_links_answer_and_its_sibling_markdown_lin
     plan = plan_json(WILD / "webeverything", "--model", "none")
     found = [f["reason"] for f in plan["findings"] if f["kind"] == "dangling_link"]
     assert not [r for r in found if "[[104-edit-work-runs-in-a-lane-clone]]" in r]
+    assert not [r for r in found if "[[95. Plug = Proposed Missing Standard]]" in r or "[[106. Backlog Is The Tracker]]" in r]
     assert [r for r in found if "[docs/agent/backlog-workflow.md](backlog-workflow.md)" in r]
     # links into the repository's docs, its backlog or out of the store are not the store's to judge
     assert not [r for r in found if "](docs/agent/" in r or "](../" in r]
@@ -599,15 +610,16 @@ def test_a_file_named_number_underscore_title_answers_its_number_and_title(tmp_p
 
     assert link_parts("f/12_deploy_notes.md") == ("12", "deploy_notes") == link_parts("f/12-deploy_notes.md")
     assert link_parts("f/12. deploy_notes.md") == ("12", "deploy_notes") and link_parts("f/12.5_x.md") == (None, "12.5_x")
-    assert file_names("f/12_deploy_notes.md") == {"12_deploy_notes", "deploy_notes", "12"}
-    assert link_target_forms("12_Deploy_Steps") == ("12_deploy_steps", "12") and link_target_forms("2024_06_01_standup") == ("2024_06_01_standup",)
+    assert file_names("f/12_deploy_notes.md") == {"12_deploy_notes", "deploy_notes", "12", "12#deploy notes"}
+    assert link_target_forms("12_Deploy_Steps") == ("12_deploy_steps", "12#deploy steps")
+    assert link_target_forms("2024_06_01_standup") == ("2024_06_01_standup", "2024#06 01 standup")
     _folder_with(tmp_path, {
-        "12_deploy_notes.md": _fm("deploy notes", "Deploy on Fridays.\n"),
-        "notes.md": _fm("notes", "See [[12]], [[12_deploy_notes]], [[deploy_notes]], [[12-deploy-on-fridays]], [[12_deploy_on_fridays]].\n"
-                                  "Not it: [[13]], [[2024_06_01_standup]].\n"),
+        "12_deploy_notes.md": _fm("Friday deploys", "Deploy on Fridays.\n"),
+        "notes.md": _fm("notes", "See [[12]], [[12_deploy_notes]], [[deploy_notes]], [[12-deploy-notes]], [[12. Friday Deploys]].\n"
+                                  "Not it: [[13]], [[2024_06_01_standup]], [[12-deploy-on-fridays]].\n"),
     })
     _, [finding] = _relinks_of(tmp_path)
-    assert finding["reason"] == "2 links reach no file of its folder: [[13]]; [[2024_06_01_standup]]"
+    assert finding["reason"] == "3 links reach no file of its folder: [[13]]; [[2024_06_01_standup]]; [[12-deploy-on-fridays]]"
     corpus = _corpus(_claude("12_deploy_notes.md", "Deploy.", name="deploy notes"), _claude("n.md", "See [[12]].", name="n"))
     [retired] = _dangling(corpus, [Action(kind="archive", targets=[FOLDER + "12_deploy_notes.md"], reason="r")])
     assert retired["targets"] == [FOLDER + "12_deploy_notes.md", FOLDER + "n.md"]
@@ -620,3 +632,42 @@ def test_a_link_respelled_to_a_numbered_file_gets_its_name_without_the_number():
     asking = _claude("dont_hedge.md", "Builds on [[never-take-an-unprepared-decision]].")
     [action] = relinks(_corpus(numbered, asking)).actions
     assert [r["after"] for r in action.replacements] == ["feedback_never_take_unprepared_decision"]
+
+
+# A numbered reference reaches file N by a name it goes by, never by its number alone: the slug of its
+# file name without the number, of its `name`, or of a title a tree index of its folder gives it
+# (MEMORY.md's `- N. Title` lines, or a sub-index's). `[[3-d-printing]]` beside `3-setup.md` and
+# `[[3. D Printing]]` are no links to it (a review's case: they hid links that reach nothing).
+
+
+def test_a_numbered_reference_by_a_name_file_n_does_not_go_by_reaches_nothing(tmp_path: Path):
+    folder = _folder_with(tmp_path, {
+        "3-setup.md": _fm("setup", "The workshop has a bench and a vise.\n"),
+        "12-release-checklist.md": _fm("release-checklist", "Tag, build, upload.\n"),
+        "4-printer.md": _fm("printer", "The printer needs levelling; see [[3-d-printing]] and [[12-old-retired-note]].\n"),
+        "bench.md": _fm("bench", "Also [[3. D Printing]]; but [[3-Setup]], [[3_SETUP]], [[3. Setup]], [[3-workshop-setup]],\n"
+                                  "[[12. Release Checklist]], [[12-ship-it]] and [[4. Print Room]] all reach their file.\n"),
+        "index-shop.md": "# Shop\n\n- 4. Print Room — the printer\n- 12. Ship It — before a release\n",
+    })
+    (folder / "MEMORY.md").write_text("# Memory\n\n- [shop](index-shop.md) — the shop's tree\n- 3. Workshop Setup — bench\n"
+                                      "- [bench](bench.md) — bench\n")
+    actions, found = _relinks_of(tmp_path)
+    assert actions == []
+    assert sorted(f["reason"] for f in found) == [
+        "1 link reaches no file of its folder: [[3. D Printing]]",
+        "2 links reach no file of its folder: [[3-d-printing]]; [[12-old-retired-note]]",
+    ]
+    assert [f["targets"] for f in found] == [[FOLDER + "4-printer.md"], [FOLDER + "bench.md"]]
+
+
+def test_archiving_file_n_claims_only_the_numbered_references_that_name_it():
+    setup, printer = FOLDER + "3-setup.md", FOLDER + "4-printer.md"
+    corpus = _with_tree_titles(_corpus(
+        _claude("3-setup.md", "The workshop has a bench.", name="setup"),
+        # the title a tree index gives file 4 is no name of file 3 either
+        _claude("4-printer.md", "The printer needs levelling; see [[3-d-printing]] and [[3-print-room]].", name="printer"),
+        _claude("bench.md", "The vise: [[3-workshop-setup]].", name="bench"),
+    ), {setup: ["Workshop Setup"], printer: ["Print Room"]})
+    [finding] = _dangling(corpus, [Action(kind="archive", targets=[setup], reason="r")])
+    assert finding["targets"] == [setup, FOLDER + "bench.md"]
+    assert "linked from 1 file: .claude/memory/bench.md" in finding["reason"]

@@ -89,16 +89,17 @@ def dangling_links(corpus: Corpus, actions: list[Action]) -> list[Finding]:
         return []
     by_key = corpus.by_key()
     retired = _retired(by_key, actions)
+    titles = tree_titles(corpus)
     named: dict[tuple[str, str], str] = {}  # (folder, what a link says) -> the retired memory it names
     for key in sorted(retired):
-        for n in link_names(by_key[key].title, key):
+        for n in link_names(by_key[key].title, key, titles.get(key, ())):
             named.setdefault((link_folder(key), n), key)
     # A name a memory that stays still answers to (a merge's survivor of the same name), or a file
     # the plan writes: a link by it still reaches a memory.
-    answered = chain(((m.title, m.key) for m in corpus.memories if m.key not in retired),
-                     ((str(o["frontmatter"].get("name") or ""), o["path"]) for a in actions for o in outputs_of(a)))
-    for title, key in answered:
-        for n in link_names(title, key):
+    answered = chain(((m.title, m.key, titles.get(m.key, ())) for m in corpus.memories if m.key not in retired),
+                     ((str(o["frontmatter"].get("name") or ""), o["path"], ()) for a in actions for o in outputs_of(a)))
+    for title, key, given in answered:
+        for n in link_names(title, key, given):
             named.pop((link_folder(key), n), None)
     files = _retired_files(retired, actions)
     linking: dict[str, set[str]] = defaultdict(set)  # retired key -> the files linking it
@@ -144,15 +145,24 @@ def _finding(key: str, m: Memory, r: Retired, linking: set[str]) -> Finding:
     return Finding(kind=FindingKind.DANGLING_LINK, targets=sorted(linking | {key}), reason="; ".join(parts))
 
 
+def tree_titles(corpus: Corpus) -> dict[str, list[str]]:
+    """The titles the folders' tree indexes give their numbered files (`- 104. Edit-Work Runs In A
+    Lane Clone` for `104-feedback_x.md`), by file (claude reader): names a numbered reference
+    (`[[104-edit-work-runs-in-a-lane-clone]]`) reaches the file by besides its own."""
+    titles: dict[str, list[str]] = corpus.extra.get("tree_titles", {})
+    return titles
+
+
 def names_by_folder(corpus: Corpus) -> dict[str, set[str]]:
     """Every name a link may reach a file of each folder by: its memories' (`link_names`), and those
     of its files that are no memory but still answer a link (one the reader could not read, an
     index, a sub-index)."""
     names: dict[str, set[str]] = defaultdict(set)
+    titles = tree_titles(corpus)
     for m in corpus.memories:
-        names[link_folder(m.key)].update(link_names(m.title, m.key))
+        names[link_folder(m.key)].update(link_names(m.title, m.key, titles.get(m.key, ())))
     for key in other_files(corpus):
-        names[link_folder(key)].update(file_names(key))
+        names[link_folder(key)].update(file_names(key, titles.get(key, ())))
     for index, headings in corpus.extra.get("index_headings", {}).items():  # a section of MEMORY.md
         names[link_folder(index)].update(h.strip().casefold() for h in headings)
     return names
@@ -209,6 +219,7 @@ def _spellings(corpus: Corpus, names: dict[str, set[str]], archived: dict[str, s
     run), which make a respelling ambiguous."""
     out: dict[tuple[str, tuple[str, ...]], list[_Named]] = defaultdict(list)
     memory_names: dict[str, set[str]] = defaultdict(set)
+    titles = tree_titles(corpus)
     for m in corpus.memories:
         if "#" in m.key or not m.key.endswith(".md"):  # an entry inside MEMORY.md, a record: no file to link
             continue
@@ -218,7 +229,7 @@ def _spellings(corpus: Corpus, names: dict[str, set[str]], archived: dict[str, s
             spelled = Spelling.of(name)
             if spelled.words:  # linked by that name, or by its file name when a link cannot hold it
                 out[(folder, spelled.words)].append(_Named(m, name if _link_name(name, m.key) == name else stem, spelled))
-        memory_names[folder] |= link_names(m.title, m.key)
+        memory_names[folder] |= link_names(m.title, m.key, titles.get(m.key, ()))
     for folder in sorted(set(names) | set(archived)):
         for name in sorted((names.get(folder, set()) | archived.get(folder, set())) - memory_names[folder]):
             spelled = Spelling.of(name)

@@ -3,12 +3,13 @@
 Claude Code memory folders link memories to each other by `[[name]]`: the front matter's `name`, or
 the file name without `.md`, or, in folders that number their files (`105-feedback_x.md`,
 `105_feedback_x.md`, `105. Title.md`: `numbered_name`), the name after the number or the number
-alone (`[[105]]`, `[[105. Title]]` as tree indexes write their numbered references, and
-`[[105-title-as-a-slug]]` or `[[105_title_slug]]`, that reference spelled as a file name: the title
-a tree index gives a number need not be its file's name). A folder is a store of its own (one
-agent's memory): `[[overview]]` in one never means another's. Names are
-matched casefolded, as links and some file systems match them. A `[[...]]` inside inline code or a
-fenced block is text (`[[ -f x ]]`, `[[9, hash]]`), not a link.
+alone (`[[105]]`). A numbered reference (`[[105. Title]]` as tree indexes write them,
+`[[105-title-as-a-slug]]` or `[[105_title_slug]]` spelled as a file name) reaches file 105 only by
+a name it goes by (`numbered_reference`): its file name's, its `name`, or the title a tree index of
+its folder gives it (`- 105. Title`), which need not be its file's name; `[[105-anything-else]]`
+reaches nothing. A folder is a store of its own (one agent's memory): `[[overview]]` in one never
+means another's. Names are matched casefolded, as links and some file systems match them. A
+`[[...]]` inside inline code or a fenced block is text (`[[ -f x ]]`, `[[9, hash]]`), not a link.
 A markdown link (`[text](file.md)`, `[text](../other/file.md)`) names a file by its path from the
 linking file's folder (`store_file`), in any folder of the store: never one outside it.
 Used by the dangling-link finding and relinks (dangling_links.py) and by a consolidation choosing a
@@ -19,8 +20,10 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from urllib.parse import unquote
+
+from .text import normalize
 
 # `[[target]]`, `[[target|shown text]]`, `[[target#heading]]`: the target is what names a memory.
 WIKILINK = re.compile(r"\[\[([^\[\]\n|#]+)(?:[|#][^\[\]\n]*)?\]\]")
@@ -53,21 +56,36 @@ def link_parts(key: str) -> tuple[str | None, str]:
     return numbered_name(key.rsplit("/", 1)[-1].removesuffix(".md"))
 
 
-def file_names(key: str) -> set[str]:
-    """The names a link reaches a file by: its name without `.md`, and without its number. None for
-    a memory that is not a file of its own (a record, an entry kept inside MEMORY.md:
+def numbered_reference(number: str, name: str) -> str | None:
+    """What a numbered reference to file `number` by `name` (`[[105. Title]]`, `[[105-title-slug]]`,
+    `[[105_Title_Slug]]`) is matched by: the number and the name's words in one normal form (case,
+    `-`, `_`, spaces and punctuation alike), `105#title slug`. A link's target ends at `#`, so no
+    link's text is this string itself: only a numbered reference reaches it. None for a name of no word."""
+    words = normalize(name)
+    return f"{number}#{words}" if words else None
+
+
+def file_names(key: str, titles: Iterable[str] = ()) -> set[str]:
+    """The names a link reaches a file by: its name without `.md`, and without its number; for a
+    numbered file, the numbered references (`numbered_reference`) by its name without the number
+    and by the `titles` it goes by besides (its `name`, a tree index's title for it). None for a
+    memory that is not a file of its own (a record, an entry kept inside MEMORY.md:
     `MEMORY.md#heading/3` must not answer a link `[[3]]`)."""
     if "#" in key or not key.endswith(".md"):
         return set()
     stem = key.rsplit("/", 1)[-1].removesuffix(".md")
     number, rest = link_parts(key)
-    return {n.casefold() for n in (stem, rest, number) if n}
+    names = {n.casefold() for n in (stem, rest, number) if n}
+    if number is not None:
+        names.update(ref for name in (rest, *titles) if (ref := numbered_reference(number, name)) is not None)
+    return names
 
 
-def link_names(title: str, key: str) -> set[str]:
-    """The names a link reaches a memory by: `file_names`, and its `name`."""
+def link_names(title: str, key: str, tree_titles: Iterable[str] = ()) -> set[str]:
+    """The names a link reaches a memory by: `file_names` (by its `name` and the `tree_titles` its
+    folder's tree indexes give it too), and its `name`."""
     name = title.strip()
-    return file_names(key) | ({name.casefold()} if name else set())
+    return file_names(key, (name, *tree_titles)) | ({name.casefold()} if name else set())
 
 
 def link_folder(key: str) -> str:
@@ -98,14 +116,14 @@ def _outside_code(text: str, matches: Iterator[re.Match[str]]) -> Iterator[re.Ma
 
 def link_target_forms(written: str) -> tuple[str, ...]:
     """The names a link's target text may reach a memory by, in the order they are tried: the text
-    casefolded, then for `105. Title`, `105-title-slug` or `105_title_slug` its number (a memory may
-    be named "3. Setup" itself, a file `105-title-slug.md`). A slug starts with a letter, so a date
-    (`[[2024-06-01-standup]]`) is no numbered reference to whatever file 2024 is."""
+    casefolded (a memory may be named "3. Setup" itself, a file `105-title-slug.md`), then for
+    `105. Title`, `105-title-slug` or `105_title_slug` the numbered reference (`numbered_reference`):
+    file 105, when that is a name it goes by. So `[[2024-06-01-standup]]` reaches no file 2024
+    unless that file is named so."""
     target = written.strip().casefold()
     number, rest = numbered_name(target)
-    if number is None or (target[len(number)] in "-_" and not rest[:1].isalpha()):
-        return (target,)
-    return (target, number)
+    reference = numbered_reference(number, rest) if number is not None else None
+    return (target,) if reference is None else (target, reference)
 
 
 def link_targets(text: str) -> Iterator[str]:

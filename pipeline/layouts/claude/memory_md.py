@@ -18,7 +18,7 @@ the run's removals of files emptied. Lines end at CRLF, LF or CR alone (`text.li
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from urllib.parse import unquote
 
@@ -222,6 +222,24 @@ def linked(lines: list[Line], names: Collection[str]) -> list[str]:
     return list(out)
 
 
+def leaf_titles(lines: list[Line], numbers: dict[str, str | None]) -> Iterator[tuple[str, str]]:
+    """(file, title) of each `- N. Title — hook` line of a parsed index whose N stands for one file
+    (`numbered`): the title a tree index gives it, which a link may spell `[[N-title-as-a-slug]]`."""
+    for p in lines:
+        if p.number is not None and not p.code and (leaf := numbered(p.number, numbers)) is not None:
+            title = listing(p)[0]
+            if title:
+                yield leaf, title
+
+
+def _add_titles(titles: dict[str, list[str]], found: Iterable[tuple[str, str]]) -> None:
+    """Each (file, title) `found` added to the file's `titles`, once."""
+    for leaf, title in found:
+        given = titles.setdefault(leaf, [])
+        if title not in given:
+            given.append(title)
+
+
 # `type: feedback` (or nested under `metadata:`): Claude Code's kinds of memory, bar `reference`,
 # which an index file may call itself (webeverything's sub-indexes do).
 _DECLARED_TYPE = re.compile(r"^\s*type\s*:\s*[\"']?([A-Za-z]+)[\"']?\s*$")
@@ -285,6 +303,8 @@ class Reach:
     inline: list[str]  # other siblings MEMORY.md links (existing or not), once each
     reached: dict[str, str]  # existing sibling -> how it is reached
     sub_indexes: list[str]
+    # existing sibling -> the titles MEMORY.md and its sub-indexes give it (`leaf_titles`), in order
+    titles: dict[str, list[str]] = field(default_factory=dict)
 
     @property
     def entries(self) -> list[str]:
@@ -321,6 +341,9 @@ def reach_lines(lines: list[Line], names: Collection[str], read: Callable[[str],
     reached: dict[str, str] = {}
     for name in linked(lines, names):
         reached.setdefault(name, "MEMORY.md")
+    numbers = by_number(names)
+    titles: dict[str, list[str]] = {}
+    _add_titles(titles, leaf_titles(lines, numbers))
     sub_indexes: list[str] = []
     queue = list(reached)
     while queue:
@@ -334,11 +357,12 @@ def reach_lines(lines: list[Line], names: Collection[str], read: Callable[[str],
             continue
         if index_like(parsed, names):
             sub_indexes.append(name)
+            _add_titles(titles, leaf_titles(parsed, numbers))
         for n in below:
             if n not in reached:
                 reached[n] = f"sub-index {name}"
                 queue.append(n)
-    return Reach(lines, [line for line in entry_lines if line.entry != INDEX], list(inline), reached, sub_indexes)
+    return Reach(lines, [line for line in entry_lines if line.entry != INDEX], list(inline), reached, sub_indexes, titles)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -481,6 +481,8 @@ def load_folder(root: Path, folder: Path, settings: Settings, corpus: Corpus) ->
         corpus.extra["index_lines"][index_key] = line_count(text)
         if found.sub_indexes:
             corpus.extra["sub_indexes"][index_key] = [_key(folder_key, n) for n in found.sub_indexes]
+        # `[[104-title-as-a-slug]]` may name file 104 by the title its tree index gives it (dangling_links.py)
+        corpus.extra["tree_titles"].update({_key(folder_key, n): titles for n, titles in found.titles.items()})
     sub = set(found.sub_indexes) if found else set()
     for path in files:
         if path.name in sub:
@@ -567,7 +569,7 @@ def index_memories(root: Path, index_path: Path, text: str, digest: str, folder_
 def load(root: Path, settings: Settings) -> Corpus:
     corpus = Corpus(layout="claude", root=str(root))
     corpus.extra.update({"index_present": {}, "index_bytes": {}, "index_shas": {}, "index_headings": {}, "index_lines": {},
-                         "sub_indexes": {}, "memory_folders": []})
+                         "sub_indexes": {}, "tree_titles": {}, "memory_folders": []})
     folders, findings = discover(root)
     corpus.findings.extend(findings)
     for folder in folders:
