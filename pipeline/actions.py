@@ -87,13 +87,13 @@ class Output(TypedDict):
 FINGERPRINT_LENGTH = 8  # hex digits: 32 bits, short enough to type, far from a chance match
 
 
-def fingerprint_of(dumped: dict[str, Any]) -> str:
+def _fingerprint_of(shown: dict[str, Any]) -> str:
     """The code the plan shows beside an action's number, so that `apply --select N=CODE` applies
-    the action the user reviewed or nothing: a hash of all the action (dumped as the plan JSON
+    the action the user reviewed or nothing: a hash of all the action (`shown`, as the plan JSON
     has it) carries, kind, targets, `target_hashes`, survivor, the text it writes, but its reason,
     prose that may count days or describe other actions. The same change of the same content has
     the same code in every plan; another action, or one whose target's content changed, another."""
-    carried = {k: v for k, v in dumped.items() if v is not None and k not in ("reason", "fingerprint")}
+    carried = {k: v for k, v in shown.items() if k != "reason"}
     canonical = json.dumps(carried, sort_keys=True, ensure_ascii=True, separators=(",", ":"))  # ASCII: lone surrogates too
     return hashlib.sha256(canonical.encode("ascii")).hexdigest()[:FINGERPRINT_LENGTH]
 
@@ -112,7 +112,8 @@ class Action(BaseModel):
     from_type: str | None = None
     to_type: str | None = None
     # What the plan judged: sha256 by key (file path, or `<bank>/<id>`) of the targets' content as
-    # read. A writer skips the action ("changed since the plan") when a target no longer matches.
+    # read (`absent`: an index that was not there), and of the files `judged_with` names. A writer
+    # skips the action ("changed since the plan") when one no longer matches.
     target_hashes: dict[str, str] | None = None
     # A stage proposal whose text holds a prompt-injection phrase: the phrase (it needs the user).
     flagged: str | None = None
@@ -125,9 +126,20 @@ class Action(BaseModel):
             out["flagged"] = out.pop("flagged")
         return out
 
+    def judged_with(self) -> list[str]:
+        """Files besides the targets whose content the plan's judgement of this action rests on:
+        each one's own hash goes into `target_hashes` beside the targets'."""
+        return []
+
+    def plan_json(self) -> dict[str, Any]:
+        """The action as the plan JSON shows it: no empty optional field, and last its
+        `fingerprint`, the one computation of it (`_fingerprint_of`)."""
+        shown = {k: v for k, v in self.model_dump(mode="json", by_alias=True).items() if v is not None}
+        return {**shown, "fingerprint": _fingerprint_of(shown)}
+
     def fingerprint(self) -> str:
-        """A short code for the change this action makes: see `fingerprint_of`."""
-        return fingerprint_of(self.model_dump(mode="json", by_alias=True))
+        """A short code for the change this action makes: see `_fingerprint_of`."""
+        return str(self.plan_json()["fingerprint"])
 
 
 class MergeDuplicateAction(Action):
@@ -172,6 +184,10 @@ class ArchiveAction(MoveAction):
     # zylos: the entry's file and its line span as read.
     file: str | None = None
     lines: list[int | None] | None = None
+
+    def judged_with(self) -> list[str]:
+        # Archived as already held: only while the consolidated memory still lists it as read.
+        return [self.consolidated_into] if self.consolidated_into else []
 
 
 class PruneStaleAction(Action):

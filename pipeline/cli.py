@@ -197,7 +197,7 @@ def _apply_json(plan_, result) -> dict[str, Any]:
         return {"run_id": None, "applied": [], "skipped": [], "changed": [], "notes": []}
     return {
         "run_id": result.run_id if result.record else None,
-        "applied": [{**a.model_dump(mode="json", exclude_none=True), "fingerprint": a.fingerprint()} for a in result.changes.applied],
+        "applied": [a.plan_json() for a in result.changes.applied],
         "skipped": [{"kind": a.kind, "targets": a.targets, "why": why, "fingerprint": a.fingerprint()} for a, why in result.changes.skipped],
         "changed": sorted(result.record.touched) if result.record else [],
         "notes": result.changes.notes,

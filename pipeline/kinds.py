@@ -81,9 +81,6 @@ class ActionInfo:
     # Executed by apply on its own when `needs_user` is false; False: only under an explicit
     # resolution policy (conflicts are never auto-resolved).
     automatic: bool = True
-    # Its effect was judged on its targets' content: it carries the hashes of what the plan read, so
-    # apply skips it when a target changed since.
-    judged_on_content: bool = False
 
 
 @dataclass(frozen=True)
@@ -99,24 +96,24 @@ F = FindingKind
 
 # Order of the rows = order of kinds in the plan and the report.
 ACTIONS: dict[ActionKind, ActionInfo] = {
-    A.MERGE_DUPLICATE: ActionInfo("Duplicates merged", "Duplicates to merge", claim=0, judged_on_content=True),
-    A.PRUNE_STALE: ActionInfo("Stale entries pruned (archived, not deleted)", "Stale entries to prune (archived, not deleted)", claim=1, judged_on_content=True),
-    A.CONFLICT: ActionInfo("Conflicts (require manual resolution)", "Conflicts to resolve (by hand, or apply --resolve)", yields_to_claims=True, automatic=False, judged_on_content=True),
-    A.PROMOTE: ActionInfo("Promotions", "Memories to promote", claim=5, retires=False, judged_on_content=True),
-    A.DEMOTE: ActionInfo("Demotions", "Memories to demote", claim=4, retires=False, judged_on_content=True),
-    A.ARCHIVE: ActionInfo("Archival", "Memories to archive", claim=3, judged_on_content=True),
-    A.CONSOLIDATE: ActionInfo("Consolidations", "Memories to consolidate", claim=2, judged_on_content=True),
-    A.REBALANCE_VOLUMES: ActionInfo("Volume rebalances", "Volumes to rebalance", judged_on_content=True),
-    A.COMPRESS: ActionInfo("Compressions", "Memories to compress", claim=6, retires=False, judged_on_content=True),
-    A.SYNC_STRENGTH: ActionInfo("Strength rebalances", "Strengths to rebalance", yields_to_claims=True, judged_on_content=True),
+    A.MERGE_DUPLICATE: ActionInfo("Duplicates merged", "Duplicates to merge", claim=0),
+    A.PRUNE_STALE: ActionInfo("Stale entries pruned (archived, not deleted)", "Stale entries to prune (archived, not deleted)", claim=1),
+    A.CONFLICT: ActionInfo("Conflicts (require manual resolution)", "Conflicts to resolve (by hand, or apply --resolve)", yields_to_claims=True, automatic=False),
+    A.PROMOTE: ActionInfo("Promotions", "Memories to promote", claim=5, retires=False),
+    A.DEMOTE: ActionInfo("Demotions", "Memories to demote", claim=4, retires=False),
+    A.ARCHIVE: ActionInfo("Archival", "Memories to archive", claim=3),
+    A.CONSOLIDATE: ActionInfo("Consolidations", "Memories to consolidate", claim=2),
+    A.REBALANCE_VOLUMES: ActionInfo("Volume rebalances", "Volumes to rebalance"),
+    A.COMPRESS: ActionInfo("Compressions", "Memories to compress", claim=6, retires=False),
+    A.SYNC_STRENGTH: ActionInfo("Strength rebalances", "Strengths to rebalance", yields_to_claims=True),
     A.PROMOTE_RULE: ActionInfo("Rule promotion candidates", "Rule promotion candidates", yields_to_retirements=True),
-    A.REMOVE_ORPHAN_TRACKER: ActionInfo("Cleanup (orphaned trackers)", "Orphaned trackers to remove", judged_on_content=True),
-    A.ARCHIVE_SESSION: ActionInfo("Session logs to archive", "Session logs to archive", judged_on_content=True),
+    A.REMOVE_ORPHAN_TRACKER: ActionInfo("Cleanup (orphaned trackers)", "Orphaned trackers to remove"),
+    A.ARCHIVE_SESSION: ActionInfo("Session logs to archive", "Session logs to archive"),
     A.ROTATE_SESSION: ActionInfo("Session rotation", "Session logs to rotate"),
     A.TRIM_BUDGET: ActionInfo("Budget trims", "Budgets to trim"),
     A.REBUILD_INDEX: ActionInfo("Index rebuilds", "Indexes to rebuild"),
-    A.ABSOLUTIZE_DATES: ActionInfo("Relative dates made absolute", "Relative dates to make absolute", judged_on_content=True),
-    A.UPDATE_REF: ActionInfo("References updated", "References to update", judged_on_content=True),
+    A.ABSOLUTIZE_DATES: ActionInfo("Relative dates made absolute", "Relative dates to make absolute"),
+    A.UPDATE_REF: ActionInfo("References updated", "References to update"),
 }
 
 FINDINGS: dict[FindingKind, FindingInfo] = {
@@ -192,11 +189,6 @@ def retires(kind: str) -> bool:
 def yields_to_retirements(kind: str) -> bool:
     info = action_info(kind)
     return bool(info and info.yields_to_retirements)
-
-
-def judged_on_content(kind: str) -> bool:
-    info = action_info(kind)
-    return bool(info and info.judged_on_content)
 
 
 def finding_yields_to_retirements(kind: str) -> bool:

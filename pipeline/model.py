@@ -14,7 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.fields import FieldInfo
 
 # Re-exported: `Action` and `Finding` (and their payload classes) live in `actions.py`.
-from .actions import Action as Action, AnyAction, AnyFinding, Finding as Finding, fingerprint_of
+from .actions import Action as Action, AnyAction, AnyFinding, Finding as Finding
 
 # A layout's name: one of the registry's (`pipeline.layouts.registry`), built-in or third-party.
 LayoutName = str
@@ -259,6 +259,10 @@ class Corpus(BaseModel):
     index_entries: list[IndexEntry] = Field(default_factory=list)
     # Index files the store should have (key -> the memory keys it should list).
     indexes: dict[str, list[str]] = Field(default_factory=dict)
+    # Each index file as read: the sha256 of its bytes, or `absent` (journal.ABSENT) when there was
+    # none. What an action on an index is judged on: the plan hands it to the action
+    # (`target_hashes`), so apply never rebuilds an index changed since the plan read it.
+    index_shas: dict[str, str] = Field(default_factory=dict)
     # Problems found while reading: parse errors, config issues. They go straight into the plan.
     findings: list[Finding] = Field(default_factory=list)
     # Layout specifics: the crux config, zylos session files, bank rule files, consult log, ...
@@ -293,7 +297,7 @@ class Plan(BaseModel):
             "now": self.now.isoformat(),
             "model": self.model,
             "memories": self.memories,
-            "actions": [_fingerprinted(_compact(a.model_dump(by_alias=True, mode="json"))) for a in self.actions],
+            "actions": [a.plan_json() for a in self.actions],
             "findings": [_compact(f.model_dump(by_alias=True, mode="json")) for f in self.findings],
             "errors": [e.model_dump(mode="json") for e in self.errors],
             "stats": self.stats.model_dump(mode="json"),
@@ -304,6 +308,3 @@ class Plan(BaseModel):
 def _compact(d: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in d.items() if v is not None}
 
-
-def _fingerprinted(action: dict[str, Any]) -> dict[str, Any]:
-    return {**action, "fingerprint": fingerprint_of(action)}

@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Callable
 
 from .config import Settings
-from .kinds import (CLAIM_KINDS, ActionKind, claim_rank, finding_yields_to_retirements, judged_on_content, retires,
+from .kinds import (CLAIM_KINDS, ActionKind, claim_rank, finding_yields_to_retirements, retires,
                     yields_to_claims, yields_to_retirements)
-from .model import Action, Corpus, Finding, Plan, StageError, Stats, settle_read_shas
+from .model import Action, Corpus, Finding, Memory, Plan, StageError, Stats, settle_read_shas
 from .rules.absolutize_dates import absolutize_dates
 from .rules.blast_cap import cap_retirements, retired_by
 from .rules.aliases import ask_before_leaving_aliases
@@ -56,33 +56,42 @@ def reconcile(actions: list[Action]) -> list[Action]:
 
 
 def with_target_hashes(corpus: Corpus, actions: list[Action]) -> tuple[list[Action], list[StageError]]:
-    """Each action of a kind judged on content, carrying the read hashes of every target.
+    """Each action carrying the read hashes of what it was judged on: every file its targets were
+    read from (a memory's, a tracker, an index) and each file it is also judged with
+    (`Action.judged_with`: a consolidated memory holding an archived member).
 
-    Apply skips an action whose targets changed since the plan only by these hashes, so an action
-    judged on a memory that came without them (a reader that kept none, as a third-party layout
-    might) is dropped, not planned unchecked, and reported in the plan's errors.
+    Apply skips an action whose targets changed since the plan only by these hashes, and its
+    fingerprint covers them, so an action judged on a memory that came without them (a reader that
+    kept none, as a third-party layout might) is dropped, not planned unchecked, and reported in the
+    plan's errors.
     """
     by_key = corpus.by_key()
-    # Only these targets' hashes are needed: a reader may have deferred them (model.settle_read_shas).
-    settle_read_shas(by_key[t] for a in actions if judged_on_content(a.kind) for t in a.targets if t in by_key)
-    shas: dict[str, dict[str, str]] = {t.key: {t.key: t.read_sha} for t in corpus.trackers if t.read_sha}
-    for key in {t for a in actions for t in a.targets}.intersection(by_key):  # a memory's, not a tracker's
-        shas[key] = by_key[key].read_shas
+    # Only these memories' hashes are needed: a reader may have deferred them (model.settle_read_shas).
+    settle_read_shas(by_key[k] for a in actions for k in (*a.targets, *a.judged_with()) if k in by_key)
+    files = {**corpus.index_shas, **{t.key: t.read_sha for t in corpus.trackers if t.read_sha}}
     out: list[Action] = []
     errors: list[StageError] = []
     for a in actions:
-        if judged_on_content(a.kind):
-            unhashed = [t for t in a.targets if t in by_key and not by_key[t].read_shas]
-            if unhashed:
-                errors.append(StageError(stage="plan", message=(
-                    f"{a.kind} of {', '.join(a.targets)} dropped: the reader kept no hash of "
-                    f"{', '.join(unhashed)}, so apply could not tell whether it changed since the plan")))
-                continue
-        hashes = {k: v for t in a.targets for k, v in shas.get(t, {}).items()}
-        if judged_on_content(a.kind) and hashes:
+        unhashed = [t for t in a.targets if t in by_key and not by_key[t].read_shas]
+        if unhashed:
+            errors.append(StageError(stage="plan", message=(
+                f"{a.kind} of {', '.join(a.targets)} dropped: the reader kept no hash of "
+                f"{', '.join(unhashed)}, so apply could not tell whether it changed since the plan")))
+            continue
+        hashes = {k: v for t in a.targets for k, v in _read_shas(t, by_key, files).items()}
+        hashes.update((k, v) for k in a.judged_with() if (v := _read_shas(k, by_key, files).get(k)))
+        if hashes:
             a = a.model_copy(update={"target_hashes": dict(sorted(hashes.items()))})
         out.append(a)
     return out, errors
+
+
+def _read_shas(key: str, memories: dict[str, Memory], files: dict[str, str]) -> dict[str, str]:
+    """What the reader read for `key`, by file: a memory's files (its twin and tracker too), or the
+    one file (a tracker, an index) it names."""
+    if key in memories:
+        return memories[key].read_shas
+    return {key: files[key]} if key in files else {}
 
 
 def without_moot(findings: list[Finding], actions: list[Action], live: list[str]) -> list[Finding]:

@@ -393,7 +393,31 @@ def test_apply_skips_when_the_consolidated_memory_no_longer_lists_the_member(tmp
     result = apply_plan(corpus, plan, settings, actions=[a for a in plan.actions if a.targets == [WITH_ID]])
     assert result.changes.applied == []
     [(_, why)] = result.changes.skipped
-    assert why == f"its consolidated memory {HOLDER} changed since the plan: left as it is (the next plan judges it again)"
+    # the holder is not a target: its hash rides in the action's target_hashes (ArchiveAction.judged_with)
+    assert why == f"{HOLDER} changed since the plan: left as it is (the next plan judges it again)"
+
+
+def test_a_leftover_archive_is_pinned_to_its_consolidated_memory_as_read(tmp_path):
+    """Archived as already held: the judgement rests on the holder's file (its consolidated_from),
+    so the action carries that file's hash and its fingerprint changes with it; not with the
+    holder's tracker, whose references say nothing about what it holds."""
+    root = leftover_store(tmp_path)
+    (root / HOLDER_TRACKER).parent.mkdir(parents=True)
+    (root / HOLDER_TRACKER).write_text("slug: automation-ideas\nreferences: 1\nlast_referenced: 2026-05-20\nstrength: 2\n")
+
+    def member_archive():
+        [a] = [a for a in plan_of(root)[2].actions if a.targets == [WITH_ID]]
+        return a
+
+    first = member_archive()
+    assert first.consolidated_into == HOLDER and first.target_hashes is not None
+    assert first.target_hashes[HOLDER] == hashlib.sha256((root / HOLDER).read_bytes()).hexdigest()
+    assert HOLDER_TRACKER not in first.target_hashes
+    (root / HOLDER_TRACKER).write_text("slug: automation-ideas\nreferences: 2\nlast_referenced: 2026-05-21\nstrength: 2\n")
+    assert member_archive().fingerprint() == first.fingerprint()
+    with open(root / HOLDER, "a") as f:
+        f.write("A line the owner added.\n")
+    assert member_archive().fingerprint() != first.fingerprint()
 
 
 def test_apply_reads_the_sources_archive_only_when_a_memory_lists_members(tmp_path, monkeypatch):

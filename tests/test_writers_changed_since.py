@@ -172,7 +172,7 @@ def apply_with_edits(root: Path, judged: dict[str, str], edit: bytes, settings: 
     return result
 
 
-def test_plan_json_carries_the_hashes_each_retirement_was_judged_on(tmp_path):
+def test_plan_json_carries_the_hashes_each_action_was_judged_on(tmp_path):
     import hashlib
 
     root = store(tmp_path, "claude")
@@ -183,7 +183,8 @@ def test_plan_json_carries_the_hashes_each_retirement_was_judged_on(tmp_path):
     for key, digest in merge["target_hashes"].items():
         assert digest == hashlib.sha256((root / key).read_bytes()).hexdigest()
     assert "target_hashes" in by_kind["prune_stale"]
-    assert "target_hashes" not in by_kind["rebuild_index"]
+    rebuild = by_kind["rebuild_index"]  # judged on the index as read: its fingerprint covers it
+    assert rebuild["target_hashes"] == {CLAUDE_A + "MEMORY.md": hashlib.sha256((root / CLAUDE_A / "MEMORY.md").read_bytes()).hexdigest()}
 
 
 def test_crux_a_duplicate_or_archive_target_edited_after_the_plan_is_left_in_place(tmp_path):

@@ -67,8 +67,9 @@ class Layout(Protocol):
     def load(self, root: Path, settings: Settings) -> Corpus:
         """Every memory, without writing; unreadable files become parse_error findings.
 
-        Each memory carries `read_shas` (the sha256 of what it was built from, by key): the plan
-        drops, and reports, any content-judged action on a memory without them."""
+        Each memory carries `read_shas` (the sha256 of what it was built from, by key), each index
+        file its state as read (`Corpus.index_shas`): the plan drops, and reports, any action on a
+        memory without them."""
         ...
 
     def rules(self, corpus: Corpus, settings: Settings) -> Outcome:

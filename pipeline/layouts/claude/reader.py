@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ...config import Settings
+from ...journal import ABSENT
 from ...text.lenient_frontmatter import split_frontmatter_lenient
 from ...text.lines import line_count
 from . import memory_md
@@ -475,7 +476,7 @@ def load_folder(root: Path, folder: Path, settings: Settings, corpus: Corpus) ->
         found = memory_md.reach(text, [p.name for p in files], _reader_of(root, folder, settings))
         corpus.index_entries.extend(index_entries(index_key, folder_key, found))
         corpus.extra["index_bytes"][index_key] = len(text.encode("utf-8"))
-        corpus.extra["index_shas"][index_key] = digest  # what a rebuild is judged on (index_rebuild.py)
+        corpus.index_shas[index_key] = digest  # what a rebuild is judged on (plan.with_target_hashes, index_rebuild.py)
         # A `[[Heading]]` may name one of its sections (dangling_links.py)
         corpus.extra["index_headings"][index_key] = [line.heading[1] for line in found.lines if line.heading and not line.code]
         corpus.extra["index_lines"][index_key] = line_count(text)
@@ -483,6 +484,8 @@ def load_folder(root: Path, folder: Path, settings: Settings, corpus: Corpus) ->
             corpus.extra["sub_indexes"][index_key] = [_key(folder_key, n) for n in found.sub_indexes]
         # `[[104-title-as-a-slug]]` may name file 104 by the title its tree index gives it (dangling_links.py)
         corpus.extra["tree_titles"].update({_key(folder_key, n): titles for n, titles in found.titles.items()})
+    elif not (index_path.exists() or index_path.is_symlink()):
+        corpus.index_shas[index_key] = ABSENT  # what a rebuild creating it is judged on: none written since
     sub = set(found.sub_indexes) if found else set()
     for path in files:
         if path.name in sub:
@@ -568,7 +571,7 @@ def index_memories(root: Path, index_path: Path, text: str, digest: str, folder_
 
 def load(root: Path, settings: Settings) -> Corpus:
     corpus = Corpus(layout="claude", root=str(root))
-    corpus.extra.update({"index_present": {}, "index_bytes": {}, "index_shas": {}, "index_headings": {}, "index_lines": {},
+    corpus.extra.update({"index_present": {}, "index_bytes": {}, "index_headings": {}, "index_lines": {},
                          "sub_indexes": {}, "tree_titles": {}, "memory_folders": []})
     folders, findings = discover(root)
     corpus.findings.extend(findings)

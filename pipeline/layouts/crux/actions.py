@@ -320,14 +320,12 @@ def move(run: Run, a: Action) -> None:
 # --- archive of a member a consolidation left behind (rules/leftovers.py) ---------------------------
 
 
-def _still_held(run: Run, member: Live, holder: Live) -> str | None:
-    """Why the plan's reason may no longer hold: the consolidated memory's file is not what the plan
-    read (its `consolidated_from` may have changed: it is not a target, so its hash is checked here),
-    it does not list the member, or this run archived or moved it (the writer runs the members'
-    archives after the other moves, so a move of the holder is seen here whatever the plan's order)."""
-    key = holder.m.key
-    if key in holder.m.read_shas and run.ov.disk.state(key) != holder.m.read_shas[key]:
-        return f"its consolidated memory {key} changed since the plan: left as it is (the next plan judges it again)"
+def _still_held(member: Live, holder: Live) -> str | None:
+    """Why the plan's reason may no longer hold: the consolidated memory does not list the member,
+    or this run archived or moved it (the writer runs the members' archives after the other moves,
+    so a move of the holder is seen here whatever the plan's order). Its file changed since the plan
+    (its `consolidated_from` with it) was checked before, with the targets: the action carries its
+    hash (`ArchiveAction.judged_with`)."""
     name = member.m.extra.get("merged_as")
     if member.m.extra.get("merged_into") != holder.m.key or name not in (holder.m.extra.get("consolidated_from") or []):
         return f"{holder.m.key} no longer holds {member.m.key}: the plan is out of date"
@@ -348,7 +346,7 @@ def finish_consolidation(run: Run, a: Action, holder_key: str) -> None:
     if isinstance(live, str) or isinstance(holder, str):
         run.skip(a, live if isinstance(live, str) else f"its consolidated memory {holder}")
         return
-    why = _still_held(run, live, holder) or run.archive_ok() or run.tracker_problem(live.m.slug)
+    why = _still_held(live, holder) or run.archive_ok() or run.tracker_problem(live.m.slug)
     if why:
         run.skip(a, why)
         return

@@ -28,6 +28,7 @@ from ...text.yaml_load import safe_load
 from ...kinds import FindingKind
 from ...config import CruxConfig, Settings, store_relative
 from ...errors import ConfigError, UsageError
+from ...journal import ABSENT
 from ...model import Corpus, Finding, IndexEntry, Memory, Tracker
 from .members import ARCHIVED_COPY, absorbed, link_merged_members
 from ...storage.files import (
@@ -532,7 +533,8 @@ def _tracker(key: str, data: dict[str, Any], read_sha: str | None = None) -> Tra
 
 
 def _read_yaml(root: Path, key: str, settings: Settings, corpus: Corpus, files: Files | None = None) -> tuple[bool, Any, str]:
-    """(parsed, the YAML value, sha256 of the bytes) of a store file, from the disk or `files`."""
+    """(parsed, the YAML value, sha256 of the bytes: "" when unreadable) of a store file, from the
+    disk or `files`."""
     try:
         if files is None:
             text, digest = read_text_sha(root, root / key, settings.max_file_bytes)
@@ -550,10 +552,10 @@ def _read_yaml(root: Path, key: str, settings: Settings, corpus: Corpus, files: 
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 1}" if mark is not None else ""
         corpus.findings.append(parse_error(key, f"malformed YAML{where}"))
-        return False, None, ""
+        return False, None, digest
     if not expands_within(data, len(text)):
         corpus.findings.append(parse_error(key, "malformed YAML: aliases expand too far (alias bomb or self-reference)"))
-        return False, None, ""
+        return False, None, digest
     return True, data, digest
 
 
@@ -588,8 +590,12 @@ def load_index(root: Path, settings: Settings, corpus: Corpus, primaries: list[s
     path = root / index
     corpus.extra["index_present"] = {index: path.is_file()}
     if not path.is_file():
+        if not (path.exists() or path.is_symlink()):
+            corpus.index_shas[index] = ABSENT  # what a rebuild creating it is judged on: none written since
         return
-    ok, data, _ = _read_yaml(root, index, settings, corpus)
+    ok, data, digest = _read_yaml(root, index, settings, corpus)
+    if digest:
+        corpus.index_shas[index] = digest  # what a rebuild_index is judged on (plan.with_target_hashes)
     if not ok:
         return
     entries = data.get("memories") if isinstance(data, dict) else None

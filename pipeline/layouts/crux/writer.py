@@ -121,7 +121,10 @@ def _changes(run: Run, actions: list[Action], resolve: str | None) -> ChangeSet:
     for a in actions:
         if id(a) in handled:
             continue
-        if a.kind == ActionKind.REBUILD_INDEX:
+        changed = run.changed_since_plan(a)  # the index as the plan read it: no earlier step writes it
+        if changed:
+            run.skip(a, changed)
+        elif a.kind == ActionKind.REBUILD_INDEX:
             run.applied(a)  # the index is rebuilt after every run that changes something
         elif a.kind == ActionKind.PROMOTE_RULE:
             run.skip(a, ADVISORY)
