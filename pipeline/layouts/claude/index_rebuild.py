@@ -431,18 +431,19 @@ def _shares(lengths: list[int], total: int) -> list[int]:
     return shares
 
 
-def consequences(corpus: Corpus, actions: list[Action], settings: Settings) -> dict[str, list[str]]:
+def consequences(corpus: Corpus, actions: list[Action], settings: Settings, disk: DiskReads | None = None) -> dict[str, list[str]]:
     """What applying `actions` does to each MEMORY.md beyond its entries (hooks shortened, lines
     past what Claude Code loads), in the words the run's notes use: MEMORY.md key -> what. The same
     decisions and the same rebuild as apply, on the files as they are now (a whole rebuild where
-    `actions` ask for one, else the run's own edits); nothing is written."""
+    `actions` ask for one, else the run's own edits); nothing is written. `disk`: the reads of
+    earlier dry runs of the same plan, shared (each reads the same indexes and sub-indexes)."""
     root = Path(corpus.root)
     by_key = corpus.by_key()
     d = decide(corpus, actions, None, unmovable_in(corpus), StaleInfo(None))
     cut_in_place = {folder_of(k) for k in d.retire if k in by_key and by_key[k].extra.get("in_index")}
     archived = {k for k in d.retire if folder_of(k) not in cut_in_place}
     folders = {folder_of(k) for k in archived} | {folder_of(k) for k in d.created} | {folder_of(k) for k in d.index_actions}
-    disk = DiskReads(root, settings.max_file_bytes)
+    disk = disk or DiskReads(root, settings.max_file_bytes)
     out: dict[str, list[str]] = {}
     for folder in sorted(folders - cut_in_place):
         index_key = _in_folder(folder, INDEX)

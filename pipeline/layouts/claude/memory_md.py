@@ -18,8 +18,9 @@ the run's removals of files emptied. Lines end at CRLF, LF or CR alone (`text.li
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import lru_cache
 from urllib.parse import unquote
 
 from ...rules.link_names import sibling_file as sibling  # the file of the index's own folder a link names
@@ -203,7 +204,7 @@ def listed(lines: list[Line], gone: Collection[str], gone_numbers: GoneLeaves) -
     return out
 
 
-def linked(lines: list[Line], names: Collection[str]) -> list[str]:
+def linked(lines: Sequence[Line], names: Collection[str]) -> list[str]:
     """Every existing sibling a parsed index file reaches by itself, in order of first mention."""
     out: dict[str, None] = {}
     numbers = by_number(names)
@@ -222,7 +223,7 @@ def linked(lines: list[Line], names: Collection[str]) -> list[str]:
     return list(out)
 
 
-def leaf_titles(lines: list[Line], numbers: dict[str, str | None]) -> Iterator[tuple[str, str]]:
+def leaf_titles(lines: Sequence[Line], numbers: dict[str, str | None]) -> Iterator[tuple[str, str]]:
     """(file, title) of each `- N. Title — hook` line of a parsed index whose N stands for one file
     (`numbered`): the title a tree index gives it, which a link may spell `[[N-title-as-a-slug]]`."""
     for p in lines:
@@ -246,7 +247,7 @@ _DECLARED_TYPE = re.compile(r"^\s*type\s*:\s*[\"']?([A-Za-z]+)[\"']?\s*$")
 _MEMORY_ONLY_TYPES = frozenset({"user", "feedback", "project"})
 
 
-def index_like(lines: list[Line], names: Collection[str]) -> bool:
+def index_like(lines: Sequence[Line], names: Collection[str]) -> bool:
     """Whether a file is an index rather than a memory that links others: it points at two or more
     memory files and most of its body's lines (front matter, headings and blanks aside) are list
     items pointing at one, and its front matter does not call it a user, feedback or project memory."""
@@ -351,7 +352,7 @@ def reach_lines(lines: list[Line], names: Collection[str], read: Callable[[str],
         text = read(name)
         if text is None:
             continue
-        parsed = parse(text)
+        parsed = _sibling_lines(text)
         below = [n for n in linked(parsed, names) if n != name]
         if not below:
             continue
@@ -363,6 +364,14 @@ def reach_lines(lines: list[Line], names: Collection[str], read: Callable[[str],
                 reached[n] = f"sub-index {name}"
                 queue.append(n)
     return Reach(lines, [line for line in entry_lines if line.entry != INDEX], list(inline), reached, sub_indexes, titles)
+
+
+@lru_cache(maxsize=512)
+def _sibling_lines(text: str) -> tuple[Line, ...]:
+    """`parse` of a file MEMORY.md links, looked inside for further links: kept, because each dry run
+    of a plan's rebuild (claude/rules.explain makes one per action set) reaches the same files, and
+    parsing them again was most of a plan's CPU on a small store. Only read, never edited."""
+    return tuple(parse(text))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ belongs to apply); below the limit every hook is loaded, so the author's are lef
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Callable
 
 from ...config import Settings
@@ -16,6 +17,7 @@ from ...actions import BudgetFinding, MergeDuplicateAction
 from ...kinds import StaleClass, retires
 from ...model import Action, Corpus
 from ...rules.outcome import Outcome
+from ...storage.since_plan import DiskReads
 from ...text.counts import plural
 from . import index_rebuild
 from .decisions import INDEX_KINDS
@@ -190,11 +192,12 @@ def _consequences_by_set(corpus: Corpus, settings: Settings) -> Callable[[list[A
     that need the user, or without a rebuild, asks the same set more than once (each is a dry run of
     the rebuild)."""
     done: dict[tuple[int, ...], dict[str, list[str]]] = {}
+    disk = DiskReads(Path(corpus.root), settings.max_file_bytes)  # the files every dry run reads, read once
 
     def said(chosen: list[Action]) -> dict[str, list[str]]:
         key = tuple(id(a) for a in chosen)
         if key not in done:
-            done[key] = index_rebuild.consequences(corpus, chosen, settings)
+            done[key] = index_rebuild.consequences(corpus, chosen, settings, disk)
         return done[key]
 
     return said
