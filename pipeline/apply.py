@@ -63,8 +63,12 @@ def parse_select(select: list[str] | None, resolve: Resolution | None, unattende
                                      f"({part}=FINGERPRINT), so that a plan changed since is refused instead of applying another action")
                 chosen.numbers.add(int(number))
             elif is_number and _is_fingerprint(code):
-                chosen.numbers.add(int(number))
-                chosen.pinned[int(number)] = code.lower()
+                n, code = int(number), code.lower()
+                if chosen.pinned.get(n, code) != code:  # one of them is wrong: neither may win quietly
+                    raise UsageError(f"--select {n}: given with two fingerprints, {chosen.pinned[n]} and {code}; "
+                                     "give the one the plan printed beside it")
+                chosen.numbers.add(n)
+                chosen.pinned[n] = code
             elif part in _KIND_NAMES:
                 chosen.kinds.add(part)
             elif pinned:

@@ -50,10 +50,22 @@ def test_plan_numbers_are_the_json_order_and_select_takes_them(bank_store):
     ("merge", "kinds: merge_duplicate, prune_stale"),
     ("99=0123abcd", "the plan has 7 actions"),
     ("3=0123", "NUMBER=FINGERPRINT (8 hex digits)"),
+    # One wrong pin beside the right one: neither wins quietly (the last one did, so a wrong pin went unseen).
+    ("3=0123abcd,3=0123abce", "given with two fingerprints, 0123abcd and 0123abce"),
 ])
 def test_unknown_kind_or_number_names_the_choices(bank_store, pick, expect):
     res = run_cli("apply", str(bank_store), "--now", NOW, "--yes", "--select", pick)
     assert res.returncode == 2 and expect in res.stderr and len(res.stderr.splitlines()) == 1, res.stderr
+
+
+def test_a_wrong_pin_beside_the_right_one_is_refused(bank_store):
+    """`--select 3=WRONG,3=RIGHT`: the last pin won, so the apply ran as if the wrong one were not there."""
+    right = json.loads(run_cli("plan", str(bank_store), "--now", NOW, "--json").stdout)["actions"][2]["fingerprint"]
+    wrong = "0123abcd" if right != "0123abcd" else "0123abce"
+    before = snapshot(bank_store)
+    res = run_cli("apply", str(bank_store), "--now", NOW, "--yes", "--select", f"3={wrong},3={right}")
+    assert res.returncode == 2 and "two fingerprints" in res.stderr and len(res.stderr.splitlines()) == 1, res.stderr
+    assert snapshot(bank_store) == before
 
 
 def test_a_wrong_kind_is_reported_before_anything_is_written(bank_store):
