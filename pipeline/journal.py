@@ -1229,12 +1229,16 @@ def _ready_for_added(before: bytes, left: bytes, cur: bytes) -> bytes | None:
     end alike (with a line break, or on the same last line, which the agent then wrote on in either
     file); with the line break the run gave their last line when they had none (a rebuild ends
     MEMORY.md with one: the agent's first line would otherwise be glued onto the owner's last); None
-    when the added bytes continue an unterminated last line of the run's own."""
+    when the added bytes continue an unterminated last line of the run's own (write on it, not after it)."""
     last = _last_line(left)
     if last == _last_line(before):
         return before
     if not last:
         return before + (_final_break(left) or _final_break(cur))
+    if _last_line(before) and cur[len(left) : len(left) + 1] in (b"\n", b"\r"):
+        # The run's last line and the owner's differ, both unterminated, and the agent first ended
+        # that line: what it added follows the owner's last line as it followed the run's.
+        return before
     return None
 
 

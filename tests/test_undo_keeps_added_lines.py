@@ -250,3 +250,19 @@ def test_an_undo_keeping_added_lines_killed_at_every_step_loses_nothing(fixture_
         assert all(f"kept what was added to {p}" in again.stdout for p in changed), again.stdout
 
     assert kill_undo_at_every_step(prepare, says_what_it_kept) >= 3
+
+
+def test_an_agents_line_started_after_the_runs_own_unterminated_last_line_is_kept_by_undo(tmp_path):
+    """The run rewrote the last line of a file without a final line break (an update_ref), and the
+    agent first ended that line, then wrote its own: what it added does not continue the run's line,
+    so undo puts it after the owner's (red-team 3 bug 11: refused as "changed since it ran")."""
+    index = _unterminated_index_store(tmp_path, last="alpha-r1.md")
+    before = snapshot(tmp_path)
+    _consolidate_alpha(tmp_path)
+    added = b"\n" + LINE["claude"]
+    with open(index, "ab") as fh:
+        fh.write(added)
+    res = run_cli("undo", str(tmp_path))
+    assert res.returncode == 0, res.stderr
+    key = f"{AGENT_DIR}/MEMORY.md"
+    assert snapshot(tmp_path) == {**before, key: before[key] + added}
