@@ -1,0 +1,45 @@
+"""Links and numbers a hostile or unusual memory folder writes: a file name that is not UTF-8, a
+number too long to be one, a link in code, an angle-bracket href, a zero-padded or titled numbered
+file. None may stop a plan, and each is read as the one link grammar (rules/link_names.py) says."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from helpers import plan_json, run_cli
+
+
+def _store(tmp_path: Path, files: dict[bytes | str, str], index: str) -> Path:
+    """A claude memory folder holding `files` (a name given as bytes need not be UTF-8) and `index` as MEMORY.md."""
+    folder = tmp_path / ".claude" / "memory"
+    folder.mkdir(parents=True)
+    for name, text in files.items():
+        path = bytes(folder) + b"/" + name if isinstance(name, bytes) else folder / name
+        with open(path, "wb") as f:
+            f.write(text.encode())
+    (folder / "MEMORY.md").write_bytes(index.encode())
+    return folder
+
+
+def _fm(name: str, body: str) -> str:
+    return f"---\nname: {name}\ndescription: about {name}\ntype: project\n---\n\n{body}"
+
+
+def _of_kind(plan: dict, kind: str) -> list[dict]:
+    return [x for x in plan["actions"] + plan["findings"] if x["kind"] == kind]
+
+
+def test_a_link_whose_only_namesake_has_a_name_that_is_not_utf8_is_reported_not_respelled(tmp_path: Path):
+    """The respelling would write a name no text can hold (os keeps its bad byte as a lone surrogate):
+    it crashed the plan (quote() of the surrogate). The link is reported as reaching nothing."""
+    _store(tmp_path, {
+        "a.md": _fm("a", "See [x](bad-name.md) and [[odd-name]].\n"),
+        b"bad \xff name.md": _fm("bad name", "Bad.\n"),
+        b"odd\xffname.md": _fm("odd one", "Odd.\n"),
+    }, "# M\n\n- [A](a.md) — a\n")
+    plan = plan_json(tmp_path, "--model", "none")
+    assert _of_kind(plan, "update_ref") == []
+    [finding] = [f for f in _of_kind(plan, "dangling_link") if f["targets"] == [".claude/memory/a.md"]]
+    assert finding["reason"] == "2 links reach no file of its folder: [x](bad-name.md); [[odd-name]]"
+    res = run_cli("run", str(tmp_path), "--model", "none", "--now", "2026-06-10")
+    assert res.returncode == 0, res.stderr
