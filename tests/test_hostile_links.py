@@ -43,3 +43,18 @@ def test_a_link_whose_only_namesake_has_a_name_that_is_not_utf8_is_reported_not_
     assert finding["reason"] == "2 links reach no file of its folder: [x](bad-name.md); [[odd-name]]"
     res = run_cli("run", str(tmp_path), "--model", "none", "--now", "2026-06-10")
     assert res.returncode == 0, res.stderr
+
+
+def test_a_run_of_digits_too_long_for_a_number_is_text_in_an_index_and_a_link(tmp_path: Path):
+    """A tree line `- <5000 digits>. Title` was int()ed past Python's 4300-digit limit: the plan died."""
+    digits = "1" * 5000
+    folder = _store(tmp_path, {"a.md": _fm("a", f"No number: [[{digits}-title]].\n")},
+                    f"# M\n\n- [A](a.md) — a\n- {digits}. Title — hook\n")
+    plan = plan_json(tmp_path, "--model", "none")
+    assert not [a for a in plan["actions"] if a["kind"] == "rebuild_index"]  # the line is the author's text, kept
+    [finding] = _of_kind(plan, "dangling_link")
+    assert finding["reason"] == f"1 link reaches no file of its folder: [[{digits}-title]]"
+    from pipeline.layouts.claude.memory_md import parse
+
+    [line] = [p for p in parse((folder / "MEMORY.md").read_text()) if digits in p.text]
+    assert line.number is None

@@ -27,11 +27,15 @@ from .text import normalize
 
 # `[[target]]`, `[[target|shown text]]`, `[[target#heading]]`: the target is what names a memory.
 WIKILINK = re.compile(r"\[\[([^\[\]\n|#]+)(?:[|#][^\[\]\n]*)?\]\]")
-_NUMBERED = re.compile(r"(\d+)-(.+)")
+# A number as file names and index lines write one: at most 18 digits. A longer run of digits is
+# text, not a number: Python refuses int() of more than 4300, and a hostile index's line of 5000
+# stopped the whole plan. The one cap for every reader of numbers (memory_md's tree lines too).
+NUMBER = r"\d{1,18}"
+_NUMBERED = re.compile(rf"({NUMBER})-(.+)")
 # The number a memory's name leads with, as its folder's files, its tree index and its links write it:
 # `105-title`, `105_title`, `105. Title` (`[[105. Title]]`: a numbered reference, as a tree index lists
 # its leaves, `- 105. Title`). One grammar for a file's name and a link's target (`numbered_name`).
-_NUMBER_LEAD = re.compile(r"(\d+)(?:[-_]|\.\s+)(?=\S)")
+_NUMBER_LEAD = re.compile(rf"({NUMBER})(?:[-_]|\.\s+)(?=\S)")
 # Code, where `[[` is text: a fenced block (to its closing fence, or the end) or an inline code span.
 _CODE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n.*?(?:^[ \t]*\1[^\n]*$|\Z)|`[^`\n]*`", re.MULTILINE | re.DOTALL)
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from urllib.parse import unquote
 
-from ...rules.link_names import sibling_file as sibling  # the file of the index's own folder a link names
+from ...rules.link_names import NUMBER, sibling_file as sibling  # sibling: the file of the index's own folder a link names
 from ...text.truncate import HOOK_STRIP, shorten
 from ...text.counts import plural
 from ...text.lines import is_fence, join_pieces, line_count, line_pieces, line_texts, split_lines
@@ -43,7 +43,7 @@ _CODE = re.compile(r"`([^`\s]+\.md)`")
 _LEAD = re.compile(r"(?:\*\*|__)?(?:\d+[.)]\s+)?(?:\*\*|__)?")
 _CLOSE = re.compile(r"\s*(?:\*\*|__)?")
 _SEP = re.compile(r"\s*(—|–|--|-|:)\s*")
-_NUMBERED = re.compile(r"^\s*[-*+]\s+(\d+)[.)]\s+\S")  # `- 6. Title`: a bullet, then the number
+_NUMBERED = re.compile(rf"^\s*[-*+]\s+({NUMBER})[.)]\s+\S")  # `- 6. Title`: a bullet, then the number
 def slug(heading: str) -> str:
     """GitHub-style anchor of a heading: lower case, punctuation dropped, spaces to hyphens."""
     text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
@@ -150,7 +150,7 @@ def by_number(names: Collection[str]) -> dict[str, str | None]:
     return out
 
 
-_NUMBERED_NAME = re.compile(r"(\d+)[-_]")
+_NUMBERED_NAME = re.compile(rf"({NUMBER})[-_]")
 
 
 def numbered(number: int, numbers: dict[str, str | None]) -> str | None:
