@@ -58,3 +58,28 @@ def test_a_run_of_digits_too_long_for_a_number_is_text_in_an_index_and_a_link(tm
 
     [line] = [p for p in parse((folder / "MEMORY.md").read_text()) if digits in p.text]
     assert line.number is None
+
+
+def test_a_link_in_a_double_backtick_span_or_an_indented_block_is_code_not_a_link(tmp_path: Path):
+    """Only the link outside code is respelled; undo gives the file back byte for byte. A list's
+    item going on four spaces in is no code block: its link is one."""
+    import json
+
+    notes = _fm("notes", (
+        "Syntax: ``[d](deploy-guide.md)`` and `[c](deploy-guide.md)`, ``[[deploy-guides]]``.\n\n"
+        "    [i](deploy-guide.md) [[no-such-memory]]\n\n"
+        "- steps\n\n    - nested: [n](deploy-guide.md)\n\nReal: [r](deploy-guide.md).\n"))
+    folder = _store(tmp_path, {"deploy_guide.md": _fm("deploy guide", "Run make deploy.\n"), "notes.md": notes},
+                    "# A\n\n- [Deploy guide](deploy_guide.md) — how\n- [Notes](notes.md) — notes\n")
+    plan = plan_json(tmp_path, "--model", "none")
+    [relink] = _of_kind(plan, "update_ref")
+    body = notes.split("---\n", 2)[2]  # replacements are placed in the body (after the closing ---)
+    assert [r["start"] for r in relink["replacements"]] == [
+        body.index("deploy-guide.md", body.index("nested")), body.index("deploy-guide.md", body.index("Real"))]
+    assert _of_kind(plan, "dangling_link") == []
+    res = run_cli("apply", str(tmp_path), "--yes", "--json", "--model", "none", "--now", "2026-06-10", "--select", "update_ref")
+    assert res.returncode == 0, res.stderr
+    edited = notes.replace("[n](deploy-guide.md)", "[n](deploy_guide.md)").replace("[r](deploy-guide.md)", "[r](deploy_guide.md)")
+    assert (folder / "notes.md").read_text() == edited
+    assert run_cli("undo", str(tmp_path), "--run", json.loads(res.stdout)["run_id"]).returncode == 0
+    assert (folder / "notes.md").read_bytes() == notes.encode()

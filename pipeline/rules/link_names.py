@@ -36,8 +36,12 @@ _NUMBERED = re.compile(rf"({NUMBER})-(.+)")
 # `105-title`, `105_title`, `105. Title` (`[[105. Title]]`: a numbered reference, as a tree index lists
 # its leaves, `- 105. Title`). One grammar for a file's name and a link's target (`numbered_name`).
 _NUMBER_LEAD = re.compile(rf"({NUMBER})(?:[-_]|\.\s+)(?=\S)")
-# Code, where `[[` is text: a fenced block (to its closing fence, or the end) or an inline code span.
-_CODE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n.*?(?:^[ \t]*\1[^\n]*$|\Z)|`[^`\n]*`", re.MULTILINE | re.DOTALL)
+# Code, where `[[` is text: a fenced block (to its closing fence, or the end) or an inline code span,
+# a run of backticks to the next run of as many (``[x](y.md)`` as much as `[x](y.md)`), on its line.
+_CODE = re.compile(r"^[ \t]*(?P<fence>`{3,}|~{3,})[^\n]*\n.*?(?:^[ \t]*(?P=fence)[^\n]*$|\Z)"
+                   r"|(?<!`)(?P<ticks>`+)(?!`)[^\n]*?(?<!`)(?P=ticks)(?!`)", re.MULTILINE | re.DOTALL)
+# A list item's first line (`- x`, `* x`, `1. x`): what a line indented four spaces continues, not code.
+_LIST_ITEM = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)")
 
 
 def file_parts(key: str) -> tuple[str | None, str]:
@@ -107,8 +111,10 @@ def links_in(text: str) -> Iterator[re.Match[str]]:
 
 
 def _outside_code(text: str, matches: Iterator[re.Match[str]]) -> Iterator[re.Match[str]]:
-    """The `matches` (in order) that start outside the text's code spans and fenced blocks."""
+    """The `matches` (in order) that start outside the text's code spans, fenced and indented blocks."""
     code = [m.span() for m in _CODE.finditer(text)] if "`" in text or "~~~" in text else []
+    if "    " in text or "\t" in text:
+        code = sorted(code + list(_indented_blocks(text)))
     at = 0
     for match in matches:
         while at < len(code) and code[at][1] <= match.start():
@@ -116,6 +122,24 @@ def _outside_code(text: str, matches: Iterator[re.Match[str]]) -> Iterator[re.Ma
         if at < len(code) and code[at][0] <= match.start():
             continue  # inside a code span or block
         yield match
+
+
+def _indented_blocks(text: str) -> Iterator[tuple[int, int]]:
+    """The spans of a text's indented code blocks: lines indented four spaces (or a tab) after a blank
+    line, to the next line that is not, unless the text before is a list (whose items go on indented)."""
+    at, start, blank, in_list = 0, -1, True, False
+    for line in text.splitlines(keepends=True):
+        indented, empty = line.startswith(("    ", "\t")), not line.strip()
+        if start >= 0 and not (indented or empty):
+            yield start, at
+            start = -1
+        if start < 0 and indented and not empty and blank and not in_list:
+            start = at
+        if not (indented or empty):
+            in_list = _LIST_ITEM.match(line) is not None
+        blank, at = empty, at + len(line)
+    if start >= 0:
+        yield start, at
 
 
 def link_target_forms(written: str) -> tuple[str, ...]:
