@@ -83,3 +83,28 @@ def test_a_link_in_a_double_backtick_span_or_an_indented_block_is_code_not_a_lin
     assert (folder / "notes.md").read_text() == edited
     assert run_cli("undo", str(tmp_path), "--run", json.loads(res.stdout)["run_id"]).returncode == 0
     assert (folder / "notes.md").read_bytes() == notes.encode()
+
+
+def test_an_angle_bracket_href_is_a_link_to_the_index_and_to_the_link_rules(tmp_path: Path):
+    """`[x](<my notes.md>)`, CommonMark's way to link a name with spaces: the index entry reaches its
+    file (no second entry), the one whose file is gone is dropped, a memory's link is judged and respelled."""
+    import json
+
+    index = ("# Memory\n\n- [My notes](<my notes.md>) — how I like reviews\n- [Old](<old notes.md>) — deleted last month\n"
+             "- [Alpha](alpha.md) — alpha\n")
+    alpha = _fm("alpha", "See [n](<my notes.md>) and [d](<deploy guide.md>).\n")
+    folder = _store(tmp_path, {"my notes.md": _fm("my notes", "Small PRs.\n"), "alpha.md": alpha,
+                               "deploy_guide.md": _fm("deploy_guide", "Make deploy.\n")}, index)
+    index += "- [deploy](deploy_guide.md) — how\n"
+    (folder / "MEMORY.md").write_text(index)
+    plan = plan_json(tmp_path, "--model", "none")
+    [rebuild] = _of_kind(plan, "rebuild_index")
+    assert rebuild["reason"] == "1 entry without a file: .claude/memory/old notes.md" and "not indexed" not in rebuild["reason"]
+    [relink] = _of_kind(plan, "update_ref")
+    assert [(r["before"], r["after"]) for r in relink["replacements"]] == [("deploy guide.md", "deploy_guide.md")]
+    res = run_cli("apply", str(tmp_path), "--yes", "--json", "--model", "none", "--now", "2026-06-10", "--select", "rebuild_index,update_ref")
+    assert res.returncode == 0, res.stderr
+    assert (folder / "MEMORY.md").read_text() == index.replace("- [Old](<old notes.md>) — deleted last month\n", "")
+    assert (folder / "alpha.md").read_text() == alpha.replace("<deploy guide.md>", "<deploy_guide.md>")
+    assert run_cli("undo", str(tmp_path), "--run", json.loads(res.stdout)["run_id"]).returncode == 0
+    assert (folder / "MEMORY.md").read_bytes() == index.encode() and (folder / "alpha.md").read_bytes() == alpha.encode()

@@ -278,15 +278,15 @@ def _dangling_markdown_links(m: Memory, files: dict[str, set[str]]) -> Iterator[
     if "#" in m.key:
         return
     for match in markdown_links_in(m.body):
-        path = store_file(link_folder(m.key), match.group(1))
+        path = store_file(link_folder(m.key), match.group("href"))
         if path is None:
             continue
         folder, name = link_folder(path), path.rsplit("/", 1)[-1]
-        href = match.group(1).split("#", 1)[0]
+        href = match.group("href").split("#", 1)[0]
         written = href.rsplit("/", 1)[-1]  # the file name as the href spells it (percent-encoded or not)
         if folder not in files or name.casefold() in files[folder] or unquote(written) != name:
             continue
-        start = match.start(1) + len(href) - len(written)
+        start = match.start("href") + len(href) - len(written)
         yield _Dangling(match.group(0), folder, name.removesuffix(".md").casefold(), start, start + len(written), written, markdown=True)
 
 

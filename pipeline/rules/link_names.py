@@ -164,18 +164,21 @@ def linked_files(folder: str, text: str) -> Iterator[str]:
     """The store path of the `.md` file each markdown link of a text written in `folder` names
     (`store_file`), in this folder or another of the store (`[runbook](../ops/runbook.md)`)."""
     for match in markdown_links_in(text):
-        path = store_file(folder, match.group(1))
+        path = store_file(folder, match.group("href"))
         if path is not None:
             yield path
 
 
+# A markdown link's href (group `href`): bare (`file.md`, `my%20notes.md`) or, as CommonMark lets a
+# file name with spaces be written, in angle brackets (`<my notes.md>`, group `href` inside them).
+HREF = r"(?P<angle><)?(?P<href>(?(angle)[^<>\n]+|[^()\s]+))(?(angle)>)"
 # `[text](href)` (with an optional "title"): where a markdown link points.
-_MARKDOWN_LINK = re.compile(r"\[[^\[\]\n]*\]\(([^()\s]+)(?:\s+\"[^\"]*\")?\)")
+_MARKDOWN_LINK = re.compile(rf"\[[^\[\]\n]*\]\({HREF}(?:\s+\"[^\"]*\")?\)")
 _SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*:", re.IGNORECASE)
 
 
 def markdown_links_in(text: str) -> Iterator[re.Match[str]]:
-    """Each markdown link of a text outside code, in order (group 1: its href as written); an image
+    """Each markdown link of a text outside code, in order (group `href`: its href as written); an image
     (`![alt](src)`) is no link to a memory."""
     if "](" not in text:
         return

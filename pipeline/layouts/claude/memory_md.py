@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from urllib.parse import unquote
 
-from ...rules.link_names import NUMBER, sibling_file as sibling  # sibling: the file of the index's own folder a link names
+from ...rules.link_names import HREF, NUMBER, sibling_file as sibling  # sibling: the file of the index's own folder a link names
 from ...text.truncate import HOOK_STRIP, shorten
 from ...text.counts import plural
 from ...text.lines import is_fence, join_pieces, line_count, line_pieces, line_texts, split_lines
@@ -38,7 +38,7 @@ UNINDEXED = "Unindexed"
 
 _HEADING_START = re.compile(r"^(#{1,6})\s+")
 _ITEM = re.compile(r"^(?P<indent>\s*)(?P<marker>[-*+]|\d+[.)])\s+")
-_LINK = re.compile(r"\[(?P<title>(?:[^\[\]]|\[[^\]]*\])*)\]\((?P<href>[^()\s]+)(?:\s+\"[^\"]*\")?\)")
+_LINK = re.compile(rf"\[(?P<title>(?:[^\[\]]|\[[^\]]*\])*)\]\({HREF}(?:\s+\"[^\"]*\")?\)")
 _CODE = re.compile(r"`([^`\s]+\.md)`")
 _LEAD = re.compile(r"(?:\*\*|__)?(?:\d+[.)]\s+)?(?:\*\*|__)?")
 _CLOSE = re.compile(r"\s*(?:\*\*|__)?")
