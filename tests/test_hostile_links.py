@@ -108,3 +108,17 @@ def test_an_angle_bracket_href_is_a_link_to_the_index_and_to_the_link_rules(tmp_
     assert (folder / "alpha.md").read_text() == alpha.replace("<deploy guide.md>", "<deploy_guide.md>")
     assert run_cli("undo", str(tmp_path), "--run", json.loads(res.stdout)["run_id"]).returncode == 0
     assert (folder / "MEMORY.md").read_bytes() == index.encode() and (folder / "alpha.md").read_bytes() == alpha.encode()
+
+
+def test_a_tree_line_reaches_a_zero_padded_or_titled_numbered_file(tmp_path: Path):
+    """`- 001. Setup Steps` stands for `001-setup.md`, `- 2. Deploy Steps` for `2. Deploy Steps.md`:
+    no second entry for them, and `[[002-deploy-steps]]` (the tree title's slug) reaches file 2."""
+    padded = _store(tmp_path / "padded", {
+        "001-setup.md": _fm("setup", "Setup. Next: [[002-deploy-steps]].\n"), "002-deploy.md": _fm("deploy", "Deploy.\n"),
+    }, "# Tree\n- 001. Setup Steps — how to set up\n- 002. Deploy Steps — how to deploy\n")
+    titled = _store(tmp_path / "titled", {
+        "1. Setup Steps.md": _fm("setup", "Setup. Next: [[2-deploy-steps]].\n"), "2. Deploy Steps.md": _fm("deploy", "Deploy.\n"),
+    }, "# Tree\n- 1. Setup Steps — how to set up\n- 2. Deploy Steps — how to deploy\n")
+    for root in (padded, titled):
+        plan = plan_json(root.parent.parent, "--model", "none")
+        assert _of_kind(plan, "rebuild_index") == [] and _of_kind(plan, "dangling_link") == [], root
