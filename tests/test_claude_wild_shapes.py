@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -400,6 +401,7 @@ def test_a_cwd_naming_another_project_is_not_trusted(tmp_path, monkeypatch):
 
 @given(st.sets(st.from_regex(r"0?[0-9]{1,3}[-_a][a-z-]{0,6}\.md", fullmatch=True), max_size=12), st.integers(0, 999))
 def test_a_numbered_line_stands_for_the_one_file_starting_with_its_number(names, number):
-    # What `numbered` means, written as plainly as it was before the names were indexed by number.
-    found = [n for n in names if n.startswith((f"{number}-", f"{number}_"))]
+    # What `numbered` means, written as plainly as it was before the names were indexed by number;
+    # a zero-padded name (`007-x.md`) is file 7 too, as `- 007. X` and `- 7. X` are line 7.
+    found = [n for n in names if (lead := re.match(r"(\d+)[-_]", n)) and int(lead.group(1)) == number]
     assert memory_md.numbered(number, memory_md.by_number(names)) == (found[0] if len(found) == 1 else None)

@@ -278,15 +278,15 @@ def _dangling_markdown_links(m: Memory, files: dict[str, set[str]]) -> Iterator[
     if "#" in m.key:
         return
     for match in markdown_links_in(m.body):
-        path = store_file(link_folder(m.key), match.group(1))
+        path = store_file(link_folder(m.key), match.group("href"))
         if path is None:
             continue
         folder, name = link_folder(path), path.rsplit("/", 1)[-1]
-        href = match.group(1).split("#", 1)[0]
+        href = match.group("href").split("#", 1)[0]
         written = href.rsplit("/", 1)[-1]  # the file name as the href spells it (percent-encoded or not)
         if folder not in files or name.casefold() in files[folder] or unquote(written) != name:
             continue
-        start = match.start(1) + len(href) - len(written)
+        start = match.start("href") + len(href) - len(written)
         yield _Dangling(match.group(0), folder, name.removesuffix(".md").casefold(), start, start + len(written), written, markdown=True)
 
 
@@ -306,9 +306,18 @@ def _as_href(name: str) -> str:
     return quote(name) if any(c.isspace() or c in "()#%<>" for c in name) else name
 
 
-def _mended(link: _Dangling, to: Memory, name: str) -> str:
-    """What the link's mended text says: the name a wiki link gets, the file name a markdown link does."""
+def _mended(link: _Dangling, to: Memory, name: str) -> str | None:
+    """What the link's mended text says: the name a wiki link gets, the file name a markdown link does.
+    None for a name that is not UTF-8 (os keeps its bytes as lone surrogates): no text a memory holds
+    can spell it, and a link reader could not map a percent-encoded byte back to it."""
+    if _undecodable(name if not link.markdown else to.key):
+        return None
     return _as_href(to.key.rsplit("/", 1)[-1]) if link.markdown else name
+
+
+def _undecodable(name: str) -> bool:
+    """Whether a name holds bytes of a file name that were not UTF-8 (kept as lone surrogates)."""
+    return any("\udc80" <= ch <= "\udcff" for ch in name)
 
 
 def _successors(corpus: Corpus, names: dict[str, set[str]]) -> dict[tuple[str, str], Memory]:
@@ -364,6 +373,8 @@ def relinks(corpus: Corpus) -> Outcome:
             elif (same := _respelled(spellings, link.folder, link.target)) is not None and same.memory is not None:
                 after, how = _mended(link, same.memory, same.name), "the same words"
             else:
+                after = None
+            if after is None:  # nothing to point it at, or nothing a link could spell it by
                 unmended[m.key].append(link.shown)
                 continue
             shown_after = after if link.markdown else f"[[{after}]]"

@@ -27,13 +27,21 @@ from .text import normalize
 
 # `[[target]]`, `[[target|shown text]]`, `[[target#heading]]`: the target is what names a memory.
 WIKILINK = re.compile(r"\[\[([^\[\]\n|#]+)(?:[|#][^\[\]\n]*)?\]\]")
-_NUMBERED = re.compile(r"(\d+)-(.+)")
+# A number as file names and index lines write one: at most 18 digits. A longer run of digits is
+# text, not a number: Python refuses int() of more than 4300, and a hostile index's line of 5000
+# stopped the whole plan. The one cap for every reader of numbers (memory_md's tree lines too).
+NUMBER = r"\d{1,18}"
+_NUMBERED = re.compile(rf"({NUMBER})-(.+)")
 # The number a memory's name leads with, as its folder's files, its tree index and its links write it:
 # `105-title`, `105_title`, `105. Title` (`[[105. Title]]`: a numbered reference, as a tree index lists
 # its leaves, `- 105. Title`). One grammar for a file's name and a link's target (`numbered_name`).
-_NUMBER_LEAD = re.compile(r"(\d+)(?:[-_]|\.\s+)(?=\S)")
-# Code, where `[[` is text: a fenced block (to its closing fence, or the end) or an inline code span.
-_CODE = re.compile(r"^[ \t]*(`{3,}|~{3,})[^\n]*\n.*?(?:^[ \t]*\1[^\n]*$|\Z)|`[^`\n]*`", re.MULTILINE | re.DOTALL)
+_NUMBER_LEAD = re.compile(rf"({NUMBER})(?:[-_]|\.\s+)(?=\S)")
+# Code, where `[[` is text: a fenced block (to its closing fence, or the end) or an inline code span,
+# a run of backticks to the next run of as many (``[x](y.md)`` as much as `[x](y.md)`), on its line.
+_CODE = re.compile(r"^[ \t]*(?P<fence>`{3,}|~{3,})[^\n]*\n.*?(?:^[ \t]*(?P=fence)[^\n]*$|\Z)"
+                   r"|(?<!`)(?P<ticks>`+)(?!`)[^\n]*?(?<!`)(?P=ticks)(?!`)", re.MULTILINE | re.DOTALL)
+# A list item's first line (`- x`, `* x`, `1. x`): what a line indented four spaces continues, not code.
+_LIST_ITEM = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])(?:[ \t]|$)")
 
 
 def file_parts(key: str) -> tuple[str | None, str]:
@@ -103,8 +111,10 @@ def links_in(text: str) -> Iterator[re.Match[str]]:
 
 
 def _outside_code(text: str, matches: Iterator[re.Match[str]]) -> Iterator[re.Match[str]]:
-    """The `matches` (in order) that start outside the text's code spans and fenced blocks."""
+    """The `matches` (in order) that start outside the text's code spans, fenced and indented blocks."""
     code = [m.span() for m in _CODE.finditer(text)] if "`" in text or "~~~" in text else []
+    if "    " in text or "\t" in text:
+        code = sorted(code + list(_indented_blocks(text)))
     at = 0
     for match in matches:
         while at < len(code) and code[at][1] <= match.start():
@@ -112,6 +122,24 @@ def _outside_code(text: str, matches: Iterator[re.Match[str]]) -> Iterator[re.Ma
         if at < len(code) and code[at][0] <= match.start():
             continue  # inside a code span or block
         yield match
+
+
+def _indented_blocks(text: str) -> Iterator[tuple[int, int]]:
+    """The spans of a text's indented code blocks: lines indented four spaces (or a tab) after a blank
+    line, to the next line that is not, unless the text before is a list (whose items go on indented)."""
+    at, start, blank, in_list = 0, -1, True, False
+    for line in text.splitlines(keepends=True):
+        indented, empty = line.startswith(("    ", "\t")), not line.strip()
+        if start >= 0 and not (indented or empty):
+            yield start, at
+            start = -1
+        if start < 0 and indented and not empty and blank and not in_list:
+            start = at
+        if not (indented or empty):
+            in_list = _LIST_ITEM.match(line) is not None
+        blank, at = empty, at + len(line)
+    if start >= 0:
+        yield start, at
 
 
 def link_target_forms(written: str) -> tuple[str, ...]:
@@ -136,18 +164,21 @@ def linked_files(folder: str, text: str) -> Iterator[str]:
     """The store path of the `.md` file each markdown link of a text written in `folder` names
     (`store_file`), in this folder or another of the store (`[runbook](../ops/runbook.md)`)."""
     for match in markdown_links_in(text):
-        path = store_file(folder, match.group(1))
+        path = store_file(folder, match.group("href"))
         if path is not None:
             yield path
 
 
+# A markdown link's href (group `href`): bare (`file.md`, `my%20notes.md`) or, as CommonMark lets a
+# file name with spaces be written, in angle brackets (`<my notes.md>`, group `href` inside them).
+HREF = r"(?P<angle><)?(?P<href>(?(angle)[^<>\n]+|[^()\s]+))(?(angle)>)"
 # `[text](href)` (with an optional "title"): where a markdown link points.
-_MARKDOWN_LINK = re.compile(r"\[[^\[\]\n]*\]\(([^()\s]+)(?:\s+\"[^\"]*\")?\)")
+_MARKDOWN_LINK = re.compile(rf"\[[^\[\]\n]*\]\({HREF}(?:\s+\"[^\"]*\")?\)")
 _SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*:", re.IGNORECASE)
 
 
 def markdown_links_in(text: str) -> Iterator[re.Match[str]]:
-    """Each markdown link of a text outside code, in order (group 1: its href as written); an image
+    """Each markdown link of a text outside code, in order (group `href`: its href as written); an image
     (`![alt](src)`) is no link to a memory."""
     if "](" not in text:
         return

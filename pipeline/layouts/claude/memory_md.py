@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from urllib.parse import unquote
 
-from ...rules.link_names import sibling_file as sibling  # the file of the index's own folder a link names
+from ...rules.link_names import HREF, NUMBER, numbered_name, sibling_file as sibling  # sibling: the file of the index's own folder a link names
 from ...text.truncate import HOOK_STRIP, shorten
 from ...text.counts import plural
 from ...text.lines import is_fence, join_pieces, line_count, line_pieces, line_texts, split_lines
@@ -38,12 +38,12 @@ UNINDEXED = "Unindexed"
 
 _HEADING_START = re.compile(r"^(#{1,6})\s+")
 _ITEM = re.compile(r"^(?P<indent>\s*)(?P<marker>[-*+]|\d+[.)])\s+")
-_LINK = re.compile(r"\[(?P<title>(?:[^\[\]]|\[[^\]]*\])*)\]\((?P<href>[^()\s]+)(?:\s+\"[^\"]*\")?\)")
+_LINK = re.compile(rf"\[(?P<title>(?:[^\[\]]|\[[^\]]*\])*)\]\({HREF}(?:\s+\"[^\"]*\")?\)")
 _CODE = re.compile(r"`([^`\s]+\.md)`")
 _LEAD = re.compile(r"(?:\*\*|__)?(?:\d+[.)]\s+)?(?:\*\*|__)?")
 _CLOSE = re.compile(r"\s*(?:\*\*|__)?")
 _SEP = re.compile(r"\s*(—|–|--|-|:)\s*")
-_NUMBERED = re.compile(r"^\s*[-*+]\s+(\d+)[.)]\s+\S")  # `- 6. Title`: a bullet, then the number
+_NUMBERED = re.compile(rf"^\s*[-*+]\s+({NUMBER})[.)]\s+\S")  # `- 6. Title`: a bullet, then the number
 def slug(heading: str) -> str:
     """GitHub-style anchor of a heading: lower case, punctuation dropped, spaces to hyphens."""
     text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
@@ -138,24 +138,23 @@ def _parse_line(line: Line) -> None:
 
 
 def by_number(names: Collection[str]) -> dict[str, str | None]:
-    """For each number a file name starts with (`N-…md` or `N_…md`, N as written), the one file a
-    tree index's `- N. Title` line stands for, or None when several start with it. Made once per
-    index read: looking it up per line among every name made a 4 MiB index of numbered lines in a
-    folder of 300 files take minutes."""
+    """For each number a file name starts with (`N-…md`, `N_…md`, `N. Title.md`: link_names.numbered_name,
+    the grammar links read file names by), written without leading zeros (`001-setup.md` is file 1,
+    as `- 001. Setup` and `- 1. Setup` are line 1), the one file a tree index's `- N. Title` line
+    stands for, or None when several start with it. Made once per index read: looking it up per line
+    among every name made a 4 MiB index of numbered lines in a folder of 300 files take minutes."""
     out: dict[str, str | None] = {}
     for name in names:
-        m = _NUMBERED_NAME.match(name)
-        if m:
-            out[m.group(1)] = name if m.group(1) not in out else None
+        written = numbered_name(name)[0]
+        if written is not None:
+            number = str(int(written))
+            out[number] = name if number not in out else None
     return out
 
 
-_NUMBERED_NAME = re.compile(r"(\d+)[-_]")
-
-
 def numbered(number: int, numbers: dict[str, str | None]) -> str | None:
-    """The one file a tree index's `- N. Title` line stands for (`N-…md` or `N_…md`), if exactly one
-    (`numbers`: `by_number` of the folder's names)."""
+    """The one file a tree index's `- N. Title` line stands for (`N-…md`, `N_…md`, `N. Title.md`), if
+    exactly one (`numbers`: `by_number` of the folder's names)."""
     return numbers.get(str(number))
 
 
@@ -421,9 +420,9 @@ def listing(p: Line) -> tuple[str, str]:
 
 
 def file_number(filename: str) -> int | None:
-    """The number a file name starts with (`148-feedback_x.md`), the one a tree index's line gives it."""
-    m = _NUMBERED_NAME.match(unquote(filename))
-    return int(m.group(1)) if m else None
+    """The number a file name starts with (`148-feedback_x.md`, `148. Title.md`), the one a tree index's line gives it."""
+    number = numbered_name(unquote(filename))[0]
+    return int(number) if number is not None else None
 
 
 def restyled(p: Line, item: IndexItem, hook: str) -> str:
@@ -446,7 +445,7 @@ def restyled(p: Line, item: IndexItem, hook: str) -> str:
     if number is None:
         lead = p.text[: p.number_at]
         return f"{lead}[{item.title}]({item.filename})" + (f" {mark} {one}" if one else "")
-    dot = p.text[p.number_at + len(str(p.number))]  # `.` or `)`, as the author writes them
+    dot = p.text[p.number_at:].lstrip("0123456789")[0]  # `.` or `)`, as the author writes them (after `001` too)
     return f"{p.text[: p.number_at]}{number}{dot} {item.title}" + (f" {mark} {one}" if one else "")
 
 
