@@ -703,6 +703,10 @@ def rebuild(
             if not has_section:
                 out += ["", f"## {UNINDEXED}", ""]
             out += [entry_line(i, sep, _cut(new_hooks[i.filename], new)) for i in at_end]
+        if not fix_drift and not at_end:
+            # Only the run's own edits: the owner's trailing blank lines (and a missing final line
+            # break) stay as written, every line kept joined back as it was.
+            return Rendered("\n".join(out), cut)
         # A missing final line break is drift too: only a rebuild asked for adds it.
         end = "\n" if fix_drift or existing.endswith(("\n", "\r")) else ""
         return Rendered("\n".join(out).rstrip("\n") + end, cut)

@@ -1,0 +1,53 @@
+"""Red-team 3 on the owner's lines of MEMORY.md: what a run keeps of them, and that the plan says
+what apply does (no index edit proposed that apply then refuses or finds nothing to do).
+
+Each store is built in tmp_path; every apply is undone byte for byte."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from helpers import apply_json, plan_json, run_cli, snapshot
+
+from pipeline.layouts.claude import memory_md
+
+AGENT = ".claude/agent-memory/oracle"
+
+
+def topic(name: str, description: str, body: str = "Notes.", kind: str = "project") -> str:
+    return f"---\nname: {name}\ndescription: {description}\ntype: {kind}\n---\n\n{body}\n"
+
+
+def write(folder: Path, files: dict[str, str]) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name, text in files.items():
+        (folder / name).write_text(text, encoding="utf-8")
+    return folder
+
+
+def twins(root: Path, md: str, body: str = "Deploy alpha with make deploy.") -> Path:
+    """alpha.md and its copy alpha_copy.md (a merge_duplicate retires the copy), gamma.md, and `md`."""
+    return write(root / AGENT, {"alpha.md": topic("alpha", "alpha deploy", body),
+                                "alpha_copy.md": topic("alpha copy", "alpha deploy", body),
+                                "gamma.md": topic("gamma", "gamma", "Gamma.", "user"), "MEMORY.md": md})
+
+
+def applied(root: Path) -> tuple[dict, str]:
+    """`apply --yes` of the plan: (the plan it applied, MEMORY.md as left); then undone, byte for byte."""
+    before = snapshot(root)
+    plan = plan_json(root, "--model", "none")
+    out = apply_json(root)
+    text = (root / AGENT / "MEMORY.md").read_text(encoding="utf-8")
+    assert run_cli("undo", str(root)).returncode == 0 and snapshot(root) == before
+    return {**plan, "run": out}, text
+
+
+def test_a_merge_leaves_the_rest_of_the_index_byte_for_byte_trailing_blank_lines_too(tmp_path):
+    """Red-team 3 bug 6: a merge (no rebuild asked for) removed the copy's line and the owner's two
+    blank lines at the end of MEMORY.md with it."""
+    md = ("# Memory\n\n## Topics\n- [Alpha](alpha.md) — alpha deploy notes\n"
+          "- [Alpha copy](alpha_copy.md) — alpha deploy notes copy\n- [Gamma](gamma.md) — gamma things\n\n\n")
+    twins(tmp_path, md)
+    plan, text = applied(tmp_path)
+    assert [a["kind"] for a in plan["actions"]] == ["merge_duplicate"]
+    assert text == md.replace("- [Alpha copy](alpha_copy.md) — alpha deploy notes copy\n", "")
