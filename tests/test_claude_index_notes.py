@@ -51,3 +51,23 @@ def test_a_merge_leaves_the_rest_of_the_index_byte_for_byte_trailing_blank_lines
     plan, text = applied(tmp_path)
     assert [a["kind"] for a in plan["actions"]] == ["merge_duplicate"]
     assert text == md.replace("- [Alpha copy](alpha_copy.md) — alpha deploy notes copy\n", "")
+
+
+def test_a_pinned_line_reversing_or_saying_less_than_the_first_listing_is_the_owners_note(tmp_path):
+    """Red-team 3 bug 4: a listed-again line was a repeat when it had no word the first listing lacks,
+    so the automatic rebuild_index deleted `deploy with pnpm, never with npm` after `deploy with npm,
+    never with pnpm` (the same words, the other way round), unquoted. Only a line saying what an
+    earlier listing says (case, spaces, punctuation aside) is a repeat."""
+    md = ("# Memory\n\n## Topics\n- [Deploy](deploy.md) — deploy with npm, never with pnpm\n- [Gamma](gamma.md) — gamma things\n\n"
+          "## Pinned\n- [Deploy](deploy.md) — deploy with pnpm, never with npm\n- [Deploy](deploy.md) — deploy with npm\n"
+          "- [deploy](deploy.md) — Deploy with NPM; never with pnpm.\n")
+    write(tmp_path / AGENT, {"deploy.md": topic("deploy", "deploy"), "gamma.md": topic("gamma", "gamma", "Gamma.", "user"),
+                             "delta.md": topic("delta", "delta", "Delta.", "user"), "MEMORY.md": md})
+    assert memory_md.listed_again(memory_md.parse(md)) == {7: True, 8: True, 9: False}
+    plan, text = applied(tmp_path)
+    [rebuild] = [a for a in plan["actions"] if a["kind"] == "rebuild_index"]
+    assert rebuild["reason"] == (f"1 file not indexed: {AGENT}/delta.md; 1 file indexed twice: {AGENT}/deploy.md; applying it: "
+                                 "1 repeated entry line removed, saying nothing its file's earlier listings do not: deploy.md "
+                                 "at line 10 under 'Pinned'")
+    assert ("## Pinned\n- [Deploy](deploy.md) — deploy with pnpm, never with npm\n- [Deploy](deploy.md) — deploy with npm\n"
+            "\n## Unindexed\n\n- [delta](delta.md) — delta\n") in text

@@ -3,8 +3,8 @@
 For every `rebuild_index` / `trim_budget` on a MEMORY.md the run applies, the MEMORY.md is edited,
 not rewritten (`memory_md.rebuild`): headings, prose, order, sub-indexes and hooks stay; entry
 lines of files that are gone are removed (inline links to them struck out), a repeated entry line
-saying nothing the file's earlier listings do not goes (named in the plan; a file listed again with
-words of its own is the owner's note and stays: `memory_md.listed_again`; on a file the run archives,
+saying what an earlier listing of the file says goes (named in the plan; a file listed again saying
+something of its own is the owner's note and stays: `memory_md.listed_again`; on a file the run archives,
 it points at the merge's survivor or consolidation's new file holding that file's content, or, with
 none, goes with it, quoted in the plan), a heading whose section
 the run emptied of files goes with it, and each file MEMORY.md no longer
