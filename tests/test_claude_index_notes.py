@@ -5,6 +5,7 @@ Each store is built in tmp_path; every apply is undone byte for byte."""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from helpers import apply_json, plan_json, run_cli, snapshot
@@ -71,3 +72,30 @@ def test_a_pinned_line_reversing_or_saying_less_than_the_first_listing_is_the_ow
                                  "at line 10 under 'Pinned'")
     assert ("## Pinned\n- [Deploy](deploy.md) — deploy with pnpm, never with npm\n- [Deploy](deploy.md) — deploy with npm\n"
             "\n## Unindexed\n\n- [delta](delta.md) — delta\n") in text
+
+
+def pinned_twins(root: Path, drift: str = "") -> Path:
+    """gamma.md and its copy copy.md, both pinned by the owner with the same note; `drift` added to MEMORY.md."""
+    md = ("# Memory\n\n## Topics\n- [Gamma](gamma.md) — gamma\n- [Copy](copy.md) — copy\n\n## Pinned\n"
+          "- [Copy](copy.md) — Mina owns this, ask her first\n- [Gamma](gamma.md) — Mina owns this, ask her first\n" + drift)
+    folder = write(root / AGENT, {"gamma.md": topic("gamma", "gamma", "Same text.", "user"),
+                                  "copy.md": topic("copy", "copy", "Same text.", "user"), "MEMORY.md": md})
+    os.utime(folder / "gamma.md", (1577836800, 1577836800))  # the older: the merge's survivor
+    return folder
+
+
+def test_both_duplicates_pinned_with_one_note_the_merge_edits_the_index_as_the_plan_says(tmp_path):
+    """Red-team 3 bug 9: the note on copy.md, pointed at gamma.md, made gamma's own pinned note (the
+    same words) a "repeat", so apply refused the index edit and MEMORY.md kept listing the archived
+    copy.md, twice; with other drift, the plan's automatic rebuild_index was skipped the same way."""
+    told = ("1 owner's note line on a file this run retires kept, pointing at the file now holding its content: "
+            "`- [Copy](copy.md) — Mina owns this, ask her first` at line 8 under 'Pinned', now to gamma.md")
+    for drift in ("", "- [Gone](gone.md) — deleted\n"):
+        pinned_twins(tmp_path / "store", drift)
+        plan, text = applied(tmp_path / "store")
+        [merge] = [a for a in plan["actions"] if a["kind"] == "merge_duplicate"]
+        assert merge["reason"] == f"normalized text identical; applying it: {told}"
+        assert not plan["run"]["skipped"] and len(plan["run"]["applied"]) == len(plan["actions"])
+        assert "(copy.md)" not in text and "gone.md" not in text
+        assert text.endswith("## Pinned\n- [Copy](gamma.md) — Mina owns this, ask her first\n"
+                             "- [Gamma](gamma.md) — Mina owns this, ask her first\n")
