@@ -99,3 +99,20 @@ def test_both_duplicates_pinned_with_one_note_the_merge_edits_the_index_as_the_p
         assert "(copy.md)" not in text and "gone.md" not in text
         assert text.endswith("## Pinned\n- [Copy](gamma.md) — Mina owns this, ask her first\n"
                              "- [Gamma](gamma.md) — Mina owns this, ask her first\n")
+
+
+def test_an_owners_note_listed_above_the_retired_files_entry_is_kept_and_its_entry_goes(tmp_path):
+    """Red-team 3 bug 2: the owner's `## Pinned` line on alpha_copy.md, listed above its plain entry
+    under `## Topics`, was taken for the entry and removed with its heading, while the plain entry
+    was "kept as the owner's note": the plan quoted the wrong line. The entry is its listing in the
+    section listing the survivor; the pinned line is the note, kept and pointed at alpha.md."""
+    pinned = "- [Alpha copy](alpha_copy.md) — ALWAYS read before touching prod, says Bob"
+    md = (f"# Memory\n\n## Pinned\n{pinned}\n\n## Topics\n- [Alpha](alpha.md) — alpha deploy notes\n"
+          "- [Alpha copy](alpha_copy.md) — alpha deploy notes\n- [Gamma](gamma.md) — gamma things\n")
+    twins(tmp_path, md)
+    plan, text = applied(tmp_path)
+    [merge] = [a for a in plan["actions"] if a["kind"] == "merge_duplicate"]
+    assert merge["reason"] == ("normalized text identical; applying it: 1 owner's note line on a file this run retires kept, "
+                               f"pointing at the file now holding its content: `{pinned}` at line 4 under 'Pinned', now to alpha.md")
+    assert text == md.replace("(alpha_copy.md) — ALWAYS", "(alpha.md) — ALWAYS").replace(
+        "- [Alpha copy](alpha_copy.md) — alpha deploy notes\n", "")

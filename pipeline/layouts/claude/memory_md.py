@@ -535,7 +535,7 @@ def _edited(
     dropped: list[int] = []
     again = listed_again(parsed)
     bare = set() if repeats else {n for n, own_words in again.items() if not own_words}
-    notes = set() if homes is None else {n for n, own_words in again.items() if own_words}
+    notes = set() if homes is None else _notes_on(parsed, {n for n, own in again.items() if own}, gone, homes)
     repointed: dict[int, Line] = {}
     notes_gone: dict[int, str | None] = {}
     seen: set[str] = set()
@@ -568,6 +568,37 @@ def _edited(
         lines[p.n] = _struck_out(p, lines[p.n], gone, removed)
     _emptied_sections(parsed, keep, set(dropped))
     return _Edits(lines, keep, swapped, removed, replaced, dropped, repointed, notes_gone)
+
+
+def _notes_on(parsed: list[Line], notes: set[int], gone: Collection[str], homes: Mapping[str, str]) -> set[int]:
+    """`notes` (`listed_again`'s) with, for each gone file whose content a file takes (`homes`) and
+    that the owner noted, its entry taken to be its first listing in a section that lists that file
+    (its first listing, when none does), every other listing saying something of its own a note: an
+    owner's `## Pinned` line listed above the file's own entry (under `## Topics`, beside its twin's)
+    is not taken for that entry, to be removed with its heading, while the entry is kept as the note."""
+    section = _sections(parsed)
+    listings: dict[str, list[int]] = {}
+    for p in parsed:
+        if not p.code and p.entry is not None and p.entry in gone and p.entry in homes:
+            if p.n in notes or p.entry not in listings:  # its first listing, then its notes
+                listings.setdefault(p.entry, []).append(p.n)
+    out = set(notes)
+    for name, ns in listings.items():
+        home = sibling(homes[name])
+        beside = {section[p.n] for p in parsed if not p.code and p.entry == home and p.n not in notes}
+        out |= set(ns)
+        out.discard(next((n for n in ns if section[n] in beside), ns[0]))
+    return out
+
+
+def _sections(parsed: list[Line]) -> list[int]:
+    """The line of the heading each line is under (-1 above the first heading)."""
+    out, at = [], -1
+    for p in parsed:
+        if p.heading and not p.code:
+            at = p.n
+        out.append(at)
+    return out
 
 
 def _said_of(target: str, parsed: list[Line], replace: Mapping[str, IndexItem]) -> set[str]:
