@@ -116,3 +116,17 @@ def test_an_owners_note_listed_above_the_retired_files_entry_is_kept_and_its_ent
                                f"pointing at the file now holding its content: `{pinned}` at line 4 under 'Pinned', now to alpha.md")
     assert text == md.replace("(alpha_copy.md) — ALWAYS", "(alpha.md) — ALWAYS").replace(
         "- [Alpha copy](alpha_copy.md) — alpha deploy notes\n", "")
+
+
+def test_a_file_reached_only_by_the_hook_of_an_entry_without_a_file_gets_an_entry_of_its_own(tmp_path):
+    """Red-team 3 bug 10: removing `- [Old runbook](old_runbook.md) — replaced by [the new one](runbook.md)`
+    left runbook.md reached by nothing, so apply refused the automatic rebuild_index every night
+    ("would not reach every file exactly once"), and the output said only "1 skipped"."""
+    md = "# Memory\n\n- [Alpha](alpha.md) — alpha\n- [Old runbook](old_runbook.md) — replaced by [the new one](runbook.md)\n"
+    write(tmp_path / AGENT, {n: topic(n[:-3], f"about {n[:-3]}", f"{n} body.") for n in ("alpha.md", "runbook.md")} | {"MEMORY.md": md})
+    plan, text = applied(tmp_path)
+    [rebuild] = plan["actions"]
+    assert rebuild["reason"] == (f"1 entry without a file: {AGENT}/old_runbook.md; applying it: 1 file reached only by a line "
+                                 "it removes given an entry of its own: runbook.md")
+    assert [a["kind"] for a in plan["run"]["applied"]] == ["rebuild_index"] and not plan["run"]["skipped"]
+    assert text == "# Memory\n\n- [Alpha](alpha.md) — alpha\n- [runbook](runbook.md) — about runbook\n"
