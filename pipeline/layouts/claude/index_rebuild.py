@@ -82,6 +82,8 @@ def _encode(text: str, bom: bool) -> bytes:
 
 
 _LIST_MARKER = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
+# Why an index is not written: what it would be is what it is (the run's own changes leave it as read).
+UP_TO_DATE = "index already up to date"
 HOOK_CHARS = 150  # a derived hook is a pointer, not a summary
 # A consolidation's entry stands for several files: its hook, made of theirs, may be up to twice a
 # derived one (six review rounds' verdicts in 300 characters still read as verdicts).
@@ -299,7 +301,7 @@ def _rebuild_index(
     text = text if existing is None else with_old_line_endings(text, existing)
     data = _encode(text, bom)
     if old is not None and data == old:
-        return sub_ops, sub_summary, "" if sub_ops else "index already up to date"
+        return sub_ops, sub_summary, "" if sub_ops else UP_TO_DATE
     removed = len(rebuilt.removed)
     summary = f"{removed} entr{'y' if removed == 1 else 'ies'} removed, {len(rebuilt.added)} added, {len(after.reached)} reached"
     if rebuilt.replaced:
