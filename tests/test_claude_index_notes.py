@@ -10,20 +10,14 @@ from pathlib import Path
 
 from helpers import apply_json, plan_json, run_cli, snapshot
 
-from pipeline.layouts.claude import memory_md
+from test_claude_index_edits import AGENT, write
+from test_claude_index_edits import topic as reference_topic
 
-AGENT = ".claude/agent-memory/oracle"
+from pipeline.layouts.claude import memory_md
 
 
 def topic(name: str, description: str, body: str = "Notes.", kind: str = "project") -> str:
-    return f"---\nname: {name}\ndescription: {description}\ntype: {kind}\n---\n\n{body}\n"
-
-
-def write(folder: Path, files: dict[str, str]) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    for name, text in files.items():
-        (folder / name).write_text(text, encoding="utf-8")
-    return folder
+    return reference_topic(name, description, body, kind)
 
 
 def twins(root: Path, md: str, body: str = "Deploy alpha with make deploy.") -> Path:
