@@ -460,7 +460,7 @@ DRIFTED_MD = """# Memory
 - [Alpha round 2](alpha-r2.md) — second round, approved
 - [Gamma](gamma.md) — the author's hook, kept as written
 - [Ghost](ghost.md) — an entry whose file is gone: drift, not this run's doing
-- [Gamma](gamma.md) — the author's hook, as written
+- [gamma](gamma.md) — The author's hook: kept as written.
 - [Stale](stale.md) — about an old module"""  # no final line break: the author's too
 DRIFTED = {n: topic(n[:-3], f"about {n}") for n in ("alpha-r1.md", "alpha-r2.md", "gamma.md", "stale.md", "unindexed.md")}
 

@@ -20,6 +20,7 @@ from ...model import Corpus, Finding
 from ...printable import printable
 from ...rules.refs import KNOWN_EXTENSIONS
 from .decisions import Decisions
+from .index_rebuild import UP_TO_DATE
 from .paths import ARCHIVE_DIR, _in_folder, archive_path, folder_of
 from .reader import INDEX
 
@@ -119,7 +120,7 @@ def dream_report(
         if fc.index:
             done = "REBUILT" if fc.index_whole else "EDITED"
             rows.append((index_key, f"| `{shown(index_key)}` | {done} | {_cell(fc.index)}; old copy in `{shown(archive_path(fc.folder, run_id, INDEX))}` |"))
-        elif fc.index_note and fc.index_note != "index already up to date":
+        elif fc.index_note and fc.index_note != UP_TO_DATE:
             rows.append((index_key, f"| `{shown(index_key)}` | NOT REBUILT | {_cell(fc.index_note)} |"))
     lines.extend(row for _, row in sorted(rows))
     if not rows:

@@ -3,8 +3,8 @@
 For every `rebuild_index` / `trim_budget` on a MEMORY.md the run applies, the MEMORY.md is edited,
 not rewritten (`memory_md.rebuild`): headings, prose, order, sub-indexes and hooks stay; entry
 lines of files that are gone are removed (inline links to them struck out), a repeated entry line
-saying nothing the file's earlier listings do not goes (named in the plan; a file listed again with
-words of its own is the owner's note and stays: `memory_md.listed_again`; on a file the run archives,
+saying what an earlier listing of the file says goes (named in the plan; a file listed again saying
+something of its own is the owner's note and stays: `memory_md.listed_again`; on a file the run archives,
 it points at the merge's survivor or consolidation's new file holding that file's content, or, with
 none, goes with it, quoted in the plan), a heading whose section
 the run emptied of files goes with it, and each file MEMORY.md no longer
@@ -82,6 +82,8 @@ def _encode(text: str, bom: bool) -> bytes:
 
 
 _LIST_MARKER = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
+# Why an index is not written: what it would be is what it is (the run's own changes leave it as read).
+UP_TO_DATE = "index already up to date"
 HOOK_CHARS = 150  # a derived hook is a pointer, not a summary
 # A consolidation's entry stands for several files: its hook, made of theirs, may be up to twice a
 # derived one (six review rounds' verdicts in 300 characters still read as verdicts).
@@ -247,37 +249,48 @@ def _rebuild_index(
     linked_names = set(before.entries) | set(before.inline)
     # Without a rebuild asked for, an entry without a file stays (it is drift, not the run's doing).
     gone = sorted(n for n in linked_names if n not in names and (fix_drift or n in archived_here))
-    items = []
-    for key in surviving:
-        if _name(key) in before.reached or not (fix_drift or key in made):
-            continue
-        m = by_key.get(key)
+
+    def item_of(key: str) -> IndexItem:
         if key in made:
-            items.append(made[key])
-            continue
+            return made[key]
+        m = by_key.get(key)
         stem = _name(key)[: -len(".md")] if key.endswith(".md") else _name(key)
         title = (_title(m.title) if m else "") or stem
         hook = (_description(root, key, m, settings) if m else "") or (first_prose(m.body) if m else "")
-        items.append(IndexItem(filename=_link_target(_name(key)), title=title, hook=hook))
-    rebuilt = rebuild(
-        existing,  # read at any line ending, rebuilt with LF ones: the file's own are put back below
-        index_heading(folder),
-        items,
-        gone,
-        settings.claude.index_budget_bytes,
-        settings.claude.index_min_hook_chars,
-        gone_numbers=gone_numbers,
-        load_bytes=settings.claude.index_load_bytes,
-        replace=replace,
-        fix_drift=fix_drift,
-        homes=_homes(successors or {}, set(archived_here), names, folder),
-        # measured as it will be written: its CRLFs put back, its BOM kept
-        eol_extra=1 if existing is not None and newline_of(existing) == "\r\n" else 0,
-        fixed_bytes=len(UTF8_BOM) if bom else 0,
-    )
-    text = rebuilt.text
+        return IndexItem(filename=_link_target(_name(key)), title=title, hook=hook)
+
+    def rebuilt_with(items: list[IndexItem]) -> memory_md.RebuiltIndex:
+        return rebuild(
+            existing,  # read at any line ending, rebuilt with LF ones: the file's own are put back below
+            index_heading(folder),
+            items,
+            gone,
+            settings.claude.index_budget_bytes,
+            settings.claude.index_min_hook_chars,
+            gone_numbers=gone_numbers,
+            load_bytes=settings.claude.index_load_bytes,
+            replace=replace,
+            fix_drift=fix_drift,
+            homes=_homes(successors or {}, set(archived_here), names, folder),
+            # measured as it will be written: its CRLFs put back, its BOM kept
+            eol_extra=1 if existing is not None and newline_of(existing) == "\r\n" else 0,
+            fixed_bytes=len(UTF8_BOM) if bom else 0,
+        )
+
+    items = [item_of(key) for key in surviving if _name(key) not in before.reached and (fix_drift or key in made)]
+    rebuilt = rebuilt_with(items)
     # The reader decides what the next plan sees: every surviving file reached, no entry left dangling.
-    after = memory_md.reach(text, names, read)
+    after = memory_md.reach(rebuilt.text, names, read)
+    unreached = [key for key in surviving if _name(key) in before.reached and _name(key) not in after.reached]
+    if fix_drift and unreached:
+        # Reached before only by a line the rebuild removed (the hook of an entry without a file:
+        # `replaced by [the new one](runbook.md)`): each gets an entry of its own.
+        items += [item_of(key) for key in unreached]
+        rebuilt = rebuilt_with(items)
+        after = memory_md.reach(rebuilt.text, names, read)
+        rebuilt.warnings.insert(0, f"{plural(len(unreached), 'file')} reached only by a line it removes given an entry of its own: "
+                                   + ", ".join(_name(k) for k in unreached))
+    text = rebuilt.text
     # the sub-indexes as they are, for the check of the run's own edits (a rebuild's check needs none)
     was = None if fix_drift else memory_md.reach_lines(parsed, names, on_disk)
     reached_anew = {_name(k) for k in made} | set(rebuilt.repointed)  # a new file's entry; a survivor an owner's note now links
@@ -288,7 +301,7 @@ def _rebuild_index(
     text = text if existing is None else with_old_line_endings(text, existing)
     data = _encode(text, bom)
     if old is not None and data == old:
-        return sub_ops, sub_summary, "" if sub_ops else "index already up to date"
+        return sub_ops, sub_summary, "" if sub_ops else UP_TO_DATE
     removed = len(rebuilt.removed)
     summary = f"{removed} entr{'y' if removed == 1 else 'ies'} removed, {len(rebuilt.added)} added, {len(after.reached)} reached"
     if rebuilt.replaced:

@@ -9,8 +9,8 @@ Sub-indexes are followed transitively, each once.
 
 An *entry line* is a list item whose text starts with the link (after a bold marker or a number),
 or a tree index's `- N. Title — hook`: the lines a rebuild may remove, make a consolidation's entry
-(`restyled`), or trim the hook of; a repeat of an earlier entry line with words of its own is the
-author's note on the file, not a second entry (`listed_again`). Everything else (headings, prose,
+(`restyled`), or trim the hook of; a repeat of an earlier entry line saying something of its own is
+the author's note on the file, not a second entry (`listed_again`). Everything else (headings, prose,
 comments, code blocks, tables) is the author's and is kept as written, but a heading whose section
 the run's removals of files emptied. Lines end at CRLF, LF or CR alone (`text.lines.line_texts`).
 """
@@ -24,6 +24,7 @@ from functools import lru_cache
 from urllib.parse import unquote
 
 from ...rules.link_names import HREF, NUMBER, numbered_name, sibling_file as sibling  # sibling: the file of the index's own folder a link names
+from ...rules.text import normalize
 from ...text.truncate import HOOK_STRIP, shorten
 from ...text.counts import plural
 from ...text.lines import is_fence, join_pieces, line_count, line_pieces, line_texts, split_lines
@@ -270,27 +271,31 @@ def index_like(lines: Sequence[Line], names: Collection[str]) -> bool:
 
 
 def listed_again(lines: list[Line]) -> dict[int, bool]:
-    """Each entry line of a file an earlier entry line already lists, by line number: whether it has
-    words of its own (a word of its title or hook that no earlier listing of the file has), as an
-    owner's `## Pinned` section listing a file again with its own hook does. One without is a
-    repeat, drift a rebuild removes; one with is the owner's note on the file, kept as written and
-    no second entry (1:1 holds: the file is listed once, and noted)."""
+    """Each entry line of a file an earlier entry line already lists, by line number: whether it says
+    something of its own, its title and hook (in one normal form: case, spaces, punctuation alike,
+    `rules.text.normalize`) not those of any earlier listing of the file, as an owner's `## Pinned`
+    section listing a file again with its own hook does. One saying what an earlier listing says is
+    a repeat, drift a rebuild removes; any other is the owner's note on the file, kept as written and
+    no second entry (1:1 holds: the file is listed once, and noted). Its words are not compared one
+    by one: the same words in another order (`pnpm, never npm` after `npm, never pnpm`), or fewer of
+    them, say something else."""
     said: dict[str, set[str]] = {}
     out: dict[int, bool] = {}
     for p in lines:
         if p.code or p.entry is None:
             continue
-        words = _words(*listing(p))
+        says = normalize(" ".join(listing(p)))
         if p.entry in said:
-            out[p.n] = not words <= said[p.entry]
-            said[p.entry] |= words
+            out[p.n] = says not in said[p.entry]
+            said[p.entry].add(says)
         else:
-            said[p.entry] = words
+            said[p.entry] = {says}
     return out
 
 
 def _words(title: str, hook: str) -> set[str]:
-    """The words a listing says (its title's and its hook's), as `listed_again` compares them."""
+    """The words a listing says (its title's and its hook's): an owner's note on a retired file is
+    said already when its new home's listings have every one of them (`_edited`)."""
     return set(_WORD.findall(f"{title} {hook}".casefold()))
 
 
@@ -298,7 +303,7 @@ def _words(title: str, hook: str) -> set[str]:
 class Reach:
     lines: list[Line]
     # MEMORY.md's entry lines, in order (their files existing or not): a file's first listing and its
-    # repeats, not the notes listed again with words of their own (`listed_again`)
+    # repeats, not the notes listed again saying something of their own (`listed_again`)
     entry_lines: list[Line]
     inline: list[str]  # other siblings MEMORY.md links (existing or not), once each
     reached: dict[str, str]  # existing sibling -> how it is reached
@@ -511,14 +516,14 @@ def _edited(
     repeats: bool = False, homes: Mapping[str, str] | None = None,
 ) -> _Edits:
     """An index's lines with the entry lines of gone files removed (inline links to them struck out),
-    repeated entry lines with no words of their own (`listed_again`) dropped unless `repeats` are
+    repeated entry lines saying nothing of their own (`listed_again`) dropped unless `repeats` are
     kept (a sub-index listing a file twice, by subject and by date, means it), and each entry line
     of a file in `replace` made the entry of the file replacing it (once; a repeat goes); headings
     the removals of files emptied go too.
 
     `homes` (MEMORY.md's edits; None for a sub-index's): each gone file's content's new home, the link
     target of a merge's survivor or a consolidation's new file. The owner's note on a gone file (a
-    listing of it with words of its own, `listed_again`) stays, pointing at its file's home, unless
+    listing of it saying something of its own, `listed_again`) stays, pointing at its file's home, unless
     that home's listings say all it says; without a home it goes with its file (`notes_gone`: the
     plan quotes it)."""
     lines = [p.text for p in parsed]
@@ -529,7 +534,7 @@ def _edited(
     dropped: list[int] = []
     again = listed_again(parsed)
     bare = set() if repeats else {n for n, own_words in again.items() if not own_words}
-    notes = set() if homes is None else {n for n, own_words in again.items() if own_words}
+    notes = set() if homes is None else _notes_on(parsed, {n for n, own in again.items() if own}, gone, homes)
     repointed: dict[int, Line] = {}
     notes_gone: dict[int, str | None] = {}
     seen: set[str] = set()
@@ -562,6 +567,37 @@ def _edited(
         lines[p.n] = _struck_out(p, lines[p.n], gone, removed)
     _emptied_sections(parsed, keep, set(dropped))
     return _Edits(lines, keep, swapped, removed, replaced, dropped, repointed, notes_gone)
+
+
+def _notes_on(parsed: list[Line], notes: set[int], gone: Collection[str], homes: Mapping[str, str]) -> set[int]:
+    """`notes` (`listed_again`'s) with, for each gone file whose content a file takes (`homes`) and
+    that the owner noted, its entry taken to be its first listing in a section that lists that file
+    (its first listing, when none does), every other listing saying something of its own a note: an
+    owner's `## Pinned` line listed above the file's own entry (under `## Topics`, beside its twin's)
+    is not taken for that entry, to be removed with its heading, while the entry is kept as the note."""
+    section = _sections(parsed)
+    listings: dict[str, list[int]] = {}
+    for p in parsed:
+        if not p.code and p.entry is not None and p.entry in gone and p.entry in homes:
+            if p.n in notes or p.entry not in listings:  # its first listing, then its notes
+                listings.setdefault(p.entry, []).append(p.n)
+    out = set(notes)
+    for name, ns in listings.items():
+        home = sibling(homes[name])
+        beside = {section[p.n] for p in parsed if not p.code and p.entry == home and p.n not in notes}
+        out |= set(ns)
+        out.discard(next((n for n in ns if section[n] in beside), ns[0]))
+    return out
+
+
+def _sections(parsed: list[Line]) -> list[int]:
+    """The line of the heading each line is under (-1 above the first heading)."""
+    out, at = [], -1
+    for p in parsed:
+        if p.heading and not p.code:
+            at = p.n
+        out.append(at)
+    return out
 
 
 def _said_of(target: str, parsed: list[Line], replace: Mapping[str, IndexItem]) -> set[str]:
@@ -649,8 +685,8 @@ def rebuild(
     homes: Mapping[str, str] | None = None,
 ) -> RebuiltIndex:
     """MEMORY.md with entries added for `add`, entries for `gone` removed (inline links to them
-    struck out), repeated entry lines with no words of their own dropped (`listed_again`: one with
-    words of its own is the owner's note, kept), and the entry line of each gone file in `replace`
+    struck out), repeated entry lines saying nothing of their own dropped (`listed_again`: one
+    saying something of its own is the owner's note, kept), and the entry line of each gone file in `replace`
     made the entry of the file that replaces it (a consolidation's new file takes its first member's
     place); everything else stays where the author put it, but a heading the removals of files left
     empty. Each repeat dropped is named, by line and section, in the warnings (the plan says it).
@@ -702,6 +738,10 @@ def rebuild(
             if not has_section:
                 out += ["", f"## {UNINDEXED}", ""]
             out += [entry_line(i, sep, _cut(new_hooks[i.filename], new)) for i in at_end]
+        if not fix_drift and not at_end:
+            # Only the run's own edits: the owner's trailing blank lines (and a missing final line
+            # break) stay as written, every line kept joined back as it was.
+            return Rendered("\n".join(out), cut)
         # A missing final line break is drift too: only a rebuild asked for adds it.
         end = "\n" if fix_drift or existing.endswith(("\n", "\r")) else ""
         return Rendered("\n".join(out).rstrip("\n") + end, cut)

@@ -55,7 +55,7 @@ from ...storage.since_plan import DiskReads, changed_since_plan
 from .decisions import StaleInfo, decide, unmovable_in
 from .dream_report import FolderChange, dream_report
 from .edits import apply_text_edits
-from .index_rebuild import _cut_index_memories, _decode, _encode, _rebuild_index
+from .index_rebuild import UP_TO_DATE, _cut_index_memories, _decode, _encode, _rebuild_index
 from .paths import _in_folder, _name, archive_path, folder_of
 from .reader import INDEX
 
@@ -225,7 +225,7 @@ def changes(
                                                  fix_drift=asked, successors=d.successor)
         if not index_ops:
             fc.index_note = why
-            if why and (fc.archived or created):
+            if why and why != UP_TO_DATE and (fc.archived or created):
                 # The run's files moved but its index could not follow: said where an apply's reader
                 # looks (its notes, the run report), not only in the folder's REPORT.md.
                 out.notes.append(f"{index_key}: not edited for this run's changes ({why}); it may still list what was "
@@ -237,7 +237,7 @@ def changes(
     for index_key, idxs in d.index_actions.items():
         for i in idxs:
             fc = folders[folder_of(index_key)]
-            d.outcome[i] = None if index_key in index_written else (fc.index_note or "index already up to date")
+            d.outcome[i] = None if index_key in index_written else (fc.index_note or UP_TO_DATE)
 
     outcome = {id(a): d.outcome.get(i, f"{a.kind} does not apply to claude memory folders") for i, a in enumerate(live)}
     for a in actions:
