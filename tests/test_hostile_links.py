@@ -122,3 +122,24 @@ def test_a_tree_line_reaches_a_zero_padded_or_titled_numbered_file(tmp_path: Pat
     for root in (padded, titled):
         plan = plan_json(root.parent.parent, "--model", "none")
         assert _of_kind(plan, "rebuild_index") == [] and _of_kind(plan, "dangling_link") == [], root
+
+
+def test_archiving_a_zero_padded_numbered_file_takes_its_tree_line_with_it(tmp_path: Path):
+    """`- 003. Deploy Copy` stands for `003-deploy-copy.md`: when a merge archives that file, its tree
+    line goes with it (the rebuild kept only lines whose number was written without zeros)."""
+    folder = _store(tmp_path, {
+        "001-setup.md": _fm("setup", "Setup.\n"),
+        "002-deploy.md": _fm("deploy", "Deploy with make deploy, never by hand.\n"),
+        "003-deploy-copy.md": _fm("deploy", "Deploy with make deploy, never by hand.\n"),
+    }, "# Tree\n- 001. Setup — how to set up\n- 002. Deploy — how to deploy\n- 003. Deploy Copy — the same\n")
+    before = {p.name: p.read_bytes() for p in folder.iterdir()}
+    [merge] = _of_kind(plan_json(tmp_path, "--model", "none"), "merge_duplicate")
+    res = run_cli("apply", str(tmp_path), "--model", "none", "--now", "2026-06-10", "--yes")
+    assert res.returncode == 0, res.stderr
+    gone = next(t for t in merge["targets"] if t != merge["survivor"]).rsplit("/", 1)[-1]
+    number = gone.split("-", 1)[0]
+    index = (folder / "MEMORY.md").read_text(encoding="utf-8")
+    assert f"- {number}." not in index and not (folder / gone).exists(), index
+    assert index.count("\n- ") == 2, index  # the other two lines stay
+    assert run_cli("undo", str(tmp_path)).returncode == 0
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before

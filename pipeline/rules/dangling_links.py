@@ -31,7 +31,7 @@ from ..model import Action, Corpus, Finding, Memory
 from ..text.counts import plural
 from .link_names import (
     file_names, link_folder, link_names, link_parts, link_target_forms, link_targets, linked_files, links_in, markdown_links_in,
-    store_file,
+    store_file, undecodable,
 )
 from .outcome import Outcome
 
@@ -310,14 +310,9 @@ def _mended(link: _Dangling, to: Memory, name: str) -> str | None:
     """What the link's mended text says: the name a wiki link gets, the file name a markdown link does.
     None for a name that is not UTF-8 (os keeps its bytes as lone surrogates): no text a memory holds
     can spell it, and a link reader could not map a percent-encoded byte back to it."""
-    if _undecodable(name if not link.markdown else to.key):
+    if undecodable(name if not link.markdown else to.key):
         return None
     return _as_href(to.key.rsplit("/", 1)[-1]) if link.markdown else name
-
-
-def _undecodable(name: str) -> bool:
-    """Whether a name holds bytes of a file name that were not UTF-8 (kept as lone surrogates)."""
-    return any("\udc80" <= ch <= "\udcff" for ch in name)
 
 
 def _successors(corpus: Corpus, names: dict[str, set[str]]) -> dict[tuple[str, str], Memory]:

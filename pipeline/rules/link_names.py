@@ -213,3 +213,9 @@ def store_file(folder: str, href: str) -> str | None:
         return None
     path = posixpath.normpath(posixpath.join(folder, target))
     return None if path == ".." or path.startswith("../") else path
+
+
+def undecodable(name: str) -> bool:
+    """Whether a file name holds bytes that were not UTF-8 (os keeps them as lone surrogates): no
+    link text can name it as written, and quoting it needs `errors="surrogateescape"`."""
+    return any("\udc80" <= ch <= "\udcff" for ch in name)

@@ -55,6 +55,7 @@ from ...changes import ChangeSet
 from ...config import Settings
 from ...journal import ABSENT, Op, sha
 from ...model import Action, Corpus, Memory
+from ...rules.link_names import undecodable
 from ...storage.files import Unreadable, decode_text, read_text
 from ...storage.since_plan import DiskReads
 from ...text.lenient_frontmatter import split_frontmatter_lenient
@@ -151,7 +152,7 @@ def _title(text: str) -> str:
 def _link_target(name: str) -> str:
     # A name that is not UTF-8 (os keeps its bytes as surrogates) is percent-encoded byte for byte;
     # the reader cannot map it back, so the 1:1 check leaves that index alone instead of crashing.
-    if _NEEDS_QUOTING.search(name) or any("\udc80" <= ch <= "\udcff" for ch in name):
+    if _NEEDS_QUOTING.search(name) or undecodable(name):
         return quote(name, errors="surrogateescape")
     return name
 
@@ -231,7 +232,7 @@ def _rebuild_index(
     # A tree index's `- 6. Title` stood for the one file named `6-…md`: gone with it, if archived
     # (and if the line's title is the file's own: memory_md.numbered_entry_of).
     gone_numbers = {int(n): (name, archived_here[name]) for n, name in memory_md.by_number(names | set(archived_here)).items()
-                    if name in archived_here and str(int(n)) == n}
+                    if name in archived_here}
     disk = disk or DiskReads(root, settings.max_file_bytes)
     on_disk = _sibling_reader(root, folder, settings, disk)
     parsed = memory_md.parse(existing or "")  # MEMORY.md as read: its listings, and what it reached
