@@ -972,3 +972,19 @@ def test_an_owners_note_on_a_pruned_file_is_quoted_in_the_plan_before_it_goes(tm
     text, _, said = applied_alone(tmp_path, [prune])
     assert said.endswith(f"`{NOTE}` at line 9 under 'Pinned by me' (the heading goes too, its section now empty)")
     assert "Pinned" not in text and text.endswith("- [Alpha round 2](alpha-r2.md) — second round\n\n## Tail\nlast line\n")
+
+
+def test_the_human_apply_output_says_the_runs_notes(tmp_path):
+    """A bare apply that shortens hand-written hooks said so only in --json and the run's report:
+    a person applying at a terminal read "1 action" and nothing of the hooks cut."""
+    near_the_load_limit(tmp_path)
+    args = ("--now", NOW, "--model", "stub", "--max-retire", "1")
+    first = json.loads(run_cli("apply", str(tmp_path), "--yes", "--json", *args).stdout)
+    notes = first["notes"]
+    assert any("hand-written hooks shortened" in n for n in notes), notes
+    undo(tmp_path, first["run_id"])
+    res = run_cli("apply", str(tmp_path), "--yes", *args)
+    assert res.returncode == 0, res.stderr
+    said = " ".join(res.stdout.split())
+    for note in notes:
+        assert f"note: {note}" in said, res.stdout

@@ -138,6 +138,10 @@ def render_applied(plan: Plan, result: Any, width: int = PIPE_WIDTH) -> str:
     lines.extend(line for a in ch.applied for line in action_line(number_of(plan, a), a, width))
     for a, why in ch.skipped:
         lines.extend(wrap(f"skipped {a.kind} {', '.join(a.targets)}: {why}", width, "  ", "    "))
+    # What the run did beyond its actions (hooks a rebuild shortened, an owner's note kept or
+    # quoted): said in --json and the run's report, and here, where a person applying reads it.
+    for note in ch.notes:
+        lines.extend(wrap(f"note: {note}", width, "  ", "    "))
     lines.append(f"Undo with: memconsolidate undo {plan.root} --run {result.run_id}")  # a command: never wrapped
     return joined(lines)
 
