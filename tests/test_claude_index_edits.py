@@ -833,8 +833,8 @@ def test_a_rebuild_of_a_cr_only_index_writes_cr_lines(tmp_path):
 
 def test_a_cr_only_sub_index_keeps_its_line_endings():
     """`strike` (a sub-index's edit) reads CR-only lines as lines, and writes back each line's own ending."""
-    text, removed, _ = memory_md.strike("# Sub\r- [a](a.md) — one\r- [b](b.md) — two\r", {"a.md"}, {})
-    assert (text, removed) == ("# Sub\r- [b](b.md) — two\r", ["a.md"])
+    struck = memory_md.strike("# Sub\r- [a](a.md) — one\r- [b](b.md) — two\r", {"a.md"}, {})
+    assert (struck.text, struck.removed) == ("# Sub\r- [b](b.md) — two\r", ["a.md"])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -859,16 +859,17 @@ last line
 NOTED = {n: topic(n[:-3], f"about {n}", f"What {n} holds.") for n in ("team_lunch.md", "alpha-r1.md", "alpha-r2.md")}
 
 
-def applied_alone(root: Path, actions: list) -> tuple[str, list[str], str]:
-    """`actions` applied (as `apply --select` of them): (MEMORY.md as the run left it, the run's notes,
-    the reason the plan gives the first of them); undone, the store is back byte for byte."""
+def applied_alone(root: Path, actions: list, index: str = "MEMORY.md") -> tuple[str, list[str], str]:
+    """`actions` applied (as `apply --select` of them): (`index`, MEMORY.md unless said, as the run
+    left it, the run's notes, the reason the plan gives the first of them); undone, the store is back
+    byte for byte."""
     before = snapshot(root)
     corpus, settings = open_store(root, S)
     plan = build_plan(corpus, settings)
     said = LAYOUT.explain(corpus, actions, settings)[0].reason
     result = apply_plan(corpus, plan, settings, actions=actions)
     assert not result.changes.skipped, result.changes.skipped
-    text = (root / AGENT / "MEMORY.md").read_text(encoding="utf-8")
+    text = (root / AGENT / index).read_text(encoding="utf-8")
     undo(root, result.run_id)
     assert snapshot(root) == before
     return text, result.changes.notes, said

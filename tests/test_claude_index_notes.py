@@ -10,9 +10,10 @@ from pathlib import Path
 
 from helpers import apply_json, plan_json, run_cli, snapshot
 
-from test_claude_index_edits import AGENT, write
+from test_claude_index_edits import AGENT, applied_alone, write
 from test_claude_index_edits import topic as reference_topic
 
+from pipeline.actions import PruneStaleAction
 from pipeline.layouts.claude import memory_md
 
 
@@ -27,12 +28,13 @@ def twins(root: Path, md: str, body: str = "Deploy alpha with make deploy.") -> 
                                 "gamma.md": topic("gamma", "gamma", "Gamma.", "user"), "MEMORY.md": md})
 
 
-def applied(root: Path) -> tuple[dict, str]:
-    """`apply --yes` of the plan: (the plan it applied, MEMORY.md as left); then undone, byte for byte."""
+def applied(root: Path, index: str = "MEMORY.md") -> tuple[dict, str]:
+    """`apply --yes` of the plan: (the plan it applied, `index` as left, MEMORY.md unless said); then
+    undone, byte for byte."""
     before = snapshot(root)
     plan = plan_json(root, "--model", "none")
     out = apply_json(root)
-    text = (root / AGENT / "MEMORY.md").read_text(encoding="utf-8")
+    text = (root / AGENT / index).read_text(encoding="utf-8")
     assert run_cli("undo", str(root)).returncode == 0 and snapshot(root) == before
     return {**plan, "run": out}, text
 
@@ -138,3 +140,46 @@ def test_a_rebuild_the_runs_merge_leaves_nothing_to_do_is_not_noted_as_an_index_
     assert sorted(a["kind"] for a in plan["actions"]) == ["merge_duplicate", "rebuild_index"]
     assert [s["why"] for s in plan["run"]["skipped"]] == ["index already up to date"]
     assert plan["run"]["notes"] == [] and text == "# Memory\n\n- [Gamma](gamma.md) — gamma\n"
+
+
+SUB_INDEX = ("# Ops\n\n- [Gamma](gamma.md) — gamma\n- [Copy](copy.md) — copy\n- [Alpha](alpha.md) — alpha\n\n"
+             "## Pinned\n- [Copy](copy.md) — Mina owns this, ask her first\n")
+
+
+def sub_indexed_twins(root: Path) -> Path:
+    """gamma.md and its copy copy.md (a merge retires the copy), listed with alpha.md in index-ops.md,
+    a sub-index MEMORY.md links, whose `## Pinned` holds the owner's note on copy.md."""
+    folder = write(root / AGENT, {"gamma.md": topic("gamma", "gamma", "Same text.", "user"),
+                                  "copy.md": topic("copy", "copy", "Same text.", "user"),
+                                  "alpha.md": topic("alpha", "alpha", "Alpha.", "user"), "index-ops.md": SUB_INDEX,
+                                  "MEMORY.md": "# Memory\n\n- [Ops index](index-ops.md) — ops rules\n"})
+    os.utime(folder / "gamma.md", (1577836800, 1577836800))  # the older: the merge's survivor
+    return folder
+
+
+def test_an_owners_note_in_a_sub_index_points_at_the_survivor_and_the_plan_says_so(tmp_path):
+    """Red-team 3 bug 14: in a sub-index, the owner's note on a file an automatic merge retires was
+    deleted with its `## Pinned` heading, the plan and the run's notes silent. As in MEMORY.md, it
+    stays, pointing at the survivor, and both say so, naming the sub-index."""
+    sub_indexed_twins(tmp_path)
+    plan, text = applied(tmp_path, "index-ops.md")
+    told = ("index-ops.md: 1 owner's note line on a file this run retires kept, pointing at the file now holding its content: "
+            "`- [Copy](copy.md) — Mina owns this, ask her first` at line 8 under 'Pinned', now to gamma.md")
+    [merge] = plan["actions"]
+    assert merge["kind"] == "merge_duplicate" and not merge["needs_user"]
+    assert merge["reason"] == f"normalized text identical; applying it: {told}"
+    assert plan["run"]["notes"] == [f"{AGENT}/{told}"] and not plan["run"]["skipped"]
+    assert text == SUB_INDEX.replace("- [Copy](copy.md) — copy\n", "").replace("(copy.md) — Mina", "(gamma.md) — Mina")
+
+
+def test_an_owners_note_in_a_sub_index_on_a_pruned_file_is_quoted_before_it_goes(tmp_path):
+    """No file takes a pruned file's content: its note in the sub-index goes with it (and its heading,
+    the section emptied), quoted in the plan and the run's notes with the sub-index's name."""
+    sub_indexed_twins(tmp_path)
+    prune = PruneStaleAction(targets=[f"{AGENT}/copy.md"], reason="refers to nothing that exists")
+    text, notes, said = applied_alone(tmp_path, [prune], "index-ops.md")
+    told = ("index-ops.md: 1 owner's note line removed with the file it notes, no file of the folder taking that file's "
+            "content: `- [Copy](copy.md) — Mina owns this, ask her first` at line 8 under 'Pinned' (the heading goes too, "
+            "its section now empty)")
+    assert said == f"refers to nothing that exists; applying it: {told}" and notes == [f"{AGENT}/{told}"]
+    assert text == "# Ops\n\n- [Gamma](gamma.md) — gamma\n- [Alpha](alpha.md) — alpha\n"

@@ -32,7 +32,8 @@ made of the members' own index hooks (`_joined_hooks`), else of its description.
 A file archived is gone from the whole tree index: its tree-index lines (`- 6. Title` for `6-…md`)
 go like its entry lines, in MEMORY.md and in the sub-indexes MEMORY.md reaches (`_edit_sub_indexes`:
 entry and numbered lines removed or made a consolidation's, inline links struck out, headings left
-empty dropped, nothing else added or trimmed; each old copy archived first, each write built on the
+empty dropped, an owner's note pointed at its file's successor or else quoted, as in MEMORY.md,
+nothing else added or trimmed; each old copy archived first, each write built on the
 bytes read), so a resolver given the number finds no ghost.
 
 A memory kept inside MEMORY.md itself (`MEMORY.md#<section>/<n>`) that is archived, pruned or merged
@@ -45,6 +46,7 @@ Both return journal ops built on the bytes they read; the writer (`changes`) dec
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import dataclass
 
 import re
 from pathlib import Path
@@ -193,7 +195,7 @@ def _rebuild_index(
     place, a new file's entry added): an action the user selected changes nothing else of the index.
 
     `successors` (`Decisions.successor`): each archived memory's content's new home, where an owner's
-    note on it in MEMORY.md points once it is gone (`_homes`)."""
+    note on it in MEMORY.md or a sub-index points once it is gone (`_homes`)."""
     if index_key not in corpus.indexes:
         return [], "", "MEMORY.md could not be read: left untouched, not rebuilt"
     path = root / index_key
@@ -240,8 +242,9 @@ def _rebuild_index(
                 for lines in [parsed] + [memory_md.parse(t) for t in _sub_index_texts(corpus, index_key, on_disk)]]
     made, groups = _consolidated(created or {}, listings)
     replace = _replacements(listings[0], groups)
-    sub_ops, sub_texts, sub_summary = _edit_sub_indexes(
-        root, corpus, run_id, index_key, archived, set(archived_here), gone_numbers, disk, groups)
+    homes = _homes(successors or {}, set(archived_here), names, folder)
+    subs = _edit_sub_indexes(root, corpus, run_id, index_key, archived, set(archived_here), gone_numbers, disk, groups, homes)
+    sub_ops, sub_texts, sub_summary = subs.ops, subs.texts, subs.summary
 
     def read(name: str) -> str | None:  # the sub-indexes as this run leaves them
         return sub_texts[name] if name in sub_texts else on_disk(name)
@@ -272,7 +275,7 @@ def _rebuild_index(
             load_bytes=settings.claude.index_load_bytes,
             replace=replace,
             fix_drift=fix_drift,
-            homes=_homes(successors or {}, set(archived_here), names, folder),
+            homes=homes,
             # measured as it will be written: its CRLFs put back, its BOM kept
             eol_extra=1 if existing is not None and newline_of(existing) == "\r\n" else 0,
             fixed_bytes=len(UTF8_BOM) if bom else 0,
@@ -294,11 +297,13 @@ def _rebuild_index(
     text = rebuilt.text
     # the sub-indexes as they are, for the check of the run's own edits (a rebuild's check needs none)
     was = None if fix_drift else memory_md.reach_lines(parsed, names, on_disk)
-    reached_anew = {_name(k) for k in made} | set(rebuilt.repointed)  # a new file's entry; a survivor an owner's note now links
+    # a new file's entry; a survivor an owner's note (in MEMORY.md or a sub-index) now links
+    reached_anew = {_name(k) for k in made} | set(rebuilt.repointed) | subs.repointed
     if (not _sound(before, after, was, names, reached_anew, set(archived_here), fix_drift)
             or any(memory_md.numbered_entry_of(p, gone_numbers) for p in after.lines)):
         return [], "", "the rebuilt index would not reach every file exactly once: left untouched"
     out.notes.extend(f"{index_key}: {w}" for w in rebuilt.warnings)
+    out.notes.extend(subs.notes)
     text = text if existing is None else with_old_line_endings(text, existing)
     data = _encode(text, bom)
     if old is not None and data == old:
@@ -466,22 +471,36 @@ def consequences(corpus: Corpus, actions: list[Action], settings: Settings, disk
         _rebuild_index(root, corpus, settings, "plan", index_key, archived, said, created, disk,
                        fix_drift=index_key in d.index_actions, successors=d.successor)
         if said.notes:
-            out[index_key] = [n.removeprefix(f"{index_key}: ") for n in said.notes]
+            # a note on MEMORY.md as the run words it, less its key; one on a sub-index by its name
+            out[index_key] = [n.removeprefix(f"{index_key}: ").removeprefix(_in_folder(folder, "")) for n in said.notes]
     return out
+
+
+@dataclass
+class SubIndexEdits:
+    ops: list[Op]  # the writes, each after its archived copy
+    texts: dict[str, str]  # each edited sub-index's new text by name
+    summary: str
+    notes: list[str]  # what became of the owner's notes on archived files, by sub-index key: the run's notes
+    repointed: set[str]  # the files an owner's note on an archived file now points at
 
 
 def _edit_sub_indexes(
     root: Path, corpus: Corpus, run_id: str, index_key: str, archived: set[str], archived_here: set[str],
     gone_numbers: memory_md.GoneLeaves, disk: DiskReads, groups: list[Group] | None = None,
-) -> tuple[list[Op], dict[str, str], str]:
+    homes: Mapping[str, str] | None = None,
+) -> SubIndexEdits:
     """The sub-indexes MEMORY.md reaches that point at files this run archives, with those lines
     gone (`memory_md.strike`: entry and numbered lines removed, inline links struck out, every other
-    byte kept; nothing added: Claude Code does not load them): (the writes, each after its archived
-    copy; each edited sub-index's new text by name; a summary). One that is a symlink or cannot be
-    read again is left as it is, and the summary says so."""
+    byte kept; nothing added: Claude Code does not load them). An owner's note on an archived file
+    points at its content's new home (`homes`, `_homes`: a file of the folder) as in MEMORY.md, or
+    goes with it, quoted in the notes. One that is a symlink or cannot be read again is left as it
+    is, and the summary says so."""
     ops: list[Op] = []
     texts: dict[str, str] = {}
     said: list[str] = []
+    notes: list[str] = []
+    repointed: set[str] = set()
     folder = folder_of(index_key)
     for key in corpus.extra.get("sub_indexes", {}).get(index_key, []):
         name = _name(key)
@@ -496,19 +515,22 @@ def _edit_sub_indexes(
             said.append(f"{name} not edited, cannot read it again: {exc}")
             continue
         replace = _replacements(memory_md.listed(memory_md.parse(existing), archived_here, gone_numbers), groups or [])
-        text, removed, replaced = memory_md.strike(existing, archived_here, gone_numbers, replace)
+        struck = memory_md.strike(existing, archived_here, gone_numbers, replace, homes)
+        text, removed, replaced = struck.text, struck.removed, struck.replaced
         if not removed and not replaced:
             continue
         if (root / key).is_symlink():
             said.append(f"{name} not edited, it is a symlink: {plural(len(removed) + len(replaced), 'line')} still point at archived files")
             continue
         texts[name] = text
+        notes += [f"{key}: {w}" for w in struck.said]
+        repointed.update(struck.repointed)
         ops += [Op("write", archive_path(folder, run_id, name), data=old, expect=ABSENT),
                 Op("write", key, data=_encode(text, split_bom(old)[0]), expect=sha(old))]  # built on `old`
         what = [f"{plural(len(removed), 'line')} to archived files removed or struck out"] if removed else []
         what += [f"{plural(len(replaced), 'line')} now a consolidation's entry"] if replaced else []
         said.append(f"{name}: {', '.join(what)}")
-    return ops, texts, "; ".join(said)
+    return SubIndexEdits(ops, texts, "; ".join(said), notes, repointed)
 
 
 def _cut_index_memories(

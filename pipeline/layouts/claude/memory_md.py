@@ -513,7 +513,7 @@ class _Edits:
 
 def _edited(
     parsed: list[Line], gone: Collection[str], gone_numbers: GoneLeaves, replace: Mapping[str, IndexItem],
-    repeats: bool = False, homes: Mapping[str, str] | None = None,
+    repeats: bool, homes: Mapping[str, str],
 ) -> _Edits:
     """An index's lines with the entry lines of gone files removed (inline links to them struck out),
     repeated entry lines saying nothing of their own (`listed_again`) dropped unless `repeats` are
@@ -521,8 +521,8 @@ def _edited(
     of a file in `replace` made the entry of the file replacing it (once; a repeat goes); headings
     the removals of files emptied go too.
 
-    `homes` (MEMORY.md's edits; None for a sub-index's): each gone file's content's new home, the link
-    target of a merge's survivor or a consolidation's new file. The owner's note on a gone file (a
+    `homes`: each gone file's content's new home, the link target of a merge's survivor or a
+    consolidation's new file (in MEMORY.md and in its sub-indexes alike). The owner's note on a gone file (a
     listing of it saying something of its own, `listed_again`) stays, pointing at its file's home, unless
     that home's listings say all it says; without a home it goes with its file (`notes_gone`: the
     plan quotes it)."""
@@ -534,7 +534,7 @@ def _edited(
     dropped: list[int] = []
     again = listed_again(parsed)
     bare = set() if repeats else {n for n, own_words in again.items() if not own_words}
-    notes = set() if homes is None else _notes_on(parsed, {n for n, own in again.items() if own}, gone, homes)
+    notes = _notes_on(parsed, {n for n, own in again.items() if own}, gone, homes)
     repointed: dict[int, Line] = {}
     notes_gone: dict[int, str | None] = {}
     seen: set[str] = set()
@@ -543,7 +543,7 @@ def _edited(
             continue
         gone_entry = _gone_entry(p, gone, gone_numbers)
         if p.n in notes and gone_entry is not None:
-            home = (homes or {}).get(gone_entry)
+            home = homes.get(gone_entry)
             if home is not None and not _words(*listing(p)) <= _said_of(home, parsed, replace):
                 repointed[p.n] = _pointed_at(p, _struck_out(p, lines[p.n], gone, removed), home)
                 lines[p.n] = repointed[p.n].text
@@ -626,15 +626,28 @@ def _pointed_at(p: Line, text: str, target: str) -> Line:
     return line
 
 
+@dataclass
+class Struck:
+    """A sub-index as `strike` leaves it."""
+    text: str
+    removed: list[str]  # the names whose lines went (or links were struck out)
+    replaced: list[str]  # the gone names whose entry line became a replacement's
+    said: list[str]  # what became of the owner's notes on gone files (`_notes_said`): the plan quotes them
+    repointed: list[str]  # the files an owner's note on a gone file now points at
+
+
 def strike(
     text: str, gone: Collection[str], gone_numbers: GoneLeaves, replace: Mapping[str, IndexItem] | None = None,
-) -> tuple[str, list[str], list[str]]:
+    homes: Mapping[str, str] | None = None,
+) -> Struck:
     """An index file (a sub-index) without the entry lines of `gone` files and of gone numbered
     leaves, inline links to them struck out, the entry line of each file in `replace` made its
     replacement's (`restyled`), headings left empty by the removals gone; every other byte as it was
-    (line endings, repeats, trailing lines). (text, the names whose lines went, the names replaced)."""
+    (line endings, repeats, trailing lines). The owner's note on a gone file is treated as in
+    MEMORY.md (`rebuild`): pointed at its content's new home (`homes`), else gone with its file and
+    quoted (`Struck.said`)."""
     parsed = parse(text)
-    edits = _edited(parsed, gone, gone_numbers, replace or {}, repeats=True)
+    edits = _edited(parsed, gone, gone_numbers, replace or {}, repeats=True, homes=homes or {})
     out: list[tuple[str, str]] = []
     for p, line, (_, eol) in zip(parsed, edits.lines, line_pieces(text)):  # each line keeps its own ending
         if not edits.keep[p.n]:
@@ -643,7 +656,8 @@ def strike(
             item = edits.swapped[p.n]
             line = restyled(p, item, capped(_restyled_line(p, item), item.hook, house_width(parsed), item.fit))
         out.append((line, eol))
-    return join_pieces(out), edits.removed, edits.replaced
+    repointed = sorted({p.entry for p in edits.repointed.values() if p.entry is not None})
+    return Struck(join_pieces(out), edits.removed, edits.replaced, _notes_said(parsed, edits), repointed)
 
 
 # A hook cut shorter than this says nothing true of the file: the entry is left a bare link.
