@@ -183,3 +183,46 @@ def test_an_owners_note_in_a_sub_index_on_a_pruned_file_is_quoted_before_it_goes
             "its section now empty)")
     assert said == f"refers to nothing that exists; applying it: {told}" and notes == [f"{AGENT}/{told}"]
     assert text == "# Ops\n\n- [Gamma](gamma.md) — gamma\n- [Alpha](alpha.md) — alpha\n"
+
+
+NESTED = ("# Memory\n\n- [Alpha](alpha.md) — alpha\n- [Copy](copy.md) — copy\n"
+          "  - owner: copy.md is the one the deploy bot reads\n    and the cron job too\n- [Gamma](gamma.md) — gamma\n")
+
+
+def nested_twins(root: Path) -> Path:
+    """gamma.md and its copy copy.md (a merge retires the copy), alpha.md listed above the copy's entry,
+    and the owner's sub-bullet (with a line of text under it) nested under that entry."""
+    folder = write(root / AGENT, {"gamma.md": topic("gamma", "gamma", "Same text.", "user"),
+                                  "copy.md": topic("copy", "copy", "Same text.", "user"),
+                                  "alpha.md": topic("alpha", "alpha", "Alpha.", "user"), "MEMORY.md": NESTED})
+    os.utime(folder / "gamma.md", (1577836800, 1577836800))  # the older: the merge's survivor
+    return folder
+
+
+def test_lines_nested_under_a_merged_files_entry_move_under_the_survivors_entry(tmp_path):
+    """Red-team 3 bug 2, variant B: the merge removed copy.md's entry line and left the owner's
+    sub-bullet under it, now nested under Alpha's entry (another file), the plan silent. It moves
+    under the survivor's entry, as deep as it was, and the plan and the run's notes quote it."""
+    nested_twins(tmp_path)
+    plan, text = applied(tmp_path)
+    told = ("2 lines nested under an entry line this run removes kept, moved under the entry of the file now holding that "
+            "file's content: `- owner: copy.md is the one the deploy bot reads` at line 5 under 'Memory', now under gamma.md, "
+            "`and the cron job too` at line 6 under 'Memory', now under gamma.md")
+    [merge] = plan["actions"]
+    assert merge["kind"] == "merge_duplicate" and merge["reason"] == f"normalized text identical; applying it: {told}"
+    assert plan["run"]["notes"] == [f"{AGENT}/MEMORY.md: {told}"] and not plan["run"]["skipped"]
+    assert text == ("# Memory\n\n- [Alpha](alpha.md) — alpha\n- [Gamma](gamma.md) — gamma\n"
+                    "  - owner: copy.md is the one the deploy bot reads\n    and the cron job too\n")
+
+
+def test_lines_nested_under_a_pruned_files_entry_go_with_it_quoted(tmp_path):
+    """No file takes a pruned file's content: the lines nested under its entry go with it (not left
+    under Alpha's), each quoted in the plan and the run's notes."""
+    nested_twins(tmp_path)
+    prune = PruneStaleAction(targets=[f"{AGENT}/copy.md"], reason="refers to nothing that exists")
+    text, notes, said = applied_alone(tmp_path, [prune])
+    told = ("MEMORY.md: 2 lines nested under an entry line this run removes removed with it, the index keeping no entry of "
+            "a file holding that file's content: `- owner: copy.md is the one the deploy bot reads` at line 5 under "
+            "'Memory', `and the cron job too` at line 6 under 'Memory'")
+    assert told.removeprefix("MEMORY.md: ") in said and notes == [f"{AGENT}/{told}"]
+    assert text == "# Memory\n\n- [Alpha](alpha.md) — alpha\n- [Gamma](gamma.md) — gamma\n"

@@ -509,6 +509,10 @@ class _Edits:
     # the owner's notes that went with their file: line -> the file holding its content, whose
     # listings say every word of the note, or None when no file of the folder holds it
     notes_gone: dict[int, str | None] = field(default_factory=dict)
+    # the lines nested under an entry line removed (`_continuation`): moved under the entry of the
+    # file now holding that content, line -> that entry's line; or, without one, gone with it
+    nested_moved: dict[int, int] = field(default_factory=dict)
+    nested_gone: list[int] = field(default_factory=list)
 
 
 def _edited(
@@ -538,6 +542,7 @@ def _edited(
     repointed: dict[int, Line] = {}
     notes_gone: dict[int, str | None] = {}
     seen: set[str] = set()
+    removed_at: dict[int, str] = {}  # each entry line removed -> its file
     for p in parsed:
         if p.code:
             continue
@@ -559,14 +564,85 @@ def _edited(
         if entry is not None:  # gone, or listed already
             keep[p.n] = False
             removed.append(entry)
+            removed_at[p.n] = entry
             if gone_entry is None:
                 dropped.append(p.n)
             continue
         if p.entry is not None:
             seen.add(p.entry)
         lines[p.n] = _struck_out(p, lines[p.n], gone, removed)
+    homes_by_line = {n: homes.get(e) if e in gone else e for n, e in removed_at.items()}
+    moved, nested_gone = _nested_under_removed(parsed, keep, homes_by_line, swapped, notes)
     _emptied_sections(parsed, keep, set(dropped))
-    return _Edits(lines, keep, swapped, removed, replaced, dropped, repointed, notes_gone)
+    return _Edits(lines, keep, swapped, removed, replaced, dropped, repointed, notes_gone, moved, nested_gone)
+
+
+def _continuation(parsed: list[Line], n: int) -> list[int]:
+    """The lines nested under list item `n`: those after it indented deeper, up to a blank line, a
+    heading or a line at its indent or less; an entry line nested there is an entry of its own, and
+    ends them (what is under it is its)."""
+    out: list[int] = []
+    indent = parsed[n].indent
+    for p in parsed[n + 1 :]:
+        text = p.text
+        if not text.strip() or (p.heading and not p.code) or len(text) - len(text.lstrip()) <= indent:
+            break
+        if not p.code and (p.entry is not None or p.number is not None):
+            break
+        out.append(p.n)
+    return out
+
+
+def _nested_under_removed(
+    parsed: list[Line], keep: list[bool], homes_by_line: Mapping[int, str | None], swapped: Mapping[int, IndexItem],
+    notes: Collection[int],
+) -> tuple[dict[int, int], list[int]]:
+    """What becomes of the lines nested under each entry line removed (`homes_by_line`: its line -> the
+    link target of the file now holding its file's content, the file itself for a repeat, None when
+    no file holds it): left where they were, they would read as nested under the entry above, another
+    file's. They move under the entry of the file holding that content, when the index keeps one
+    (its own entry line, or the one a consolidation's new file took over); else they go with their
+    entry (the plan quotes them). Every one is dropped from `keep` (a moved line is written again
+    under its new entry). Returns (line -> the entry line it now sits under, the lines gone)."""
+    moved: dict[int, int] = {}
+    gone: list[int] = []
+    for n, home in homes_by_line.items():
+        below = _continuation(parsed, n)
+        if not below:
+            continue
+        anchor = _entry_of(parsed, keep, sibling(home), swapped, notes) if home is not None else None
+        for c in below:
+            keep[c] = False
+            if anchor is not None:
+                moved[c] = anchor
+            else:
+                gone.append(c)
+    return moved, gone
+
+
+def _entry_of(parsed: list[Line], keep: list[bool], name: str | None, swapped: Mapping[int, IndexItem],
+              notes: Collection[int]) -> int | None:
+    """The line of the first entry the edited index keeps for file `name` (not an owner's note on it)."""
+    for p in parsed:
+        if p.code or not keep[p.n] or p.n in notes:
+            continue
+        if (p.n in swapped and swapped[p.n].filename == name) or (p.n not in swapped and p.entry is not None and p.entry == name):
+            return p.n
+    return None
+
+
+def _moved_lines(parsed: list[Line], lines: list[str], edits: _Edits) -> dict[int, list[tuple[int, str]]]:
+    """The lines `_nested_under_removed` moved, by the line they are written before (the end of their
+    new entry's block, `_block_end`): each (its line, its text indented as deep under its new entry as
+    it was under its old one)."""
+    out: dict[int, list[tuple[int, str]]] = {}
+    for c, anchor in edits.nested_moved.items():
+        old = next(n for n in range(c - 1, -1, -1) if n not in edits.nested_moved)  # the entry line it was under
+        shift = parsed[anchor].indent - parsed[old].indent
+        text = lines[c]
+        text = " " * shift + text if shift >= 0 else text[min(-shift, len(text) - len(text.lstrip())) :]
+        out.setdefault(_block_end(lines, parsed, anchor), []).append((c, text))
+    return out
 
 
 def _notes_on(parsed: list[Line], notes: set[int], gone: Collection[str], homes: Mapping[str, str]) -> set[int]:
@@ -649,15 +725,28 @@ def strike(
     parsed = parse(text)
     edits = _edited(parsed, gone, gone_numbers, replace or {}, repeats=True, homes=homes or {})
     out: list[tuple[str, str]] = []
-    for p, line, (_, eol) in zip(parsed, edits.lines, line_pieces(text)):  # each line keeps its own ending
+    pieces = line_pieces(text)
+    moved = _moved_lines(parsed, edits.lines, edits)
+    for p, line, (_, eol) in zip(parsed, edits.lines, pieces):  # each line keeps its own ending
+        _put_moved(out, moved.get(p.n, []), pieces)
         if not edits.keep[p.n]:
             continue
         if p.n in edits.swapped:
             item = edits.swapped[p.n]
             line = restyled(p, item, capped(_restyled_line(p, item), item.hook, house_width(parsed), item.fit))
         out.append((line, eol))
+    _put_moved(out, moved.get(len(parsed), []), pieces)
     repointed = sorted({p.entry for p in edits.repointed.values() if p.entry is not None})
     return Struck(join_pieces(out), edits.removed, edits.replaced, _notes_said(parsed, edits), repointed)
+
+
+def _put_moved(out: list[tuple[str, str]], moved: list[tuple[int, str]], pieces: list[tuple[str, str]]) -> None:
+    """The moved lines (`_moved_lines`) added to `out`, each with its own line ending; a line before
+    them that had none (the file's last) takes the first one's, so no two lines run together."""
+    for c, text in moved:
+        if out and not out[-1][1]:
+            out[-1] = (out[-1][0], pieces[c][1] or "\n")
+        out.append((text, pieces[c][1]))
 
 
 # A hook cut shorter than this says nothing true of the file: the entry is left a bare link.
@@ -732,11 +821,13 @@ def rebuild(
     for idx, item in swapped.items():
         new_hooks[item.filename] = capped(_restyled_line(parsed[idx], item), item.hook, longest, item.fit)
     has_section = any(p.heading and p.heading[1].strip() == UNINDEXED for p in parsed if not p.code)
+    moved = _moved_lines(parsed, lines, edits)
 
     def render(new: int | None, old: int | None) -> Rendered:
         out: list[str] = []
         cut: dict[str, int] = {}
         for idx, text in enumerate(lines):
+            out.extend(line for _, line in moved.get(idx, []))  # under the entry above, before any new one
             for item in after.get(idx, []):
                 out.append(entry_line(item, sep, _cut(new_hooks[item.filename], new), _indent_of(parsed, idx)))
             if idx in swapped:  # made of the author's hooks, in place of longer lines: cut as theirs are
@@ -744,6 +835,7 @@ def rebuild(
                 out.append(restyled(parsed[idx], item, _cut(new_hooks[item.filename], old)))
             elif keep[idx]:
                 out.append(_trimmed(current[idx], text, old, cut))
+        out.extend(line for _, line in moved.get(len(lines), []))
         for item in after.get(len(lines), []):
             out.append(entry_line(item, sep, _cut(new_hooks[item.filename], new)))
         if at_end:
@@ -801,7 +893,29 @@ def _notes_said(parsed: list[Line], edits: _Edits) -> list[str]:
         out.append(f"{plural(len(said_by_home), _NOTE_LINE)} removed with the file it notes, every word of it "
                    "in the entry of the file now holding that file's content: "
                    + ", ".join(f"{quoted(n)} ({sibling(home)})" for n, home in said_by_home.items()))
+    return out + _nested_said(parsed, edits, quoted)
+
+
+_NESTED = "nested under an entry line this run removes"
+
+
+def _nested_said(parsed: list[Line], edits: _Edits, quoted: Callable[[int], str]) -> list[str]:
+    """What becomes of the lines nested under an entry line removed (`_nested_under_removed`), each
+    quoted as the owner's notes are: moved under another entry, or gone with theirs."""
+    out = []
+    if edits.nested_moved:
+        out.append(f"{plural(len(edits.nested_moved), 'line')} {_NESTED} kept, moved under the entry of the file now holding "
+                   "that file's content: " + ", ".join(f"{quoted(n)}, now under {_entry_name(parsed, edits, a)}"
+                                                      for n, a in edits.nested_moved.items()))
+    if edits.nested_gone:
+        out.append(f"{plural(len(edits.nested_gone), 'line')} {_NESTED} removed with it, the index keeping no entry of a file "
+                   "holding that file's content: " + ", ".join(quoted(n) for n in edits.nested_gone))
     return out
+
+
+def _entry_name(parsed: list[Line], edits: _Edits, n: int) -> str:
+    """The file entry line `n` is the entry of once edited (a consolidation's new file, where it took a line over)."""
+    return edits.swapped[n].filename if n in edits.swapped else parsed[n].entry or ""
 
 
 def _where(parsed: list[Line], n: int, keep: list[bool]) -> str:
