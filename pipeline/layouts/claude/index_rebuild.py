@@ -299,7 +299,7 @@ def _rebuild_index(
     was = None if fix_drift else memory_md.reach_lines(parsed, names, on_disk)
     # a new file's entry; a survivor an owner's note (in MEMORY.md or a sub-index) now links
     reached_anew = {_name(k) for k in made} | set(rebuilt.repointed) | subs.repointed
-    if (not _sound(before, after, was, names, reached_anew, set(archived_here), fix_drift)
+    if (not _sound(before, after, was, names, reached_anew, set(archived_here))
             or any(memory_md.numbered_entry_of(p, gone_numbers) for p in after.lines)):
         return [], "", "the rebuilt index would not reach every file exactly once: left untouched"
     out.notes.extend(f"{index_key}: {w}" for w in rebuilt.warnings)
@@ -323,12 +323,12 @@ def _rebuild_index(
 
 
 def _sound(before: memory_md.Reach, after: memory_md.Reach, was: memory_md.Reach | None, names: set[str], anew: set[str],
-           archived: set[str], fix_drift: bool) -> bool:
+           archived: set[str]) -> bool:
     """Whether the edited index reaches what it must: every surviving file, each by one entry line and
-    nothing dangling, after a rebuild; after the run's own edits, what it reached before (`was`, on
-    the files as they are) and the files the run's edits link (`anew`), no archived file, and no
-    entry without a file or repeat it did not have."""
-    if fix_drift or was is None:
+    nothing dangling, after a rebuild (`was` None); after the run's own edits, what it reached before
+    (`was`, on the files as they are) and the files the run's edits link (`anew`), no archived file,
+    and no entry without a file or repeat it did not have."""
+    if was is None:
         return set(after.reached) == names and not after.dangling(names) and len(after.entries) == len(set(after.entries))
     had = Counter(was.entries)
     return (set(after.reached) == (set(was.reached) | anew) & names
@@ -401,7 +401,7 @@ def _display_title(c: Created) -> str:
     title = _title(c.title)
     if " " in title or not re.search(r"[-_]", title):
         return title
-    body = c.data.decode("utf-8", "replace").split("\n---\n", 1)[-1]
+    body = split_frontmatter_lenient(c.data.decode("utf-8", "replace"))[0].body
     heading = next((h[1] for line in body.splitlines() if (h := memory_md.heading(line)) and h[0] == 1), "")
     return _title(heading) or title
 

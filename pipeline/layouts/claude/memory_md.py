@@ -204,10 +204,11 @@ def listed(lines: list[Line], gone: Collection[str], gone_numbers: GoneLeaves) -
     return out
 
 
-def linked(lines: Sequence[Line], names: Collection[str]) -> list[str]:
-    """Every existing sibling a parsed index file reaches by itself, in order of first mention."""
+def linked(lines: Sequence[Line], names: Collection[str], numbers: dict[str, str | None] | None = None) -> list[str]:
+    """Every existing sibling a parsed index file reaches by itself, in order of first mention.
+    `numbers`: `by_number(names)`, when the caller has made it (once per index read, not per file)."""
     out: dict[str, None] = {}
-    numbers = by_number(names)
+    numbers = by_number(names) if numbers is None else numbers
     for line in lines:
         if line.code:
             continue
@@ -247,7 +248,7 @@ _DECLARED_TYPE = re.compile(r"^\s*type\s*:\s*[\"']?([A-Za-z]+)[\"']?\s*$")
 _MEMORY_ONLY_TYPES = frozenset({"user", "feedback", "project"})
 
 
-def index_like(lines: Sequence[Line], names: Collection[str]) -> bool:
+def index_like(lines: Sequence[Line], names: Collection[str], numbers: dict[str, str | None] | None = None) -> bool:
     """Whether a file is an index rather than a memory that links others: it points at two or more
     memory files and most of its body's lines (front matter, headings and blanks aside) are list
     items pointing at one, and its front matter does not call it a user, feedback or project memory."""
@@ -261,13 +262,13 @@ def index_like(lines: Sequence[Line], names: Collection[str]) -> bool:
                                    for p in lines[1:end]):
             return False
     content = [p for p in body if p.text.strip() and not p.heading and not p.code]
-    numbers = by_number(names)
+    numbers = by_number(names) if numbers is None else numbers
     pointing = [
         p for p in content
         if p.indent >= 0 and (any(n in names for *_, n in p.links) or any(n in names for n in p.mentions)
                               or (p.number is not None and numbered(p.number, numbers)))
     ]
-    return len(linked(body, names)) >= 2 and 2 * len(pointing) >= len(content)
+    return len(linked(body, names, numbers)) >= 2 and 2 * len(pointing) >= len(content)
 
 
 def listed_again(lines: list[Line]) -> dict[int, bool]:
@@ -344,9 +345,9 @@ def reach_lines(lines: list[Line], names: Collection[str], read: Callable[[str],
                 if name not in entry_set and name != INDEX:
                     inline.setdefault(name)
     reached: dict[str, str] = {}
-    for name in linked(lines, names):
-        reached.setdefault(name, "MEMORY.md")
     numbers = by_number(names)
+    for name in linked(lines, names, numbers):
+        reached.setdefault(name, "MEMORY.md")
     titles: dict[str, list[str]] = {}
     _add_titles(titles, leaf_titles(lines, numbers))
     sub_indexes: list[str] = []
@@ -357,10 +358,10 @@ def reach_lines(lines: list[Line], names: Collection[str], read: Callable[[str],
         if text is None:
             continue
         parsed = _sibling_lines(text)
-        below = [n for n in linked(parsed, names) if n != name]
+        below = [n for n in linked(parsed, names, numbers) if n != name]
         if not below:
             continue
-        if index_like(parsed, names):
+        if index_like(parsed, names, numbers):
             sub_indexes.append(name)
             _add_titles(titles, leaf_titles(parsed, numbers))
         for n in below:

@@ -41,9 +41,8 @@ def _reason(m: Memory, holder: Memory) -> str:
         "Proposed on the assumption that its text is in the consolidated memory (not checked: compare "
         "them before you accept)"
     )
-    if after_consolidation(m.modified, holder):
-        day = consolidated_on(holder)
-        assert m.modified is not None and day is not None
+    day = consolidated_on(holder)
+    if m.modified is not None and day is not None and m.modified > day:  # `after_consolidation`, its date kept
         reason += (f"; edited on {m.modified.isoformat()}, after the consolidation on {day.isoformat()}: "
                    "what it gained is not in the consolidated memory")
     return reason
