@@ -276,6 +276,7 @@ def _rebuild_index(
             replace=replace,
             fix_drift=fix_drift,
             homes=homes,
+            parsed=parsed,  # MEMORY.md as read, parsed once
             # measured as it will be written: its CRLFs put back, its BOM kept
             eol_extra=1 if existing is not None and newline_of(existing) == "\r\n" else 0,
             fixed_bytes=len(UTF8_BOM) if bom else 0,
@@ -514,8 +515,9 @@ def _edit_sub_indexes(
         except Unreadable as exc:
             said.append(f"{name} not edited, cannot read it again: {exc}")
             continue
-        replace = _replacements(memory_md.listed(memory_md.parse(existing), archived_here, gone_numbers), groups or [])
-        struck = memory_md.strike(existing, archived_here, gone_numbers, replace, homes)
+        parsed = memory_md.parse(existing)
+        replace = _replacements(memory_md.listed(parsed, archived_here, gone_numbers), groups or [])
+        struck = memory_md.strike(existing, archived_here, gone_numbers, replace, homes, parsed)
         text, removed, replaced = struck.text, struck.removed, struck.replaced
         if not removed and not replaced:
             continue

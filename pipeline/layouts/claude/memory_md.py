@@ -715,15 +715,15 @@ class Struck:
 
 def strike(
     text: str, gone: Collection[str], gone_numbers: GoneLeaves, replace: Mapping[str, IndexItem] | None = None,
-    homes: Mapping[str, str] | None = None,
+    homes: Mapping[str, str] | None = None, parsed: list[Line] | None = None,
 ) -> Struck:
     """An index file (a sub-index) without the entry lines of `gone` files and of gone numbered
     leaves, inline links to them struck out, the entry line of each file in `replace` made its
     replacement's (`restyled`), headings left empty by the removals gone; every other byte as it was
     (line endings, repeats, trailing lines). The owner's note on a gone file is treated as in
     MEMORY.md (`rebuild`): pointed at its content's new home (`homes`), else gone with its file and
-    quoted (`Struck.said`)."""
-    parsed = parse(text)
+    quoted (`Struck.said`). `parsed`: `parse(text)`, when the caller has it (only read here)."""
+    parsed = parse(text) if parsed is None else parsed
     edits = _edited(parsed, gone, gone_numbers, replace or {}, repeats=True, homes=homes or {})
     out: list[tuple[str, str]] = []
     pieces = line_pieces(text)
@@ -786,7 +786,7 @@ def rebuild(
     existing: str | None, heading: str, add: list[IndexItem], gone: Collection[str], budget: int, min_hook: int,
     max_lines: int = MAX_LINES, gone_numbers: GoneLeaves | None = None, load_bytes: int = MAX_BYTES,
     replace: Mapping[str, IndexItem] | None = None, fix_drift: bool = True, eol_extra: int = 0, fixed_bytes: int = 0,
-    homes: Mapping[str, str] | None = None,
+    homes: Mapping[str, str] | None = None, parsed: list[Line] | None = None,
 ) -> RebuiltIndex:
     """MEMORY.md with entries added for `add`, entries for `gone` removed (inline links to them
     struck out), repeated entry lines saying nothing of their own dropped (`listed_again`: one
@@ -805,12 +805,13 @@ def rebuild(
 
     `fix_drift` False: only the run's own edits (a run that did not ask for a rebuild); repeated
     entry lines, the author's hooks and a missing final line break stay as they are. `eol_extra`,
-    `fixed_bytes`: what the file on disk adds to the LF text measured (`Limits`)."""
+    `fixed_bytes`: what the file on disk adds to the LF text measured (`Limits`). `parsed`:
+    `parse(existing)`, when the caller has it (only read here)."""
     gone_numbers = gone_numbers or {}
     replace = replace or {}
     if existing is None or not existing.strip():
         return _fresh(heading, add, budget, min_hook, max_lines, load_bytes)
-    parsed = parse(existing)
+    parsed = parse(existing) if parsed is None else parsed
     edits = _edited(parsed, set(gone), gone_numbers, replace, repeats=not fix_drift, homes=homes or {})
     lines, keep, swapped = edits.lines, edits.keep, edits.swapped
     current = [edits.repointed.get(p.n, p) for p in parsed]  # the owner's notes as they now point
