@@ -7,6 +7,8 @@ A contradiction becomes a `conflict` action that always needs the user; it is ne
 
 from __future__ import annotations
 
+from itertools import compress
+from operator import attrgetter, methodcaller, not_
 from typing import Literal
 
 from pydantic import BaseModel, Field
@@ -70,9 +72,11 @@ def candidate_pairs(corpus: Corpus, outcome: Outcome, limit: int, turn: int = 0)
     """The same-subject pairs of the live memories this run offers the judge: all of them, or when
     there are more than `limit`, the strongest and the others' window `turn` picks (pair_windows.py)."""
     gone = retired_keys(outcome)
-    live = [m for m in corpus.memories if m.key not in gone]
+    # By C-level maps over the memories: a bank's are tens of thousands.
+    live = list(compress(corpus.memories, map(not_, map(gone.__contains__, map(attrgetter("key"), corpus.memories)))))
     # Volumes of one consolidated topic complement each other by design: never judged as a pair.
-    topics = {k: topic for k, topic in {m.key: m.extra.get("consolidation_topic") for m in live}.items() if topic}
+    topic_of = list(map(methodcaller("get", "consolidation_topic"), map(attrgetter("extra"), live)))
+    topics = {m.key: topic for m, topic in zip(live, topic_of) if topic} if any(topic_of) else {}
     same_topic = (lambda a, b: a in topics and topics[a] == topics.get(b)) if topics else None
     return pairs_to_offer(live, limit, turn, skip=same_topic)
 
