@@ -22,7 +22,7 @@ from ...model import Corpus, Memory
 from .reader import (CRUX_SUFFIX, PLAIN_SUFFIX, TRACKER_SUFFIX, Files, archive_is_apart, load_memories, load_trackers,
                      memory_files, place_of, under)
 from .overlay import Overlay
-from ...storage.files import Unreadable, as_int, as_tags, rel, walk_files
+from ...storage.files import Unreadable, as_int, as_tags, decode_text, rel, walk_files
 
 UNREADABLE_STAND_IN = b"\x00"
 _MEMORY_FILES = (PLAIN_SUFFIX, CRUX_SUFFIX)
@@ -72,13 +72,18 @@ def _final_files(ov: Overlay, originals: list[str], unreadable: set[str], wanted
     return final
 
 
-def old_entries(index_text: str | None) -> dict[str, dict[str, Any]]:
-    """The previous index's entries by file, for files the reader cannot read."""
+def old_index(data: bytes | None) -> Any:
+    """The previous index's YAML value: None when there is none or it is not readable YAML."""
     try:
-        data = safe_load(index_text) if index_text else None
-    except yaml.YAMLError:
-        return {}
-    entries = data.get("memories") if isinstance(data, dict) else None
+        return safe_load(decode_text(data)) if data else None
+    except (yaml.YAMLError, Unreadable):
+        return None
+
+
+def old_entries(index: Any) -> dict[str, dict[str, Any]]:
+    """The previous index's entries by file (`old_index`), in its order: for files the reader cannot
+    read, and the order of entries that rank alike."""
+    entries = index.get("memories") if isinstance(index, dict) else None
     out: dict[str, dict[str, Any]] = {}
     for e in entries if isinstance(entries, list) else []:
         if isinstance(e, dict) and isinstance(e.get("file"), str):

@@ -32,7 +32,9 @@ Then the edited memories are written (front-matter changes through `set_keys`: o
 order and quoting, and the body bytes stay), then trackers (a merged tracker is re-rendered; a
 strength change is a one-line edit keeping the header and the other keys), the REM summary
 `{archiveDir}/rem-{yyyymmdd}.md` (`-2`, `-3`... when one exists for the day), and the index
-`storage.indexFile`, rebuilt from the store as it will be (step 15).
+`storage.indexFile`, rebuilt from the store as it will be (step 15) but written only when what it
+records changes (`index.records_the_same`: its entries and their order, not the "Last rebuilt"
+comment), entries that rank alike in the order the old index has them.
 
 Files named by a parse_error finding, and symlinks, are never moved or edited; a memory whose twin
 or tracker is such a file is left alone too. Nothing is written when no action applies.
@@ -48,8 +50,8 @@ from ...model import Action, Corpus, Tracker
 from .rules.common import trackers_by_slug
 from . import actions as acts
 from . import content
-from .after import after_corpus, index_memories, old_entries
-from .index import render_crux_index
+from .after import after_corpus, index_memories, old_entries, old_index
+from .index import records_the_same, render_crux_index
 from .reader import index_keys
 from .render import set_tracker_strength
 from .state import Run
@@ -125,7 +127,7 @@ def _changes(run: Run, actions: list[Action], resolve: str | None) -> ChangeSet:
         if changed:
             run.skip(a, changed)
         elif a.kind == ActionKind.REBUILD_INDEX:
-            run.applied(a)  # the index is rebuilt after every run that changes something
+            run.applied(a)  # the index is rebuilt after every run that changes something (written if it differs)
         elif a.kind == ActionKind.PROMOTE_RULE:
             run.skip(a, ADVISORY)
         else:
@@ -202,10 +204,13 @@ def _write_summary_and_index(run: Run) -> None:
         # Over the size cap, say: archiving it would mean reading it whole. It stays as it is.
         run.out.notes.append(f"{index} cannot be read ({exc}): not rebuilt")
         return
-    previous = old_entries(old.decode("utf-8", "replace") if old is not None and index not in run.unreadable else None)
+    document = old_index(old) if index not in run.unreadable else None
+    previous = old_entries(document)
     memories = index_memories(after, index_keys(after.memories, primaries, previous), previous, settings)
-    text = render_crux_index(memories, trackers_by_slug(after), crux.typePriority, run.now)
+    text = render_crux_index(memories, trackers_by_slug(after), crux.typePriority, run.now, list(previous))
     if index in run.unreadable and run.ov.exists(index):
         # The old index could not be read: keep it in the archive rather than write over it.
         run.ov.move(index, run.archive_target(index))
+    elif records_the_same(document, text):
+        return  # nothing it records changed: a new "Last rebuilt" stamp alone is no reason to write it
     run.ov.write(index, text.encode("utf-8"))
