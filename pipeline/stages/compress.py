@@ -30,6 +30,7 @@ from ..llm import Handles, register_stub
 from ..actions import CompressAction, outputs_of
 from ..model import Corpus, Finding
 from ..rules.outcome import Outcome
+from ..layouts.crux.members import is_archived
 from ..layouts.crux.reader import body_size
 from .base import StageContext
 from .consolidate.fields import plain, short_hash
@@ -98,7 +99,7 @@ def _from_memories(corpus: Corpus, outcome: Outcome, settings: Settings) -> list
     out = []
     for m in corpus.memories:
         if (not m.key.endswith(".memory.md") or m.extra.get("twin") or m.key in busy or m.pinned
-                or m.extra.get("merged_into") or m.type == "archived"):
+                or m.extra.get("merged_into") or is_archived(m)):
             continue
         lines = len(m.body.splitlines())
         if lines < crux.compressionMinLines:

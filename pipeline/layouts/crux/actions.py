@@ -15,7 +15,8 @@ from ...actions import ArchiveAction, MoveAction
 from ...kinds import ActionKind
 from ...model import Action
 from ...printable import printable
-from .rules.common import ARCHIVED, target_dir
+from .members import ARCHIVED
+from .rules.common import target_dir
 from .reader import CRUX_SUFFIX, PLAIN_SUFFIX
 from .render import set_tracker_strength
 from .state import Live, Run

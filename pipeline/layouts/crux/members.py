@@ -57,9 +57,15 @@ def names_of(m: Memory) -> list[tuple[str, str]]:
     return names + [(m.slug, BY_SLUG)]
 
 
-def is_live(m: Memory) -> bool:
-    """Neither typed `archived` nor in an `archived` folder."""
-    return m.type != ARCHIVED and m.extra.get("folder_type") != ARCHIVED
+def is_archived(m: Memory) -> bool:
+    """Typed `archived`, or in an `archived` type folder whatever its `type` says: the one answer the
+    rules (no promotion, demotion, archive, rule promotion, consolidation or compression of an
+    archived memory) and the members' links (holder and member are live: not archived) share.
+
+    The seed's file move (step 13, "File Move Procedure") moves the file into `{type}/` first and
+    sets `type` after: a file in `archived/` still typed `learning` is an archive cut short, not a
+    learning to promote out of the archive, demote into `idea/` or archive onto itself."""
+    return m.type == ARCHIVED or m.extra.get("folder_type") == ARCHIVED
 
 
 def consolidated_on(m: Memory) -> dt.date | None:
@@ -95,7 +101,7 @@ def _owners(memories: list[Memory], archived: Sequence[Memory]) -> dict[str, lis
 
 
 def _may_hold(holder: Memory, member: Memory) -> bool:
-    if member is holder or not is_live(member) or member.group != holder.group:
+    if member is holder or is_archived(member) or member.group != holder.group:
         return False
     topic = holder.extra.get("consolidation_topic")
     if topic and topic == member.extra.get("consolidation_topic"):
@@ -108,7 +114,7 @@ def _holders(memories: list[Memory], archived: Sequence[Memory]) -> dict[str, li
     owners = _owners(memories, archived)
     found: dict[str, list[tuple[Memory, str, str]]] = defaultdict(list)
     for holder in sorted(memories, key=lambda m: m.key):
-        if not is_live(holder):
+        if is_archived(holder):
             continue
         for name in dict.fromkeys(holder.extra.get("consolidated_from") or []):
             reached = owners.get(name, [])

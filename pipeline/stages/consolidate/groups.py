@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Iterable
 
+from ...layouts.crux.members import is_archived
 from ...model import Corpus, Memory
 from ...rules.outcome import Outcome
 from ...rules.text import STOPWORDS, significant_words, tokens
@@ -118,7 +119,7 @@ def crux_eligible(m: Memory, busy: set[str], unreadable: set[str]) -> bool:
         and m.key not in unreadable
         and not m.pinned
         and bool(m.type)
-        and m.type != "archived"
+        and not is_archived(m)
         and not m.extra.get("consolidation_topic")
         and not m.extra.get("merged_into")
     )

@@ -9,7 +9,8 @@ import datetime as dt
 
 from ....config import CruxConfig
 from ....model import Memory, Tracker
-from .common import ARCHIVED, is_archived, move_action, staleness
+from ..members import ARCHIVED, is_archived
+from .common import move_action, staleness
 from ....rules.outcome import Outcome
 
 IDEA = "idea"

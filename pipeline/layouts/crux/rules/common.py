@@ -15,8 +15,6 @@ from ....actions import ACTION_TYPES, MoveAction
 from ....kinds import ActionKind
 from ....model import Corpus, Memory, Tracker
 
-ARCHIVED = "archived"
-
 
 @dataclass(frozen=True)
 class Staleness:
@@ -57,10 +55,6 @@ def _referenced_staleness(m: Memory, tracker: Tracker | None, now: dt.date) -> S
         return None
     why = "tracker has no last_referenced" if tracker is not None else "no tracker"
     return Staleness((now - m.created).days, f"{why}; counted from created {m.created.isoformat()}")
-
-
-def is_archived(m: Memory) -> bool:
-    return m.type == ARCHIVED
 
 
 def target_dir(m: Memory, new_type: str, crux: CruxConfig) -> str:

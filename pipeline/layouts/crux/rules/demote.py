@@ -12,7 +12,8 @@ import datetime as dt
 
 from ....config import CruxConfig
 from ....model import Finding, Memory, Tracker
-from .common import is_archived, move_action, staleness
+from ..members import is_archived
+from .common import move_action, staleness
 from ....rules.outcome import Outcome
 
 DEMOTE_TO = {"core": "learning", "learning": "idea", "redflag": "learning"}

@@ -23,8 +23,7 @@ from ....kinds import ActionKind
 from ....model import Action, Memory
 from ....rules.blast_cap import retired_by
 from ....rules.outcome import Outcome
-from ..members import BY_SLUG, BY_TITLE_HASH, absorbed, after_consolidation, consolidated_on, is_live
-from .common import ARCHIVED
+from ..members import ARCHIVED, BY_SLUG, BY_TITLE_HASH, absorbed, after_consolidation, consolidated_on, is_archived
 
 _HOW = {
     BY_TITLE_HASH: "its id by the seed's rule sha256(title)[:7]: it has none written",
@@ -55,7 +54,7 @@ def leftover_archivals(memories: list[Memory]) -> Outcome:
     out = Outcome()
     for m in memories:
         holder = by_key.get(m.extra.get("merged_into") or "")
-        if holder is None or not absorbed(m) or not is_live(m) or m.pinned:
+        if holder is None or not absorbed(m) or is_archived(m) or m.pinned:
             continue
         out.actions.append(
             ArchiveAction(

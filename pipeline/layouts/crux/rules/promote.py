@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from ....config import CruxConfig
 from ....model import Finding, Memory, Tracker
-from .common import is_archived, move_action
+from ..members import is_archived
+from .common import move_action
 from ....rules.outcome import Outcome
 
 

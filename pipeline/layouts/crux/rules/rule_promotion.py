@@ -7,7 +7,7 @@ from __future__ import annotations
 from ....model import Memory, Tracker
 from ....rules.outcome import Outcome
 from ....rules.rule_candidates import rule_candidates
-from .common import is_archived
+from ..members import is_archived
 
 
 def rule_promotions(memories: list[Memory], trackers: dict[str, Tracker], threshold: int) -> Outcome:

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 from ....config import CruxConfig
 from ....model import Action, Corpus, Finding
+from ..members import is_archived
 
 UNKNOWN_WHEN_UNTRACKED = ("demote", "archive")
 
 
 def has_no_usage_data(corpus: Corpus) -> bool:
-    live = [m for m in corpus.memories if m.type != "archived"]
+    live = [m for m in corpus.memories if not is_archived(m)]
     return bool(live) and not corpus.trackers
 
 
