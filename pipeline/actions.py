@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import TYPE_CHECKING, Annotated, Any, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdapter, model_serializer
 from pydantic import SerializerFunctionWrapHandler, ValidatorFunctionWrapHandler, WrapValidator
@@ -131,6 +131,13 @@ class Action(BaseModel):
         each one's own hash goes into `target_hashes` beside the targets'."""
         return []
 
+    def takes_appended_lines(self) -> str | None:
+        """The one target file this action takes whole, with whatever lines were appended to it after
+        the plan read it (they go along), or None. Its `target_hashes` entry is still the sha256 of
+        the bytes the plan read, and the fingerprint covers those; apply holds the action unchanged
+        while the file is those bytes followed by whole lines (`storage.since_plan.lines_added`)."""
+        return None
+
     def plan_json(self) -> dict[str, Any]:
         """The action as the plan JSON shows it: no empty optional field, and last its
         `fingerprint`, the one computation of it (`_fingerprint_of`)."""
@@ -140,6 +147,18 @@ class Action(BaseModel):
     def fingerprint(self) -> str:
         """A short code for the change this action makes: see `_fingerprint_of`."""
         return str(self.plan_json()["fingerprint"])
+
+    def fingerprint_if_read(self, key: str) -> Callable[[str], str]:
+        """The fingerprint this action would have, had its plan read `key` with the given sha256
+        (in `target_hashes`), all else as it is: the codes of the same action judged on other bytes
+        of that file, computed without dumping the action again for each."""
+        shown = {k: v for k, v in self.plan_json().items() if k != "fingerprint"}
+        hashes = dict(shown.get("target_hashes") or {})
+
+        def code(read_sha: str) -> str:
+            return _fingerprint_of({**shown, "target_hashes": {**hashes, key: read_sha}})
+
+        return code
 
 
 class MergeDuplicateAction(Action):
@@ -243,8 +262,14 @@ class PromoteRuleAction(Action):
 
 
 class RotateSessionAction(Action):
+    """zylos: `sessions/current.md` moves to `rotate_to` and a fresh log starts. The agent appends to
+    that log all day: lines it appended after the plan move with the rest (the file is renamed)."""
+
     kind: Literal[A.ROTATE_SESSION] = A.ROTATE_SESSION
     rotate_to: str | None = None
+
+    def takes_appended_lines(self) -> str | None:
+        return self.targets[0] if len(self.targets) == 1 else None
 
 
 class AbsolutizeDatesAction(Action):

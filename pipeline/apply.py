@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Callable, Literal
 
 from .kinds import ActionKind, is_automatic
 from .changes import ChangeSet
@@ -20,9 +20,12 @@ from .layouts.registry import layout_of
 from .actions import FINGERPRINT_LENGTH
 from .model import Action, Corpus, Plan
 from .printable import printable
+from .storage.files import Unreadable
+from .storage.since_plan import reviewed_prefixes
 from .text.counts import plural
 
 Resolution = Literal["newer", "keep-both"]
+FileBytes = Callable[[str], bytes | None]  # a store file's bytes as they are now (None: absent)
 
 
 @dataclass
@@ -112,6 +115,43 @@ def select_actions(plan: Plan, select: list[str] | None, resolve: Resolution | N
         elif not action.needs_user or explicit:
             chosen.append(action)
     return chosen
+
+
+def as_reviewed(plan: Plan, select: list[str] | None, resolve: Resolution | None, read: FileBytes) -> Plan:
+    """The fresh plan with, at each number pinned to a fingerprint its action no longer has, the
+    action as the user reviewed it when the only change since is whole lines appended to the file
+    that action takes whole (`Action.takes_appended_lines`: the live session log a rotation moves,
+    which its agent appends to all day). Found by the fingerprint itself: the one prefix of the file
+    as it is now (`read`), followed by whole lines only, whose sha256 gives the action the pinned
+    code is the bytes the plan read. Any other change (a byte of those edited, the file cut shorter,
+    the action going elsewhere) finds none, and the plan stays as it is, for
+    `_refuse_changed_since_printed` to refuse."""
+    actions = list(plan.actions)
+    for n, code in sorted(parse_select(select, resolve).pinned.items()):
+        if 1 <= n <= len(actions) and actions[n - 1].fingerprint() != code:
+            actions[n - 1] = _reviewed(actions[n - 1], code, read) or actions[n - 1]
+    if all(a is b for a, b in zip(actions, plan.actions)):
+        return plan
+    return plan.model_copy(update={"actions": actions})
+
+
+def _reviewed(action: Action, code: str, read: FileBytes) -> Action | None:
+    """`action` judged on an earlier state of the file it takes whole, the one whose fingerprint is
+    `code`, or None."""
+    key = action.takes_appended_lines()
+    if key is None or key not in (action.target_hashes or {}):
+        return None
+    try:
+        data = read(key)
+    except Unreadable:
+        return None
+    if data is None:
+        return None
+    code_if_read = action.fingerprint_if_read(key)
+    for _, read_sha in reviewed_prefixes(data):
+        if code_if_read(read_sha) == code:
+            return action.model_copy(update={"target_hashes": {**(action.target_hashes or {}), key: read_sha}})
+    return None
 
 
 def _refuse_changed_since_printed(plan: Plan, pinned: dict[int, str]) -> None:

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .kinds import FindingKind
-from .apply import ApplyResult, Resolution, apply_plan, select_actions
+from .apply import ApplyResult, Resolution, apply_plan, as_reviewed, select_actions
 from .config import Settings
 from .errors import RunFailed, os_reason
 from .journal import committed_runs, recover, run_views, unfinished_runs, write_atomic
@@ -26,6 +26,7 @@ from .layouts.registry import get, open_store, resolve_root
 from .stages.base import StageProgress
 from .storage.files import Unreadable, read_own
 from .storage.gc_pause import reading_for_a_plan
+from .storage.since_plan import DiskReads
 
 Say = Callable[[str], None]
 Progress = Callable[[StageProgress], None]  # hears the LLM stages' progress (a bar at a terminal)
@@ -82,6 +83,8 @@ def apply_store(
         for message in recover(root):
             say(message)
         corpus, settings, plan = _read_and_plan(root, settings, progress)
+        # A pinned rotation of the live session log the agent appended to since stays the reviewed one.
+        plan = as_reviewed(plan, select, resolve, DiskReads(root, settings.max_file_bytes).bytes)
         actions = select_actions(plan, select, resolve)
         if not actions:
             return plan, None

@@ -158,26 +158,36 @@ def test_the_fingerprint_covers_the_content_the_action_was_judged_on(tmp_path, c
     assert again.target_hashes != first.target_hashes and again.fingerprint() != first.fingerprint()
 
 
-@pytest.mark.parametrize("layout,kind,path,data", [
-    ("crux", "rebuild_index", ".crux/memory-index.yml", "# the owner's note\n"),
-    ("zylos", "rotate_session", "sessions/current.md", "\n- a late note from the agent\n"),
+def rewrite_first_line(path: str, line: str) -> Callable[[Path], None]:
+    def edit(root: Path) -> None:
+        data = (root / path).read_text(encoding="utf-8")
+        (root / path).write_text(line + data[data.index("\n"):], encoding="utf-8")
+    return edit
+
+
+@pytest.mark.parametrize("layout,kind,path,edit", [
+    ("crux", "rebuild_index", ".crux/memory-index.yml", append(".crux/memory-index.yml", "# the owner's note\n")),
+    # an edit of the log the plan read (lines only appended go along with it: test_rotation_after_appends.py)
+    ("zylos", "rotate_session", "sessions/current.md", rewrite_first_line("sessions/current.md", "# Session Log: 2026-11-26")),
 ])
-def test_apply_skips_an_action_whose_file_changed_at_the_prompt(tmp_path, monkeypatch, layout, kind, path, data):
+def test_apply_skips_an_action_whose_file_changed_at_the_prompt(tmp_path, monkeypatch, layout, kind, path, edit):
     """Interactive apply applies the plan it showed: a file written while the user read it is left as
     it is, its action skipped as changed since the plan (crux's rebuild used to be applied unchecked)."""
     monkeypatch.setenv("MEMCONSOLIDATE_CLOCK", f"{NOW}T09:30")
     root = tmp_path / layout
     shutil.copytree(FIXTURES / layout, root, symlinks=True)
+    written: list[bytes] = []
 
     def written_meanwhile(plan, n) -> bool:
-        append(path, data)(root)
+        edit(root)
+        written.append((root / path).read_bytes())
         return True
 
     _, result = apply_store(str(root), S, lambda _: None, [kind], None, written_meanwhile)
     assert result.changes.applied == [] and result.record is None
     [(action, why)] = result.changes.skipped
     assert action.kind == kind and why == f"{path} changed since the plan: left as it is (the next plan judges it again)"
-    assert (root / path).read_text(encoding="utf-8").endswith(data)
+    assert [(root / path).read_bytes()] == written
 
 
 def test_a_rebuild_after_the_runs_own_edits_of_its_index_still_applies(tmp_path):

@@ -7,11 +7,19 @@ the model consulted, meanwhile an agent kept writing). Two promises follow:
   built on it carries that state as `Op.expect`, so the journal refuses the run if the file changed
   before its copy;
 - an action whose targets no longer hold what the plan read (`Action.target_hashes`) is skipped as
-  "changed since the plan", never executed on content nobody judged.
+  "changed since the plan", never executed on content nobody judged. The one file an action takes
+  whole (`Action.takes_appended_lines`: a rotation of the live session log) may have grown since by
+  whole lines at its end, the bytes the plan read intact before them (`lines_added`): those lines
+  go along with the file, and the action still holds.
 """
 
 from __future__ import annotations
 
+import builtins
+import hashlib
+import re
+from collections.abc import Iterator
+from itertools import chain
 from pathlib import Path
 from typing import Callable, Collection
 
@@ -44,6 +52,14 @@ class DiskReads:
             raise Unreadable(got)
         return got
 
+    def lines_added(self, key: str, read_sha: str) -> builtins.bytes | None:  # `bytes` is the method here
+        """`lines_added` of the file as read (None when unreadable or absent)."""
+        try:
+            data = self.bytes(key)
+        except Unreadable:
+            return None
+        return None if data is None else lines_added(data, read_sha)
+
     def state(self, key: str) -> str | None:
         """The journal's state of the file as read (a sha, or ABSENT); None when unreadable."""
         try:
@@ -52,10 +68,50 @@ class DiskReads:
             return None
 
 
-def changed_since_plan(action: Action, current: Callable[[str], str | None], unchecked: Collection[str] = ()) -> str | None:
+# A line ends at CRLF, LF or CR, as agents and `text.lines.split_lines` see it.
+_LINE_BREAK = re.compile(rb"\r\n|\r|\n")
+
+
+def reviewed_prefixes(data: bytes) -> Iterator[tuple[int, str]]:
+    """(length, sha256) of each prefix of `data` that whole lines could have been appended after:
+    what follows it is not empty, begins a line (the prefix is empty or ends with a line break, or
+    what follows starts with one: the agent first ended an unterminated last line) and ends with a
+    line break (no line still being written). Shortest first, hashed in one pass."""
+    if not data.endswith((b"\n", b"\r")):
+        return
+    digest = hashlib.sha256()
+    hashed, last = 0, -1
+    breaks = (end for brk in _LINE_BREAK.finditer(data) for end in (brk.start(), brk.end()))
+    for end in chain((0,), breaks):  # before each break (an unterminated line) and after it
+        if last < end < len(data):
+            digest.update(data[hashed:end])
+            hashed = last = end
+            yield end, digest.copy().hexdigest()
+
+
+def lines_added(data: bytes, read_sha: str) -> bytes | None:
+    """The whole lines appended to `data` after the bytes whose sha256 is `read_sha` (what a plan
+    read), or None when `data` is not those bytes followed by whole lines (one of them edited, the
+    file cut shorter, a line still being written at its end, or nothing added)."""
+    found = next((length for length, digest in reviewed_prefixes(data) if digest == read_sha), None)
+    return None if found is None else data[found:]
+
+
+def changed_since_plan(
+    action: Action,
+    current: Callable[[str], str | None],
+    unchecked: Collection[str] = (),
+    added: Callable[[str, str], bytes | None] | None = None,
+) -> str | None:
     """Why `action` must be skipped — a target whose content (`current(key)`, a sha) differs from
-    what the plan judged — or None. Keys in `unchecked` are left to the writer (this run changed them)."""
+    what the plan judged — or None. Keys in `unchecked` are left to the writer (this run changed them).
+    `added(key, read_sha)`: the lines appended since to the file the action takes whole
+    (`DiskReads.lines_added`), which go along with it and so are no change of the action."""
+    whole = action.takes_appended_lines()
     for key, want in sorted((action.target_hashes or {}).items()):
-        if key not in unchecked and current(key) != want:
-            return f"{key} changed since the plan: left as it is (the next plan judges it again)"
+        if key in unchecked or current(key) == want:
+            continue
+        if key == whole and added is not None and added(key, want) is not None:
+            continue
+        return f"{key} changed since the plan: left as it is (the next plan judges it again)"
     return None

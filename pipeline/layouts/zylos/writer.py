@@ -22,7 +22,11 @@ What each action does:
 - `archive_session`: a move of `sessions/<date>.md` to `archive/sessions/<date>.md`.
 - `rotate_session`: a move of `sessions/current.md` to the action's `rotate_to` and a fresh
   `sessions/current.md` headed `# Session Log: <--now>`. A log older than the session archive age
-  (30 days) goes straight to `archive/sessions/`, where the next plan would send it anyway.
+  (30 days) goes straight to `archive/sessions/`, where the next plan would send it anyway. The
+  agent appends to the log all day: when the log is the bytes the plan read followed by whole lines,
+  the rotation still applies and those lines move with it, as rotate-session.js renames the whole
+  file (a log entry carries only its `HH:MM`; its date is its file's header), said in the log's
+  bullet and the run's notes. Any other change since the plan skips it.
 - `absolutize_dates`, `update_ref` (`edits.py`): replacements in an entry's statement line or a
   tier file, in place; never in the live `sessions/current.md`.
 - `trim_budget` needs judgement (what is still current) and is skipped until a stage supplies text.
@@ -62,7 +66,8 @@ from ...report import render_run_report
 from .rules.freshness import OBSOLETE_STATUSES, REVIEW_BANDS, age_days, band, immune
 from ...storage.files import Unreadable
 from ...storage.since_plan import DiskReads, changed_since_plan
-from ...text.lines import decode_utf8, encode_utf8, ends_with_blank_line, split_eol, split_lines
+from ...text.counts import plural
+from ...text.lines import decode_utf8, encode_utf8, ends_with_blank_line, line_count, split_eol, split_lines
 from ...text.lines import newline_of as eol_of
 from .entries import Entry, field_line, parse_reference, session_header
 from .reader import ARCHIVE_DIR, CURRENT_SESSION
@@ -526,11 +531,23 @@ class _Writer:
             return self.skip(action, problem)
         self.claimed.add(dest)
         self.moved.add(key)
+        # A rename, no expected state: lines the agent appends until it happens go along with the log.
         self.moves.append(Op("move", key, dest))
         self.rotated = True
         header = memory.extra.get("header_date") or "undated"
         why = f" (older than {self.cfg.session_archive_days} days: straight to {ARCHIVE_DIR}/)" if straight else ""
-        self.applied(action, f"Rotated the {header} session log to {dest}{why}")
+        self.applied(action, f"Rotated the {header} session log to {dest}{why}{self.appended_since_plan(action, key, dest)}")
+
+    def appended_since_plan(self, action: Action, key: str, dest: str) -> str:
+        """What the log says of lines the agent appended to `key` after the plan read it (they move
+        with it: `changed_since_plan` let the rotation through for them), also a note of the run."""
+        read_sha = (action.target_hashes or {}).get(key)
+        added = self.disk.lines_added(key, read_sha) if read_sha and self.disk.state(key) != read_sha else None
+        if not added:
+            return ""
+        lines = plural(line_count(added.decode("utf-8", "replace")), "line")
+        self.out.notes.append(f"{key}: {lines} appended since the plan moved with it to {dest}")
+        return f", with the {lines} appended to it since the plan"
 
     # --- the end of the run -------------------------------------------------------------------
 
@@ -618,7 +635,8 @@ def changes(
 ) -> ChangeSet:
     writer = _Writer(corpus, settings, resolve)
     for action in actions:
-        changed = changed_since_plan(action, writer.disk.state)
+        # the live session log a rotation takes whole may have grown since by lines: they go along
+        changed = changed_since_plan(action, writer.disk.state, added=writer.disk.lines_added)
         if changed:
             writer.skip(action, changed)
         elif action.kind == ActionKind.MERGE_DUPLICATE:
