@@ -166,7 +166,8 @@ def test_index_drift_and_missing_index_become_rebuild_index(tmp_path):
     f = tmp_path / ".claude/agent-memory/x"
     write(f / "MEMORY.md", "- [A](a.md) — listed\n- [Gone](gone.md) — deleted\n- [A](a.md) — listed\n")
     write(f / "a.md", topic("a"))
-    write(f / "b.md", topic("b"))
+    # b.md says something of its own: a duplicate of a.md would be merged away, and need no entry
+    write(f / "b.md", topic("b", body="Body of b.\n"))
     write(tmp_path / ".claude/agent-memory/y/c.md", topic("c"))
     plan = plan_json(tmp_path, "--model", "none")
     rebuilds = {a["targets"][0]: a["reason"] for a in plan["actions"] if a["kind"] == "rebuild_index"}

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from typing import Collection
 
 from ..text.counts import plural
 from ..model import Action, Corpus
@@ -14,18 +15,23 @@ def _describe(keys: list[str], limit: int = 3) -> str:
     return shown + (f" and {len(keys) - limit} more" if len(keys) > limit else "")
 
 
-def index_drift(corpus: Corpus) -> Outcome:
-    """One `rebuild_index` per index whose entries are not exactly the files it should list."""
+def index_drift(corpus: Corpus, settled: Collection[str] = frozenset()) -> Outcome:
+    """One `rebuild_index` per index whose entries are not exactly the files it should list.
+
+    `settled`: files the plan's own actions archive, taking their index lines with them (claude's
+    `rules.without_settled_drift`). That one is not indexed or is indexed twice is no reason for a
+    rebuild: once archived it needs no entry, and it has no line left to repeat."""
     out = Outcome()
+    archived = frozenset(settled)
     listed: dict[str, list[str]] = {index: [] for index in corpus.indexes}
     for entry in corpus.index_entries:
         listed.setdefault(entry.index, []).append(entry.target)
     for index, expected in sorted(corpus.indexes.items()):
         have = Counter(listed.get(index, []))
         want = set(expected)
-        missing = sorted(want - set(have))
+        missing = sorted(want - set(have) - archived)
         extra = sorted(set(have) - want)
-        repeated = sorted(k for k, n in have.items() if n > 1 and k in want)
+        repeated = sorted(k for k, n in have.items() if n > 1 and k in want and k not in archived)
         problems = []
         if not corpus.extra.get("index_present", {}).get(index, True):
             problems.append("index file missing")

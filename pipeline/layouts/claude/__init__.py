@@ -30,6 +30,10 @@ class ClaudeLayout(ModuleLayout):
     def guard(self, outcome: Outcome, settings: Settings) -> Outcome:
         return rules.hand_overs(outcome)
 
+    def after_cap(self, corpus: Corpus, actions: list[Action], live: list[str]) -> list[Action]:
+        # A rebuild asked for only by files the run's own merges and prunes archive is moot.
+        return rules.without_settled_drift(corpus, actions)
+
     def explain(self, corpus: Corpus, actions: list[Action], settings: Settings) -> list[Action]:
         return rules.explain(corpus, actions, settings)
 

@@ -16,11 +16,12 @@ from ...kinds import ActionKind, FindingKind
 from ...actions import BudgetFinding, MergeDuplicateAction
 from ...kinds import StaleClass, retires
 from ...model import Action, Corpus
+from ...rules.index_drift import index_drift
 from ...rules.outcome import Outcome
 from ...storage.since_plan import DiskReads
 from ...text.counts import plural
 from . import index_rebuild
-from .decisions import INDEX_KINDS
+from .decisions import INDEX_KINDS, StaleInfo, decide, unmovable_in
 from .memory_md import MAX_LINES
 from .paths import folder_of
 
@@ -84,6 +85,28 @@ def hand_overs(outcome: Outcome) -> Outcome:
             a = a.model_copy(update={"handover": keep})
         actions.append(a)
     return Outcome(actions, list(outcome.findings))
+
+
+def without_settled_drift(corpus: Corpus, actions: list[Action]) -> list[Action]:
+    """`actions` with no `rebuild_index` reason the bare `apply` settles anyway: a file it archives
+    (a merge's duplicate, a prune, a consolidation's member: `decisions.decide`, as apply will)
+    needs no entry and leaves no repeated line, its run's own index edits taking its lines away. A
+    rebuild with no other reason goes (applied, it was skipped: the index already up to date); one
+    with others names only those. What needs the user settles nothing: it may be declined, and the
+    rebuild applied without it must index the file."""
+    automatic = [a for a in actions if not a.needs_user and retires(a.kind)]  # what `apply --yes` archives
+    if not automatic or not any(a.kind == ActionKind.REBUILD_INDEX for a in actions):
+        return actions
+    archived = decide(corpus, automatic, None, unmovable_in(corpus), StaleInfo(None)).retire
+    left = {a.targets[0]: a.reason for a in index_drift(corpus, set(archived)).actions}  # one target each
+    out: list[Action] = []
+    for a in actions:
+        if a.kind == ActionKind.REBUILD_INDEX and a.targets:
+            if a.targets[0] not in left:
+                continue
+            a = a.model_copy(update={"reason": left[a.targets[0]]}) if a.reason != left[a.targets[0]] else a
+        out.append(a)
+    return out
 
 
 # At most this many actions that need the user and can change an index are each said with what
