@@ -8,25 +8,53 @@ the model consulted, meanwhile an agent kept writing). Two promises follow:
   before its copy;
 - an action whose targets no longer hold what the plan read (`Action.target_hashes`) is skipped as
   "changed since the plan", never executed on content nobody judged.
+
+Besides files, `target_hashes` may hold a folder's listing (`listing_key`: the folder's key ending in
+`/`): which files an index rebuild indexes, so one added or removed since the plan is a change too.
+Its state is `listing_state` of the names the layout's reader lists there; `DiskReads.state` gives
+it now when the writer hands it that lister.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 from pathlib import Path
-from typing import Callable, Collection
+from typing import Callable, Collection, Iterable
 
 from ..journal import state
 from ..model import Action
 from .files import Unreadable, read_bytes
 
 
-class DiskReads:
-    """The store's files as this run read them: each once, bounded, never through a symlink out."""
+Lister = Callable[[Path], Iterable[str]]  # a folder -> the names of the files its layout's reader lists there
 
-    def __init__(self, root: Path, max_bytes: int) -> None:
+
+def listing_key(folder: str) -> str:
+    """The `target_hashes` key of a folder's listing (`./` for the store's own top folder)."""
+    return f"{folder.rstrip('/') or '.'}/"
+
+
+def is_listing(key: str) -> bool:
+    return key.endswith("/")
+
+
+def listing_state(names: Iterable[str]) -> str:
+    """The state of a folder's listing: the sha256 of its names, sorted, as ASCII JSON (a name with a
+    line break, or bytes that are not UTF-8, cannot make two listings read alike)."""
+    return hashlib.sha256(json.dumps(sorted(names), ensure_ascii=True).encode("ascii")).hexdigest()
+
+
+class DiskReads:
+    """The store's files as this run read them: each once, bounded, never through a symlink out.
+    Given the layout's `lister`, a folder's listing too (`listing_key`), each listed once."""
+
+    def __init__(self, root: Path, max_bytes: int, lister: Lister | None = None) -> None:
         self.root = root
         self.max_bytes = max_bytes
+        self.lister = lister
         self._seen: dict[str, bytes | None | str] = {}  # bytes, None (absent) or why unreadable
+        self._listed: dict[str, str | None] = {}
 
     def bytes(self, key: str) -> bytes | None:
         """The file's bytes (None: absent); `Unreadable` when the readers would not read it."""
@@ -45,17 +73,30 @@ class DiskReads:
         return got
 
     def state(self, key: str) -> str | None:
-        """The journal's state of the file as read (a sha, or ABSENT); None when unreadable."""
+        """The journal's state of the file as read (a sha, or ABSENT), or a folder's `listing_state`;
+        None when unreadable (a listing: without a lister, or one that cannot be listed)."""
+        if is_listing(key):
+            return self._listing(key)
         try:
             return state(self.bytes(key))
         except Unreadable:
             return None
 
+    def _listing(self, key: str) -> str | None:
+        if key not in self._listed:
+            try:
+                self._listed[key] = None if self.lister is None else listing_state(self.lister(self.root / key))
+            except OSError:
+                self._listed[key] = None
+        return self._listed[key]
+
 
 def changed_since_plan(action: Action, current: Callable[[str], str | None], unchecked: Collection[str] = ()) -> str | None:
     """Why `action` must be skipped — a target whose content (`current(key)`, a sha) differs from
     what the plan judged — or None. Keys in `unchecked` are left to the writer (this run changed them)."""
-    for key, want in sorted((action.target_hashes or {}).items()):
+    # Files first: a file that changed is the more telling reason (a rebuild's MEMORY.md edited, say).
+    for key, want in sorted((action.target_hashes or {}).items(), key=lambda item: (is_listing(item[0]), item[0])):
         if key not in unchecked and current(key) != want:
-            return f"{key} changed since the plan: left as it is (the next plan judges it again)"
+            what = f"which files {key} holds" if is_listing(key) else key
+            return f"{what} changed since the plan: left as it is (the next plan judges it again)"
     return None

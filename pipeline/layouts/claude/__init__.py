@@ -8,7 +8,7 @@ from ...config import ClaudeConfig, Settings
 from ...model import Action, Corpus, Finding
 from ...rules.outcome import Outcome
 from ..base import ModuleLayout
-from . import reader, rules, writer
+from . import index_reads, reader, rules, writer
 
 if TYPE_CHECKING:
     from ...changes import ChangeSet
@@ -29,6 +29,9 @@ class ClaudeLayout(ModuleLayout):
 
     def guard(self, outcome: Outcome, settings: Settings) -> Outcome:
         return rules.hand_overs(outcome)
+
+    def depends_on(self, corpus: Corpus, action: Action) -> list[str]:
+        return index_reads.depends_on(corpus, action)
 
     def explain(self, corpus: Corpus, actions: list[Action], settings: Settings) -> list[Action]:
         return rules.explain(corpus, actions, settings)
