@@ -112,8 +112,10 @@ class Action(BaseModel):
     from_type: str | None = None
     to_type: str | None = None
     # What the plan judged: sha256 by key (file path, or `<bank>/<id>`) of the targets' content as
-    # read (`absent`: an index that was not there), and of the files `judged_with` names. A writer
-    # skips the action ("changed since the plan") when one no longer matches.
+    # read (`absent`: an index that was not there), of the files `judged_with` names, and of what the
+    # layout says applying it builds on (`Layout.depends_on`: claude's indexes; a folder's listing,
+    # keyed `<folder>/`, for a rebuild). A writer skips the action ("changed since the plan") when one
+    # no longer matches.
     target_hashes: dict[str, str] | None = None
     # A stage proposal whose text holds a prompt-injection phrase: the phrase (it needs the user).
     flagged: str | None = None

@@ -260,8 +260,10 @@ class Corpus(BaseModel):
     # Index files the store should have (key -> the memory keys it should list).
     indexes: dict[str, list[str]] = Field(default_factory=dict)
     # Each index file as read: the sha256 of its bytes, or `absent` (journal.ABSENT) when there was
-    # none. What an action on an index is judged on: the plan hands it to the action
-    # (`target_hashes`), so apply never rebuilds an index changed since the plan read it.
+    # none; and the listing of each folder an index is rebuilt from (`since_plan.listing_key`:
+    # `<folder>/` -> `listing_state` of its files' names). What an action on an index, or one editing
+    # it, is judged on: the plan hands it to the action (`target_hashes`), so apply never rebuilds an
+    # index changed since the plan read it, nor from files added or removed since.
     index_shas: dict[str, str] = Field(default_factory=dict)
     # Problems found while reading: parse errors, config issues. They go straight into the plan.
     findings: list[Finding] = Field(default_factory=list)

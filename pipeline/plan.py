@@ -55,10 +55,13 @@ def reconcile(actions: list[Action]) -> list[Action]:
     return kept
 
 
-def with_target_hashes(corpus: Corpus, actions: list[Action]) -> tuple[list[Action], list[StageError]]:
+def with_target_hashes(
+    corpus: Corpus, actions: list[Action], depends_on: Callable[[Action], list[str]] | None = None
+) -> tuple[list[Action], list[StageError]]:
     """Each action carrying the read hashes of what it was judged on: every file its targets were
-    read from (a memory's, a tracker, an index) and each file it is also judged with
-    (`Action.judged_with`: a consolidated memory holding an archived member).
+    read from (a memory's, a tracker, an index), each file it is also judged with
+    (`Action.judged_with`: a consolidated memory holding an archived member) and each file or
+    listing what applying it writes is built on (`depends_on`, the layout's: claude's indexes).
 
     Apply skips an action whose targets changed since the plan only by these hashes, and its
     fingerprint covers them, so an action judged on a memory that came without them (a reader that
@@ -66,8 +69,9 @@ def with_target_hashes(corpus: Corpus, actions: list[Action]) -> tuple[list[Acti
     plan's errors.
     """
     by_key = corpus.by_key()
+    also = {id(a): [*a.judged_with(), *(depends_on(a) if depends_on else [])] for a in actions}
     # Only these memories' hashes are needed: a reader may have deferred them (model.settle_read_shas).
-    settle_read_shas(by_key[k] for a in actions for k in (*a.targets, *a.judged_with()) if k in by_key)
+    settle_read_shas(by_key[k] for a in actions for k in (*a.targets, *also[id(a)]) if k in by_key)
     files = {**corpus.index_shas, **{t.key: t.read_sha for t in corpus.trackers if t.read_sha}}
     out: list[Action] = []
     errors: list[StageError] = []
@@ -79,7 +83,7 @@ def with_target_hashes(corpus: Corpus, actions: list[Action]) -> tuple[list[Acti
                 f"{', '.join(unhashed)}, so apply could not tell whether it changed since the plan")))
             continue
         hashes = {k: v for t in a.targets for k, v in _read_shas(t, by_key, files).items()}
-        hashes.update((k, v) for k in a.judged_with() if (v := _read_shas(k, by_key, files).get(k)))
+        hashes.update((k, v) for k in also[id(a)] if (v := _read_shas(k, by_key, files).get(k)))
         if hashes:
             a = a.model_copy(update={"target_hashes": dict(sorted(hashes.items()))})
         out.append(a)
@@ -144,7 +148,7 @@ def build_plan(corpus: Corpus, settings: Settings, run_stages: StageRunner | Non
     live = [m.key for m in corpus.memories if m.type != "archived"]
     capped = cap_retirements(reconcile(outcome.actions), live, settings.max_retire_fraction)
     kept = layout.after_cap(corpus, capped.actions, live)
-    actions, unhashed = with_target_hashes(corpus, sorted(kept, key=action_sort_key))
+    actions, unhashed = with_target_hashes(corpus, sorted(kept, key=action_sort_key), lambda a: layout.depends_on(corpus, a))
     actions = layout.explain(corpus, actions, settings)  # what applying them does, said before
     # of the actions the plan keeps, after every guard
     dangling = dangling_links(corpus, actions) if layout.links_by_name else []

@@ -75,7 +75,7 @@ def test_a_rebuild_of_a_missing_index_is_pinned_to_its_absence(tmp_path):
     root = claude_store(tmp_path)
     (root / INDEX).unlink()
     action = printed(root)
-    assert action["kind"] == "rebuild_index" and action["target_hashes"] == {INDEX: "absent"}
+    assert action["kind"] == "rebuild_index" and action["target_hashes"][INDEX] == "absent"
     (root / INDEX).write_text("# Memory\n\n- [alpha](alpha.md) — the owner's own index\n")  # written since
     assert printed(root)["fingerprint"] != action["fingerprint"]
 

@@ -27,6 +27,7 @@ from helpers import start_cli
 from pipeline import apply as apply_mod
 from pipeline.config import Settings
 from pipeline.errors import RunFailed
+from pipeline.storage.since_plan import listing_state
 from pipeline.workflow import apply_store
 
 S = Settings.model_validate({"now": NOW, "llm": {"model": "none"}})
@@ -178,13 +179,21 @@ def test_plan_json_carries_the_hashes_each_action_was_judged_on(tmp_path):
     root = store(tmp_path, "claude")
     plan = plan_json(root, "--model", "none")
     by_kind = {a["kind"]: a for a in plan["actions"]}
+    def sha(key: str) -> str:
+        return hashlib.sha256((root / key).read_bytes()).hexdigest()
+
     merge = by_kind["merge_duplicate"]
-    assert sorted(merge["target_hashes"]) == sorted(merge["targets"])
+    # its targets, and the MEMORY.md whose entry for the retired copy the run strikes
+    assert sorted(merge["target_hashes"]) == sorted([*merge["targets"], CLAUDE_P + "MEMORY.md"])
     for key, digest in merge["target_hashes"].items():
-        assert digest == hashlib.sha256((root / key).read_bytes()).hexdigest()
+        assert digest == sha(key)
     assert "target_hashes" in by_kind["prune_stale"]
     rebuild = by_kind["rebuild_index"]  # judged on the index as read: its fingerprint covers it
-    assert rebuild["target_hashes"] == {CLAUDE_A + "MEMORY.md": hashlib.sha256((root / CLAUDE_A / "MEMORY.md").read_bytes()).hexdigest()}
+    # ... and on which files the folder holds, and the one file it gives an entry (made of its front matter)
+    names = sorted(p.name for p in (root / CLAUDE_A).glob("*.md") if p.name != "MEMORY.md")
+    assert rebuild["target_hashes"] == {CLAUDE_A + "MEMORY.md": sha(CLAUDE_A + "MEMORY.md"),
+                                        CLAUDE_A: listing_state(names),
+                                        CLAUDE_A + "project_cache_layer.md": sha(CLAUDE_A + "project_cache_layer.md")}
 
 
 def test_crux_a_duplicate_or_archive_target_edited_after_the_plan_is_left_in_place(tmp_path):

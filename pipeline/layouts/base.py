@@ -86,6 +86,13 @@ class Layout(Protocol):
         away). `live`: the keys of the memories not typed `archived`, as the cap counts them."""
         ...
 
+    def depends_on(self, corpus: Corpus, action: Action) -> list[str]:
+        """The keys besides its targets whose state what applying `action` writes is built on (claude:
+        the MEMORY.md and sub-indexes an archive edits; the folder's listing a rebuild indexes): the
+        plan adds their states, as read (`Corpus.index_shas`, a memory's `read_shas`), to its
+        `target_hashes`, so its fingerprint covers them and apply skips it once one changed."""
+        ...
+
     def explain(self, corpus: Corpus, actions: list[Action], settings: Settings) -> list[Action]:
         """The plan's final actions, their reasons completed with what only the layout's writer knows
         applying them will do (claude: hooks a MEMORY.md rebuild shortens, lines past what is loaded)."""
@@ -149,6 +156,9 @@ class BaseLayout:
 
     def after_cap(self, corpus: Corpus, actions: list[Action], live: list[str]) -> list[Action]:
         return actions
+
+    def depends_on(self, corpus: Corpus, action: Action) -> list[str]:
+        return []
 
     def explain(self, corpus: Corpus, actions: list[Action], settings: Settings) -> list[Action]:
         return actions

@@ -11,30 +11,57 @@ the model consulted, meanwhile an agent kept writing). Two promises follow:
   whole (`Action.takes_appended_lines`: a rotation of the live session log) may have grown since by
   whole lines at its end, the bytes the plan read intact before them (`lines_added`): those lines
   go along with the file, and the action still holds.
+
+Besides files, `target_hashes` may hold a folder's listing (`listing_key`: the folder's key ending in
+`/`): which files an index rebuild indexes, so one added or removed since the plan is a change too.
+Its state is `listing_state` of the names the layout's reader lists there; `DiskReads.state` gives
+it now when the writer hands it that lister.
 """
 
 from __future__ import annotations
 
 import builtins
 import hashlib
+import json
 import re
 from collections.abc import Iterator
 from itertools import chain
 from pathlib import Path
-from typing import Callable, Collection
+from typing import Callable, Collection, Iterable
 
 from ..journal import state
 from ..model import Action
 from .files import Unreadable, read_bytes
 
 
-class DiskReads:
-    """The store's files as this run read them: each once, bounded, never through a symlink out."""
+Lister = Callable[[Path], Iterable[str]]  # a folder -> the names of the files its layout's reader lists there
 
-    def __init__(self, root: Path, max_bytes: int) -> None:
+
+def listing_key(folder: str) -> str:
+    """The `target_hashes` key of a folder's listing (`./` for the store's own top folder)."""
+    return f"{folder.rstrip('/') or '.'}/"
+
+
+def is_listing(key: str) -> bool:
+    return key.endswith("/")
+
+
+def listing_state(names: Iterable[str]) -> str:
+    """The state of a folder's listing: the sha256 of its names, sorted, as ASCII JSON (a name with a
+    line break, or bytes that are not UTF-8, cannot make two listings read alike)."""
+    return hashlib.sha256(json.dumps(sorted(names), ensure_ascii=True).encode("ascii")).hexdigest()
+
+
+class DiskReads:
+    """The store's files as this run read them: each once, bounded, never through a symlink out.
+    Given the layout's `lister`, a folder's listing too (`listing_key`), each listed once."""
+
+    def __init__(self, root: Path, max_bytes: int, lister: Lister | None = None) -> None:
         self.root = root
         self.max_bytes = max_bytes
+        self.lister = lister
         self._seen: dict[str, bytes | None | str] = {}  # bytes, None (absent) or why unreadable
+        self._listed: dict[str, str | None] = {}
 
     def bytes(self, key: str) -> bytes | None:
         """The file's bytes (None: absent); `Unreadable` when the readers would not read it."""
@@ -61,11 +88,22 @@ class DiskReads:
         return None if data is None else lines_added(data, read_sha)
 
     def state(self, key: str) -> str | None:
-        """The journal's state of the file as read (a sha, or ABSENT); None when unreadable."""
+        """The journal's state of the file as read (a sha, or ABSENT), or a folder's `listing_state`;
+        None when unreadable (a listing: without a lister, or one that cannot be listed)."""
+        if is_listing(key):
+            return self._listing(key)
         try:
             return state(self.bytes(key))
         except Unreadable:
             return None
+
+    def _listing(self, key: str) -> str | None:
+        if key not in self._listed:
+            try:
+                self._listed[key] = None if self.lister is None else listing_state(self.lister(self.root / key))
+            except OSError:
+                self._listed[key] = None
+        return self._listed[key]
 
 
 # A line ends at CRLF, LF or CR, as agents and `text.lines.split_lines` see it.
@@ -108,10 +146,12 @@ def changed_since_plan(
     `added(key, read_sha)`: the lines appended since to the file the action takes whole
     (`DiskReads.lines_added`), which go along with it and so are no change of the action."""
     whole = action.takes_appended_lines()
-    for key, want in sorted((action.target_hashes or {}).items()):
+    # Files first: a file that changed is the more telling reason (a rebuild's MEMORY.md edited, say).
+    for key, want in sorted((action.target_hashes or {}).items(), key=lambda item: (is_listing(item[0]), item[0])):
         if key in unchecked or current(key) == want:
             continue
         if key == whole and added is not None and added(key, want) is not None:
             continue
-        return f"{key} changed since the plan: left as it is (the next plan judges it again)"
+        what = f"which files {key} holds" if is_listing(key) else key
+        return f"{what} changed since the plan: left as it is (the next plan judges it again)"
     return None

@@ -8,7 +8,7 @@ from ...config import ClaudeConfig, Settings
 from ...model import Action, Corpus, Finding
 from ...rules.outcome import Outcome
 from ..base import ModuleLayout
-from . import reader, rules, writer
+from . import index_reads, reader, rules, writer
 
 if TYPE_CHECKING:
     from ...changes import ChangeSet
@@ -33,6 +33,9 @@ class ClaudeLayout(ModuleLayout):
     def after_cap(self, corpus: Corpus, actions: list[Action], live: list[str]) -> list[Action]:
         # A rebuild asked for only by files the run's own merges and prunes archive is moot.
         return rules.without_settled_drift(corpus, actions)
+
+    def depends_on(self, corpus: Corpus, action: Action) -> list[str]:
+        return index_reads.depends_on(corpus, action)
 
     def explain(self, corpus: Corpus, actions: list[Action], settings: Settings) -> list[Action]:
         return rules.explain(corpus, actions, settings)

@@ -219,9 +219,10 @@ def _rebuild_index(
         read_as = corpus.index_shas.get(index_key)
         if read_as is not None and sha(old) != read_as:
             # Rebuilt from the files this run read: a line an agent added since (a new memory, a
-            # rename) would read as an entry without a file, and go. A rebuild the plan proposed is
-            # skipped before this by its `target_hashes` (the same hash); this keeps the edits an
-            # archive or consolidation makes to an index no action names off it too.
+            # rename) would read as an entry without a file, and go. An action the plan proposed is
+            # skipped before this by its `target_hashes` (a rebuild's, and an archive's or
+            # consolidation's, carry the hash of the indexes they edit: index_reads.py); this keeps an
+            # action that came without them (one a caller built) off it too.
             return [], "", "MEMORY.md changed since this run read it (written meanwhile): not rebuilt, the next run will"
         bom = split_bom(old)[0]
     by_key = corpus.by_key()

@@ -32,6 +32,7 @@ from typing import Any, Iterator
 
 from ...config import Settings
 from ...journal import ABSENT
+from ...storage.since_plan import listing_key, listing_state
 from ...text.lenient_frontmatter import split_frontmatter_lenient
 from ...text.lines import line_count
 from . import memory_md
@@ -50,7 +51,6 @@ from ...storage.files import (
     mtime_of,
     parse_error,
     read_bytes,
-    read_text,
     read_text_sha,
     rel,
     symlink_loop,
@@ -428,18 +428,27 @@ def index_entries(index_key: str, folder_key: str, found: memory_md.Reach) -> li
     return out
 
 
-def _reader_of(root: Path, folder: Path, settings: Settings):
+def _reader_of(root: Path, folder: Path, settings: Settings, shas: dict[str, str]):
+    """How `memory_md.reach` looks inside a sibling; the sha256 of each one read goes into `shas`
+    (a sub-index's: what the run's edits of it are judged on)."""
     def read(name: str) -> str | None:
         try:
-            return read_text(root, folder / name, settings.max_file_bytes)
+            text, shas[name] = read_text_sha(root, folder / name, settings.max_file_bytes)
         except Unreadable:
             return None
+        return text
 
     return read
 
 
 def topic_files(folder: Path) -> list[Path]:
     return sorted(p for p in folder.iterdir() if p.suffix == ".md" and p.name != INDEX and (p.is_file() or p.is_symlink()))
+
+
+def topic_names(folder: Path) -> list[str]:
+    """The names of the folder's topic files: what its MEMORY.md should list, whose `listing_state`
+    a rebuild is judged on (the writer's `DiskReads` lister)."""
+    return [p.name for p in topic_files(folder)]
 
 
 def load_folder(root: Path, folder: Path, settings: Settings, corpus: Corpus) -> None:
@@ -472,8 +481,9 @@ def load_folder(root: Path, folder: Path, settings: Settings, corpus: Corpus) ->
             # An index that cannot be read is reported and left alone, never rebuilt over.
             corpus.findings.append(parse_error(index_key, str(exc)))
     found = None
+    read_shas: dict[str, str] = {}
     if text is not None:
-        found = memory_md.reach(text, [p.name for p in files], _reader_of(root, folder, settings))
+        found = memory_md.reach(text, [p.name for p in files], _reader_of(root, folder, settings, read_shas))
         corpus.index_entries.extend(index_entries(index_key, folder_key, found))
         corpus.extra["index_bytes"][index_key] = len(text.encode("utf-8"))
         corpus.index_shas[index_key] = digest  # what a rebuild is judged on (plan.with_target_hashes, index_rebuild.py)
@@ -482,6 +492,8 @@ def load_folder(root: Path, folder: Path, settings: Settings, corpus: Corpus) ->
         corpus.extra["index_lines"][index_key] = line_count(text)
         if found.sub_indexes:
             corpus.extra["sub_indexes"][index_key] = [_key(folder_key, n) for n in found.sub_indexes]
+            # what the run's edits of them are judged on, as MEMORY.md's (layouts/claude/index_reads.py)
+            corpus.index_shas.update((_key(folder_key, n), read_shas[n]) for n in found.sub_indexes if n in read_shas)
         # `[[104-title-as-a-slug]]` may name file 104 by the title its tree index gives it (dangling_links.py)
         corpus.extra["tree_titles"].update({_key(folder_key, n): titles for n, titles in found.titles.items()})
     elif not (index_path.exists() or index_path.is_symlink()):
@@ -497,6 +509,8 @@ def load_folder(root: Path, folder: Path, settings: Settings, corpus: Corpus) ->
         corpus.memories.extend(index_memories(root, index_path, text, digest, folder_key, extra))
     if text is not None or not present:
         corpus.indexes[index_key] = [rel(root, p) for p in files]
+        # which files a rebuild indexes: one added or removed since the plan is a change (index_reads.py)
+        corpus.index_shas[listing_key(folder_key)] = listing_state(p.name for p in files)
         corpus.extra["index_present"][index_key] = present
     archived = archived_names(folder)
     if archived:

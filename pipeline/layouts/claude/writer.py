@@ -57,7 +57,7 @@ from .dream_report import FolderChange, dream_report
 from .edits import apply_text_edits
 from .index_rebuild import UP_TO_DATE, _cut_index_memories, _decode, _encode, _rebuild_index
 from .paths import _in_folder, _name, archive_path, folder_of
-from .reader import INDEX
+from .reader import INDEX, topic_names
 
 REPORT_NAME = "REPORT.md"
 FULLY_STALE = StaleClass.FULLY_STALE
@@ -130,7 +130,7 @@ def changes(
     unmovable = unmovable_in(corpus)
 
     # Judged on other content than what is there now: skipped, and the rest decided without them.
-    disk = DiskReads(root, settings.max_file_bytes)
+    disk = DiskReads(root, settings.max_file_bytes, lister=topic_names)  # a folder's listing: what a rebuild indexes
     changed = {id(a): why for a in actions if (why := changed_since_plan(a, disk.state))}
     live = [a for a in actions if id(a) not in changed]
     d = decide(corpus, live, resolve, unmovable, stale)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 from ...config import CruxConfig, Settings
+from ...kinds import ActionKind
+from ...storage.since_plan import is_listing
 from ...model import Action, Corpus
 from ..base import REPORTS_DIR, ModuleLayout
 from . import reader, rules, writer
@@ -24,6 +26,11 @@ class CruxLayout(ModuleLayout):
     def after_cap(self, corpus: Corpus, actions: list[Action], live: list[str]) -> list[Action]:
         # A leftover member's archive waits while its consolidated memory leaves or moves.
         return without_stranded_members(actions, live)
+
+    def depends_on(self, corpus: Corpus, action: Action) -> list[str]:
+        # The rebuilt index lists the memory files there are: a rebuild is judged on their folders'
+        # listings too (reader.memory_listings), so one added or removed since changes its fingerprint.
+        return sorted(k for k in corpus.index_shas if is_listing(k)) if action.kind == ActionKind.REBUILD_INDEX else []
 
     def run_report(self, touched: list[str]) -> str | None:
         # The REM summary in the archive folder is crux's run report.

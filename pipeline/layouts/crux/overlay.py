@@ -18,15 +18,15 @@ from __future__ import annotations
 from pathlib import Path, PurePosixPath
 
 from ...journal import Op, state
-from ...storage.since_plan import DiskReads
+from ...storage.since_plan import DiskReads, Lister
 
 MEMORY_SUFFIXES = (".memory.crux.md", ".memory.md", ".refs.yml")
 
 
 class Overlay:
-    def __init__(self, root: Path, max_bytes: int) -> None:
+    def __init__(self, root: Path, max_bytes: int, lister: Lister | None = None) -> None:
         self.root = root
-        self.disk = DiskReads(root, max_bytes)
+        self.disk = DiskReads(root, max_bytes, lister)
         self.state: dict[str, bytes | None] = {}
         self.ops: list[Op] = []
 

@@ -29,6 +29,7 @@ from ...kinds import FindingKind
 from ...config import CruxConfig, Settings, store_relative
 from ...errors import ConfigError, UsageError
 from ...journal import ABSENT
+from ...storage.since_plan import listing_key, listing_state
 from ...model import Corpus, Finding, IndexEntry, Memory, Tracker
 from .members import ARCHIVED_COPY, absorbed, link_merged_members
 from ...storage.files import (
@@ -421,6 +422,19 @@ def memory_files(root: Path, crux: CruxConfig, not_followed: list[Path] | None =
     return [found[k] for k in sorted(found)]
 
 
+def memory_names(folder: Path) -> list[str]:
+    """The memory files under `folder` (as `memory_files` walks it), relative to it: the listing a
+    rebuild of the index is judged on (`listing_state`; the writer's `DiskReads` lister)."""
+    return [p.relative_to(folder).as_posix() for p in walk_files(folder, folder, (CRUX_SUFFIX, PLAIN_SUFFIX))]
+
+
+def memory_listings(root: Path, crux: CruxConfig) -> dict[str, str]:
+    """Each folder memories are read from (`listing_key`) -> the state of its listing: which files the
+    rebuilt index lists, so one added or removed since the plan is a change of what a rebuild does."""
+    folders = dict.fromkeys((crux.storage.memoriesDir, crux.storage.agentMemoriesDir))
+    return {listing_key(folder): listing_state(memory_names(root / folder)) for folder in folders}
+
+
 def under(path: str, folder: str) -> bool:
     return folder in (".", "") or PurePosixPath(folder) in PurePosixPath(path).parents
 
@@ -634,6 +648,7 @@ def load(root: Path, settings: Settings) -> Corpus:
     index = settings.crux.storage.indexFile
     listed = {e.target for e in corpus.index_entries if e.index == index}
     corpus.indexes[index] = index_keys(corpus.memories, primaries, listed)
+    corpus.index_shas.update(memory_listings(root, settings.crux))  # what a rebuild_index indexes (CruxLayout.depends_on)
     links: list[Path] = []
     on_disk = [rel(root, p) for p in memory_files(root, settings.crux, links)]
     for link in sorted(set(links)):  # said: a type folder linked elsewhere is not silently a smaller store

@@ -18,6 +18,7 @@ from ...config import Settings
 from ...model import Action, Corpus, Memory, Tracker
 from .rules.common import trackers_by_slug
 from .overlay import Overlay
+from .reader import memory_names
 from .render import append_note
 from ...storage.files import Unreadable
 from ...text.frontmatter_edit import set_keys
@@ -77,7 +78,7 @@ class Run:
         self.day = self.now.strftime("%Y%m%d")
         self.run_id = run_id
         self.root = Path(corpus.root)
-        self.ov = Overlay(self.root, settings.max_file_bytes)
+        self.ov = Overlay(self.root, settings.max_file_bytes, lister=memory_names)  # a memory folder's listing: what a rebuild indexes
         self.out = ChangeSet()
         self.summary = Summary()
         self.unreadable = {t for f in corpus.findings if f.kind == FindingKind.PARSE_ERROR for t in f.targets}
