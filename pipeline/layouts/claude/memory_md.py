@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from urllib.parse import unquote
 
-from ...rules.link_names import HREF, NUMBER, numbered_name, sibling_file as sibling  # sibling: the file of the index's own folder a link names
+from ...rules.link_names import HREF, NUMBER, href_like, numbered_name, sibling_file as sibling  # sibling: the file of the index's own folder a link names
 from ...rules.text import normalize
 from ...text.truncate import HOOK_STRIP, shorten
 from ...text.counts import plural
@@ -438,7 +438,7 @@ def restyled(p: Line, item: IndexItem, hook: str) -> str:
     one = " ".join(hook.split())
     if p.entry is not None:
         start, end = next((s, e) for s, e, _, name in p.links if name == p.entry)
-        head = p.text[:start] + f"[{item.title}]({item.filename})"
+        head = p.text[:start] + f"[{item.title}]({_href_as_written(_LINK.match(p.text, start), item.filename)})"
         if p.hook_at >= 0 and one:
             return head + p.text[end : p.hook_at] + one
         closing = _CLOSE.match(p.text, end)
@@ -453,6 +453,20 @@ def restyled(p: Line, item: IndexItem, hook: str) -> str:
         return f"{lead}[{item.title}]({item.filename})" + (f" {mark} {one}" if one else "")
     dot = p.text[p.number_at:].lstrip("0123456789")[0]  # `.` or `)`, as the author writes them (after `001` too)
     return f"{p.text[: p.number_at]}{number}{dot} {item.title}" + (f" {mark} {one}" if one else "")
+
+
+def _href_as_written(link: re.Match[str] | None, filename: str) -> str:
+    """`filename` (an href as `href_of` writes it, bare) spelled as the author spelled `link`'s
+    (`href_like`: in angle brackets, `<my notes.md>`, or percent-encoded), brackets and all."""
+    if link is None:
+        return filename
+    href = href_like(link, _unquoted(filename))
+    return f"<{href}>" if link.group("angle") else href
+
+
+def _unquoted(href: str) -> str:
+    """The file name an href `href_of` wrote names, byte for byte (a name not UTF-8 too)."""
+    return unquote(href, errors="surrogateescape")
 
 
 def _tokens(name: str) -> list[str]:
@@ -697,7 +711,7 @@ def _pointed_at(p: Line, text: str, target: str) -> Line:
     start = next(s for s, _, _, name in p.links if name == p.entry)
     link = _LINK.match(text, start)
     if link is not None:
-        text = text[: link.start("href")] + target + text[link.end("href") :]
+        text = text[: link.start("href")] + href_like(link, _unquoted(target)) + text[link.end("href") :]
     line = Line(p.n, text)
     _parse_line(line)
     return line
