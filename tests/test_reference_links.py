@@ -187,3 +187,22 @@ def test_an_owners_note_pointed_at_a_merges_survivor_keeps_its_angle_brackets(tm
     assert (folder / "MEMORY.md").read_text(encoding="utf-8") == md.replace("(<alpha notes copy.md>) — ALWAYS", "(<alpha notes.md>) — ALWAYS").replace(
         "- [Alpha copy](<alpha notes copy.md>) — alpha deploy notes\n", "")
     assert run_cli("undo", str(tmp_path)).returncode == 0 and snapshot(tmp_path) == before
+
+
+def test_the_index_links_a_file_named_with_a_hash_by_an_href_that_reads_back_as_it(tmp_path: Path):
+    """One href writer (`href_of`) for the index and the relinks: the rebuild wrote `(issue#2.md)`,
+    which reads as `issue` and an anchor, so its own check refused it, every run."""
+    from helpers import snapshot
+
+    folder = tmp_path / ".claude" / "memory"
+    folder.mkdir(parents=True)
+    (folder / "issue#2.md").write_text(_fm("issue 2", "Issue two.\n"), encoding="utf-8")
+    (folder / "other.md").write_text(_fm("other", "Other.\n"), encoding="utf-8")
+    (folder / "MEMORY.md").write_text("# Memory\n\n- [other](other.md) — other\n", encoding="utf-8")
+    before = snapshot(tmp_path)
+    res = run_cli("apply", str(tmp_path), "--yes", "--json", "--model", "none", "--now", "2026-11-29")
+    assert res.returncode == 0, res.stderr
+    out = json.loads(res.stdout)
+    assert [a["kind"] for a in out["applied"]] == ["rebuild_index"] and out["skipped"] == []
+    assert "- [issue 2](issue%232.md)\n" in (folder / "MEMORY.md").read_text(encoding="utf-8")
+    assert run_cli("undo", str(tmp_path), "--run", out["run_id"]).returncode == 0 and snapshot(tmp_path) == before
