@@ -24,7 +24,7 @@ from __future__ import annotations
 import heapq
 import posixpath
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Container, Iterable, Iterator
 from urllib.parse import quote, unquote
 
 from .text import normalize
@@ -184,8 +184,14 @@ _MARKDOWN_LINK = re.compile(rf"\[[^\[\]\n]*\]\({HREF}(?:\s+\"[^\"]*\")?\)")
 # footnote (`[^1]: …`). Read wherever a line starts one, after a paragraph's line too (CommonMark
 # reads that line as the paragraph's text): a file named so is the author's link either way.
 _REFERENCE_DEFINITION = re.compile(
-    rf"(?:^|(?<=\r))[ \t]*\[(?!\^)[^\[\]\r\n]+\]:[ \t]*{HREF}(?:[ \t]+(?:\"[^\"\r\n]*\"|'[^'\r\n]*'|\([^()\r\n]*\)))?[ \t]*(?=[\r\n]|\Z)",
+    rf"(?:^|(?<=\r))[ \t]*\[(?!\^)(?P<label>[^\[\]\r\n]+)\]:[ \t]*{HREF}"
+    rf"(?:[ \t]+(?:\"[^\"\r\n]*\"|'[^'\r\n]*'|\([^()\r\n]*\)))?[ \t]*(?=[\r\n]|\Z)",
     re.MULTILINE)
+# A reference link's use: `[text][label]`, `[label][]` or `[label]`, not an image's, nor followed by
+# an inline link's `(`. A link only when its label is defined (`reference_uses`): `[x]`, `[WIP]` are
+# text otherwise. Its text holds no bracket: a line is read in linear time (a text one level of
+# brackets deep, as `[a [b]](x.md)` may be, took 3 s on a line of 32,000 `[a`, growing with its square).
+_REFERENCE_USE = re.compile(r"(?<![!\]])\[(?P<text>[^\[\]]*)\](?:\[(?P<label>[^\[\]]*)\])?(?![(\[])")
 _SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*:", re.IGNORECASE)
 
 
@@ -204,6 +210,29 @@ def markdown_links_in(text: str) -> Iterator[re.Match[str]]:
     for match in _outside_code(text, heapq.merge(inline, defined, key=_start)):
         if text[match.start() - 1:match.start()] != "!":
             yield match
+
+
+def reference_definition(line: str) -> re.Match[str] | None:
+    """A line's reference definition (`[label]: file.md "title"`; groups `label`, `href`, `angle`), if
+    the line is one: what the index grammar (claude/memory_md.py) reads a line by, as the text's
+    readers here do (`markdown_links_in`)."""
+    return _REFERENCE_DEFINITION.match(line) if "]:" in line else None
+
+
+def label_key(label: str) -> str:
+    """A reference label as uses and definitions are matched by: case and runs of spaces alike."""
+    return " ".join(label.split()).casefold()
+
+
+def reference_uses(line: str, labels: Container[str]) -> Iterator[tuple[int, int, str, str]]:
+    """Each use of a defined reference label (in `labels`, by `label_key`) in a line, in order:
+    (start, end, its text, its label's key). A line that is a definition itself has none."""
+    if "[" not in line or reference_definition(line) is not None:
+        return
+    for match in _REFERENCE_USE.finditer(line):
+        key = label_key(match.group("label") or match.group("text"))
+        if key in labels:
+            yield match.start(), match.end(), match.group("text").strip(), key
 
 
 def _start(match: re.Match[str]) -> int:
