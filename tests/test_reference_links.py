@@ -1,8 +1,10 @@
 """Reference-style markdown links (`[text][ref]`, `[ref][]`, `[ref]` with a definition line
 `[ref]: other.md "title"`) are links: the definition names the file, so a plan taking that file away
 reports it, a relink rewrites the definition's href (every use follows it), and a definition that
-reaches nothing is reported. A relink or respelling of an href keeps the author's spelling: angle
-brackets stay angle brackets (`<my notes.md>`), a percent-encoded href stays percent-encoded."""
+reaches nothing is reported; in MEMORY.md and its sub-indexes a use is an entry or inline link as an
+inline link is, and a run taking its file away points its definition at the file holding that content
+or removes it. A relink or respelling of an href keeps the author's spelling: angle brackets stay angle
+brackets (`<my notes.md>`), a percent-encoded href stays percent-encoded."""
 
 from __future__ import annotations
 
@@ -20,8 +22,8 @@ from pipeline.rules.link_names import markdown_links_in, sibling_file
 FOLDER = ".claude/memory/"
 
 
-def _claude(key: str, body: str, name: str = "", **kw) -> object:
-    return mem(FOLDER + key, body, layout="claude", title=name, **kw)
+def _claude(key: str, body: str, name: str = "") -> object:
+    return mem(FOLDER + key, body, layout="claude", title=name)
 
 
 def _corpus(*memories) -> Corpus:
