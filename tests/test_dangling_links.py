@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from helpers import REAL_STORES, WILD, mem, plan_json
 
 from pipeline.actions import ConsolidateAction, MergeDuplicateAction
@@ -115,9 +117,11 @@ def test_the_fixture_stores_have_no_dangling_links(tmp_path: Path):
         assert [f for f in plan["findings"] if f["kind"] == "dangling_link"] == []
 
 
-def test_an_apply_says_in_its_report_which_links_it_left_dangling(tmp_path: Path):
+@pytest.mark.parametrize("link", ["First read [[tip-copy]].\n", "First read [the tip][tip].\n\n[tip]: tip_copy.md\n"],
+                         ids=["wiki", "reference definition"])
+def test_an_apply_says_in_its_report_which_links_it_left_dangling(tmp_path: Path, link: str):
     """A nightly run has no one reading its plan: the links it leaves dangling are in its notes and
-    its run report."""
+    its run report (a reference-style link's definition too)."""
     import json
 
     from helpers import run_cli
@@ -127,7 +131,7 @@ def test_an_apply_says_in_its_report_which_links_it_left_dangling(tmp_path: Path
     body = "---\nname: {name}\ndescription: build tip\ntype: feedback\n---\n\nWarm the build cache before the release build.\n"
     (folder / "tip.md").write_text(body.format(name="tip"))
     (folder / "tip_copy.md").write_text(body.format(name="tip-copy"))
-    (folder / "release.md").write_text("---\nname: release\ndescription: release steps\ntype: project\n---\n\nFirst read [[tip-copy]].\n")
+    (folder / "release.md").write_text("---\nname: release\ndescription: release steps\ntype: project\n---\n\n" + link)
     (folder / "MEMORY.md").write_text("# Memory\n\n- [tip](tip.md) — tip\n- [tip copy](tip_copy.md) — tip\n- [release](release.md) — steps\n")
     res = run_cli("apply", str(tmp_path), "--yes", "--json", "--model", "none", "--now", "2026-11-29")
     assert res.returncode == 0, res.stderr

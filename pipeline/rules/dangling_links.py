@@ -1,5 +1,6 @@
 """Links a plan would leave dangling: `[[...]]` wiki links to a memory the plan takes away, and
-markdown links (`[x](file.md)`, `[x](../other/file.md)`) to its file, from any folder of the store.
+markdown links (`[x](file.md)`, `[x](../other/file.md)`, a reference definition `[x]: file.md`) to its
+file, from any folder of the store.
 
 Claude Code memory folders link memories to each other by `[[name]]` (the front matter's `name`,
 or the file name without `.md`): on the real stores 613 such links in 5 of 15 folders. A plan that
@@ -10,8 +11,10 @@ a consolidation's new file), what they could point at instead.
 
 Once a consolidation is applied its new file lists its members (`consolidated_from`), so a later
 plan still knows where a link to one of them should point: `relinks` proposes the edit, an
-`update_ref` the user approves (the link's target text replaced, every other byte kept). Links
-that reach nothing before any plan, `[[wiki]]` or markdown (`[x](file.md)`), are `relinks`'s too.
+`update_ref` the user approves (the link's target text replaced, a reference definition's href for
+all its uses, spelled as its author spelled it: angle brackets or percent-encoding kept; every other
+byte kept). Links that reach nothing before any plan, `[[wiki]]` or markdown (`[x](file.md)`,
+`[x]: file.md`), are `relinks`'s too.
 """
 
 from __future__ import annotations
@@ -23,15 +26,15 @@ from dataclasses import dataclass
 from itertools import chain, compress
 from operator import attrgetter
 from typing import Any
-from urllib.parse import quote, unquote
+from urllib.parse import unquote
 
 from ..actions import MergeDuplicateAction, UpdateRefAction, outputs_of
 from ..kinds import FindingKind, retires
 from ..model import Action, Corpus, Finding, Memory
 from ..text.counts import plural
 from .link_names import (
-    file_names, link_folder, link_names, link_parts, link_target_forms, link_targets, linked_files, links_in, markdown_links_in,
-    store_file, undecodable,
+    file_names, href_like, link_folder, link_names, link_parts, link_target_forms, link_targets, link_text, linked_files, links_in,
+    markdown_links_in, may_link, store_file, undecodable,
 )
 from .outcome import Outcome
 
@@ -73,18 +76,13 @@ def _retired(by_key: dict[str, Memory], actions: Iterable[Action]) -> dict[str, 
     return out
 
 
-def _may_link(text: str) -> bool:
-    """Whether a text may hold a link (a `[[wiki]]` or a markdown `[x](file.md)`): most hold none."""
-    return "[[" in text or "](" in text
-
-
 def dangling_links(corpus: Corpus, actions: list[Action]) -> list[Finding]:
     """One finding per memory the plan takes away that others (or a new file of the plan) link to."""
     if not any(map(retires, map(attrgetter("kind"), actions))):
         return []
     # Only the memories holding a link are looked at, found by C-level maps.
-    linked = list(compress(corpus.memories, map(_may_link, map(attrgetter("body"), corpus.memories))))
-    written = [(o["path"], o["body"]) for a in actions for o in outputs_of(a) if _may_link(o["body"])]
+    linked = list(compress(corpus.memories, map(may_link, map(attrgetter("body"), corpus.memories))))
+    written = [(o["path"], o["body"]) for a in actions for o in outputs_of(a) if may_link(o["body"])]
     if not (linked or written):
         return []
     by_key = corpus.by_key()
@@ -251,13 +249,17 @@ def _respelled(spellings: dict[tuple[str, tuple[str, ...]], list[_Named]], folde
 class _Dangling:
     """A link of a memory that reaches no file today, as `relinks` mends or reports it."""
 
-    shown: str  # as a finding shows it: `[[name]]`, `[text](file.md)`
+    shown: str  # as a finding shows it: `[[name]]`, `[text](file.md)`, `[label]: file.md`
     folder: str  # the folder whose files it names
     target: str  # what it names there, casefolded: a wiki link's target, a markdown link's file name without `.md`
     start: int  # the span of the text a mend replaces: a wiki link's target, a markdown link's file name
     end: int
     written: str  # that text, as written
-    markdown: bool
+    link: re.Match[str] | None = None  # a markdown link as read (None: a wiki link): a mend spells its href alike (`href_like`)
+
+    @property
+    def markdown(self) -> bool:
+        return self.link is not None
 
 
 def _dangling_wiki_links(m: Memory, names: dict[str, set[str]]) -> Iterator[_Dangling]:
@@ -267,7 +269,7 @@ def _dangling_wiki_links(m: Memory, names: dict[str, set[str]]) -> Iterator[_Dan
         written = match.group(1)
         forms = link_target_forms(written)
         if not any(f in names[folder] for f in forms):
-            yield _Dangling(f"[[{written}]]", folder, forms[0], match.start(1), match.end(1), written, markdown=False)
+            yield _Dangling(f"[[{written}]]", folder, forms[0], match.start(1), match.end(1), written)
 
 
 def _dangling_markdown_links(m: Memory, files: dict[str, set[str]]) -> Iterator[_Dangling]:
@@ -287,7 +289,7 @@ def _dangling_markdown_links(m: Memory, files: dict[str, set[str]]) -> Iterator[
         if folder not in files or name.casefold() in files[folder] or unquote(written) != name:
             continue
         start = match.start("href") + len(href) - len(written)
-        yield _Dangling(match.group(0), folder, name.removesuffix(".md").casefold(), start, start + len(written), written, markdown=True)
+        yield _Dangling(link_text(match), folder, name.removesuffix(".md").casefold(), start, start + len(written), written, match)
 
 
 def _folder_files(corpus: Corpus) -> dict[str, set[str]]:
@@ -300,19 +302,14 @@ def _folder_files(corpus: Corpus) -> dict[str, set[str]]:
     return files
 
 
-def _as_href(name: str) -> str:
-    """A file name as a markdown link's href holds it: percent-encoded when it has a character an
-    href cannot hold bare (a space, a parenthesis, `#`, `%`)."""
-    return quote(name) if any(c.isspace() or c in "()#%<>" for c in name) else name
-
-
 def _mended(link: _Dangling, to: Memory, name: str) -> str | None:
-    """What the link's mended text says: the name a wiki link gets, the file name a markdown link does.
-    None for a name that is not UTF-8 (os keeps its bytes as lone surrogates): no text a memory holds
+    """What the link's mended text says: the name a wiki link gets, the file name a markdown link does,
+    its href spelled as the author spelled it (`href_like`: in angle brackets, `<my notes.md>`, or
+    percent-encoded, `my%20notes.md`). None for a name that is not UTF-8 (os keeps its bytes as lone surrogates): no text a memory holds
     can spell it, and a link reader could not map a percent-encoded byte back to it."""
     if undecodable(name if not link.markdown else to.key):
         return None
-    return _as_href(to.key.rsplit("/", 1)[-1]) if link.markdown else name
+    return href_like(link.link, to.key.rsplit("/", 1)[-1]) if link.link is not None else name
 
 
 def _successors(corpus: Corpus, names: dict[str, set[str]]) -> dict[tuple[str, str], Memory]:
@@ -342,7 +339,7 @@ def relinks(corpus: Corpus) -> Outcome:
     per memory holding them (with what a link inside MEMORY.md, which is not edited in place, could
     point at)."""
     out = Outcome()
-    linking = [m for m in corpus.memories if _may_link(m.body)]
+    linking = [m for m in corpus.memories if may_link(m.body)]
     if not linking:  # most stores: no name of every memory gathered for nothing
         return out
     names = names_by_folder(corpus)

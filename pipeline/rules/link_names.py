@@ -10,18 +10,22 @@ its folder gives it (`- 105. Title`), which need not be its file's name; `[[105-
 reaches nothing. A folder is a store of its own (one agent's memory): `[[overview]]` in one never
 means another's. Names are matched casefolded, as links and some file systems match them. A
 `[[...]]` inside inline code or a fenced block is text (`[[ -f x ]]`, `[[9, hash]]`), not a link.
-A markdown link (`[text](file.md)`, `[text](../other/file.md)`) names a file by its path from the
-linking file's folder (`store_file`), in any folder of the store: never one outside it.
+A markdown link (`[text](file.md)`, `[text](../other/file.md)`, or a reference definition,
+`[ref]: file.md`, that `[text][ref]`, `[ref][]` and `[ref]` point through) names a file by its path
+from the linking file's folder (`store_file`), in any folder of the store: never one outside it. Its
+href is bare (percent-encoded where it must be) or in angle brackets (`<my notes.md>`), and one
+grammar reads it (`HREF`) and writes it (`href_of`, `href_like`: in the form its author used).
 Used by the dangling-link finding and relinks (dangling_links.py) and by a consolidation choosing a
 name no memory of its folder answers to (stages/consolidate/claude_names.py).
 """
 
 from __future__ import annotations
 
+import heapq
 import posixpath
 import re
-from collections.abc import Iterable, Iterator
-from urllib.parse import unquote
+from collections.abc import Container, Iterable, Iterator
+from urllib.parse import quote, unquote
 
 from .text import normalize
 
@@ -174,17 +178,70 @@ def linked_files(folder: str, text: str) -> Iterator[str]:
 HREF = r"(?P<angle><)?(?P<href>(?(angle)[^<>\n]+|[^()\s]+))(?(angle)>)"
 # `[text](href)` (with an optional "title"): where a markdown link points.
 _MARKDOWN_LINK = re.compile(rf"\[[^\[\]\n]*\]\({HREF}(?:\s+\"[^\"]*\")?\)")
+# A reference definition, `[label]: href "title"` on a line of its own (the title `"…"`, `'…'` or
+# `(…)`, optional): the href every `[text][label]`, `[label][]` and `[label]` of the text points at,
+# so the definition is the link a reader follows and a relink rewrites (each use goes with it). Not a
+# footnote (`[^1]: …`). Read wherever a line starts one, after a paragraph's line too (CommonMark
+# reads that line as the paragraph's text): a file named so is the author's link either way.
+_REFERENCE_DEFINITION = re.compile(
+    rf"(?:^|(?<=\r))[ \t]*\[(?!\^)(?P<label>[^\[\]\r\n]+)\]:[ \t]*{HREF}"
+    rf"(?:[ \t]+(?:\"[^\"\r\n]*\"|'[^'\r\n]*'|\([^()\r\n]*\)))?[ \t]*(?=[\r\n]|\Z)",
+    re.MULTILINE)
+# A reference link's use: `[text][label]`, `[label][]` or `[label]`, not an image's, nor followed by
+# an inline link's `(`. A link only when its label is defined (`reference_uses`): `[x]`, `[WIP]` are
+# text otherwise. Its text holds no bracket: a line is read in linear time (a text one level of
+# brackets deep, as `[a [b]](x.md)` may be, took 3 s on a line of 32,000 `[a`, growing with its square).
+_REFERENCE_USE = re.compile(r"(?<![!\]])\[(?P<text>[^\[\]]*)\](?:\[(?P<label>[^\[\]]*)\])?(?![(\[])")
 _SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*:", re.IGNORECASE)
 
 
+def may_link(text: str) -> bool:
+    """Whether a text may hold a link (a `[[wiki]]`, a markdown `[x](file.md)` or a reference
+    definition `[x]: file.md`): most hold none, and are not read further."""
+    return "[[" in text or "](" in text or "]:" in text
+
+
 def markdown_links_in(text: str) -> Iterator[re.Match[str]]:
-    """Each markdown link of a text outside code, in order (group `href`: its href as written); an image
-    (`![alt](src)`) is no link to a memory."""
-    if "](" not in text:
-        return
-    for match in _outside_code(text, _MARKDOWN_LINK.finditer(text)):
+    """Each markdown link of a text outside code, in order: inline (`[x](file.md)`) and reference
+    definitions (`[x]: file.md`), group `href` its href as written, group `angle` set when written
+    in angle brackets; an image (`![alt](src)`) is no link to a memory."""
+    inline = _MARKDOWN_LINK.finditer(text) if "](" in text else iter(())
+    defined = _REFERENCE_DEFINITION.finditer(text) if "]:" in text else iter(())
+    for match in _outside_code(text, heapq.merge(inline, defined, key=_start)):
         if text[match.start() - 1:match.start()] != "!":
             yield match
+
+
+def reference_definition(line: str) -> re.Match[str] | None:
+    """A line's reference definition (`[label]: file.md "title"`; groups `label`, `href`, `angle`), if
+    the line is one: what the index grammar (claude/memory_md.py) reads a line by, as the text's
+    readers here do (`markdown_links_in`)."""
+    return _REFERENCE_DEFINITION.match(line) if "]:" in line else None
+
+
+def label_key(label: str) -> str:
+    """A reference label as uses and definitions are matched by: case and runs of spaces alike."""
+    return " ".join(label.split()).casefold()
+
+
+def reference_uses(line: str, labels: Container[str]) -> Iterator[tuple[int, int, str, str]]:
+    """Each use of a defined reference label (in `labels`, by `label_key`) in a line, in order:
+    (start, end, its text, its label's key). A line that is a definition itself has none."""
+    if "[" not in line or reference_definition(line) is not None:
+        return
+    for match in _REFERENCE_USE.finditer(line):
+        key = label_key(match.group("label") or match.group("text"))
+        if key in labels:
+            yield match.start(), match.end(), match.group("text").strip(), key
+
+
+def _start(match: re.Match[str]) -> int:
+    return match.start()
+
+
+def link_text(match: re.Match[str]) -> str:
+    """A markdown link as a finding shows it: as written, without a definition's indent."""
+    return match.group(0).strip()
 
 
 def _md_target(href: str) -> str | None:
@@ -213,6 +270,34 @@ def store_file(folder: str, href: str) -> str | None:
         return None
     path = posixpath.normpath(posixpath.join(folder, target))
     return None if path == ".." or path.startswith("../") else path
+
+
+# What a bare href cannot hold, or its reader (`_md_target`) would read otherwise: a space or a line
+# break, a parenthesis or bracket, `<`, `>`, `#` (an anchor's start), `%` (an escape's), `\\`.
+_BARE_UNSAFE = re.compile(r"[\s()\[\]<>#%\\]")
+# ... and what an href in angle brackets cannot: `<`, `>`, a line break, `#`, `%`.
+_ANGLE_UNSAFE = frozenset("<>\r\n#%")
+
+
+def href_of(name: str, angle: bool = False, encoded: bool = False) -> str:
+    """A file name as a markdown link's href holds it, read back as that name by `sibling_file` and
+    `store_file` (the one grammar links are read and written by): in angle brackets (`angle`, the
+    brackets not included) as written, only the characters that would end or change it there
+    percent-encoded; bare, percent-encoded whole (`my%20notes.md`) when it has a character a bare href
+    cannot hold, or always when the author `encoded` theirs (`caf%C3%A9.md`). A name that is not
+    UTF-8 (os keeps its bytes as lone surrogates) is encoded byte for byte; no reader maps that
+    back, so the 1:1 checks leave such a link alone."""
+    if angle:
+        return "".join(quote(c, errors="surrogateescape") if c in _ANGLE_UNSAFE or undecodable(c) else c for c in name)
+    needs = encoded or _BARE_UNSAFE.search(name) is not None or undecodable(name)
+    return quote(name, errors="surrogateescape") if needs else name
+
+
+def href_like(link: re.Match[str], name: str) -> str:
+    """`name` as an href spelled the way `link` (a `markdown_links_in` or `HREF` match) spells its
+    own: in angle brackets when it is, percent-encoded when it is, else bare (`href_of`). A relink
+    keeps the author's form."""
+    return href_of(name, angle=link.group("angle") is not None, encoded="%" in link.group("href"))
 
 
 def undecodable(name: str) -> bool:

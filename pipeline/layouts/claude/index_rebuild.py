@@ -51,13 +51,12 @@ from dataclasses import dataclass
 import re
 from pathlib import Path
 from typing import Callable, Mapping
-from urllib.parse import quote
 
 from ...changes import ChangeSet
 from ...config import Settings
 from ...journal import ABSENT, Op, sha
 from ...model import Action, Corpus, Memory
-from ...rules.link_names import undecodable
+from ...rules.link_names import href_of
 from ...storage.files import Unreadable, decode_text, read_text
 from ...storage.since_plan import DiskReads
 from ...text.lenient_frontmatter import split_frontmatter_lenient
@@ -70,10 +69,6 @@ from .memory_md import IndexItem, rebuild
 from .decisions import Created, StaleInfo, decide, unmovable_in
 from .paths import _in_folder, _name, archive_path, folder_of
 from .reader import INDEX
-
-# Characters that would break a `[title](target)` link or that the reader would unquote.
-_NEEDS_QUOTING = re.compile(r"[\s()\[\]<>%\\]")
-
 
 def _decode(data: bytes) -> tuple[str, bool]:
     return decode_utf8(data)
@@ -149,14 +144,6 @@ def raw_scalar(raw_frontmatter: str, key: str, parsed: str) -> str:
 def _title(text: str) -> str:
     # Square brackets would end the link text early.
     return " ".join(text.replace("[", "(").replace("]", ")").split())
-
-
-def _link_target(name: str) -> str:
-    # A name that is not UTF-8 (os keeps its bytes as surrogates) is percent-encoded byte for byte;
-    # the reader cannot map it back, so the 1:1 check leaves that index alone instead of crashing.
-    if _NEEDS_QUOTING.search(name) or undecodable(name):
-        return quote(name, errors="surrogateescape")
-    return name
 
 
 def index_heading(folder: str) -> str:
@@ -262,7 +249,7 @@ def _rebuild_index(
         stem = _name(key)[: -len(".md")] if key.endswith(".md") else _name(key)
         title = (_title(m.title) if m else "") or stem
         hook = (_description(root, key, m, settings) if m else "") or (first_prose(m.body) if m else "")
-        return IndexItem(filename=_link_target(_name(key)), title=title, hook=hook)
+        return IndexItem(filename=href_of(_name(key)), title=title, hook=hook)
 
     def rebuilt_with(items: list[IndexItem]) -> memory_md.RebuiltIndex:
         return rebuild(
@@ -345,7 +332,7 @@ def _homes(successors: Mapping[str, str], archived_here: set[str], names: set[st
     homes = {}
     for key, home in successors.items():
         if folder_of(key) == folder and folder_of(home) == folder and _name(key) in archived_here and _name(home) in names:
-            homes[_name(key)] = _link_target(_name(home))
+            homes[_name(key)] = href_of(_name(home))
     return homes
 
 
@@ -383,7 +370,7 @@ def _consolidated(created: dict[str, Created], listings: list[Listing]) -> tuple
         hook = _joined_hooks(parts, members) if parts else shorten(" ".join(c.hook.split()))
         # An index whose lines are shorter shares its room out again, so each member keeps its label.
         fit = (lambda n, parts=parts, members=members: _joined_hooks(parts, members, n)) if parts else None
-        made[key] = IndexItem(filename=_link_target(_name(key)), title=title, hook=hook, fit=fit)
+        made[key] = IndexItem(filename=href_of(_name(key)), title=title, hook=hook, fit=fit)
         groups.append((members, made[key]))
     return made, groups
 

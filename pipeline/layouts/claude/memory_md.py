@@ -5,14 +5,18 @@ session and opens what it links on demand. So a topic file is *reached* when MEM
 anywhere in a line — `- [x](x.md) — hook`, inline `See [x](x.md)`, bold `**[x](x.md)**`, numbered
 or nested bullets —, names it in inline code (`` `x.md` ``), or links a *sub-index*: a sibling file
 that itself links (or, as tree indexes do, numbers: `- 6. Title` for `6-*.md`) other memory files.
-Sub-indexes are followed transitively, each once.
+Sub-indexes are followed transitively, each once. A reference link is a link as an inline one is: its
+use (`- [x][ref] — hook`, `[ref][]`, `[ref]`) names the file its definition (`[ref]: x.md`, on a line of
+its own) does, and the definition line reaches that file itself (`link_names.reference_definition`).
 
 An *entry line* is a list item whose text starts with the link (after a bold marker or a number),
 or a tree index's `- N. Title — hook`: the lines a rebuild may remove, make a consolidation's entry
 (`restyled`), or trim the hook of; a repeat of an earlier entry line saying something of its own is
 the author's note on the file, not a second entry (`listed_again`). Everything else (headings, prose,
 comments, code blocks, tables) is the author's and is kept as written, but a heading whose section
-the run's removals of files emptied. Lines end at CRLF, LF or CR alone (`text.lines.line_texts`).
+the run's removals of files emptied, and the reference definition of a file gone: pointed at the file
+holding its content while a line kept links through it, else removed (`_definitions_edited`). Lines
+end at CRLF, LF or CR alone (`text.lines.line_texts`).
 """
 
 from __future__ import annotations
@@ -23,7 +27,9 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from urllib.parse import unquote
 
-from ...rules.link_names import HREF, NUMBER, numbered_name, sibling_file as sibling  # sibling: the file of the index's own folder a link names
+from ...rules.link_names import (  # sibling: the file of the index's own folder a link names
+    HREF, NUMBER, href_like, label_key, numbered_name, reference_definition, reference_uses, sibling_file as sibling,
+)
 from ...rules.text import normalize
 from ...text.truncate import HOOK_STRIP, shorten
 from ...text.counts import plural
@@ -66,6 +72,7 @@ class Line:
     number: int | None = None  # `- 6. Title` without a link: a numbered leaf reference
     number_at: int = -1  # where the number starts
     number_end: int = -1  # where the text after the number starts
+    definition: str | None = None  # the sibling a reference definition line (`[label]: x.md`) names
 
     @property
     def hook(self) -> str:
@@ -84,10 +91,23 @@ def parse(text: str) -> list[Line]:
             line.code = True
         elif in_fence:
             line.code = True
-        else:
-            _parse_line(line)
         lines.append(line)
+    labels = _labels(lines)  # a reference link's use may come before its definition
+    for line in lines:
+        if not line.code:
+            _parse_line(line, labels)
     return lines
+
+
+def _labels(lines: Iterable[Line]) -> dict[str, str]:
+    """The reference labels an index defines outside code (`[label]: x.md`, by `label_key`), each
+    with the sibling its first definition names (as CommonMark, the first wins); not one naming a
+    URL or another folder."""
+    found: dict[str, str | None] = {}
+    for line in lines:
+        if not line.code and (d := reference_definition(line.text)) is not None:
+            found.setdefault(label_key(d.group("label")), sibling(d.group("href")))
+    return {label: name for label, name in found.items() if name is not None}
 
 
 def heading(s: str) -> tuple[int, str] | None:
@@ -107,13 +127,24 @@ def heading(s: str) -> tuple[int, str] | None:
     return len(start.group(1)), text
 
 
-def _parse_line(line: Line) -> None:
+def _parse_line(line: Line, labels: Mapping[str, str]) -> None:
+    """A line's links, mentions, heading and entry; `labels`: the index's reference labels (`_labels`),
+    whose uses (`[text][label]`, `[label][]`, `[label]`) link their definition's file as inline
+    links do; a definition line reaches its file, and is nothing else."""
     s = line.text
+    if (d := reference_definition(s)) is not None:
+        line.definition = sibling(d.group("href"))
+        return
     line.heading = heading(s)
     for m in _LINK.finditer(s):
         name = sibling(m.group("href"))
         if name is not None:
             line.links.append((m.start(), m.end(), m.group("title").strip(), name))
+    if labels:
+        inline = [(start, end) for start, end, _, _ in line.links]
+        line.links += [(start, end, text, labels[label]) for start, end, text, label in reference_uses(s, labels)
+                       if not any(a < end and start < b for a, b in inline)]
+        line.links.sort()
     line.mentions = [name for c in _CODE.findall(s) if (name := sibling(c)) is not None]
     item = _ITEM.match(s)
     if not item:
@@ -218,6 +249,8 @@ def linked(lines: Sequence[Line], names: Collection[str], numbers: dict[str, str
         for name in line.mentions:
             if name in names:
                 out.setdefault(name)
+        if line.definition is not None and line.definition in names:
+            out.setdefault(line.definition)
         leaf = numbered(line.number, numbers) if line.number is not None else None
         if leaf is not None:
             out.setdefault(leaf)
@@ -261,7 +294,8 @@ def index_like(lines: Sequence[Line], names: Collection[str], numbers: dict[str,
         if end is not None and any((m := _DECLARED_TYPE.match(p.text)) and m.group(1).lower() in _MEMORY_ONLY_TYPES
                                    for p in lines[1:end]):
             return False
-    content = [p for p in body if p.text.strip() and not p.heading and not p.code]
+    # a reference definition is its list's link target, no line of content of its own
+    content = [p for p in body if p.text.strip() and not p.heading and not p.code and p.definition is None]
     numbers = by_number(names) if numbers is None else numbers
     pointing = [
         p for p in content
@@ -341,7 +375,7 @@ def reach_lines(lines: list[Line], names: Collection[str], read: Callable[[str],
     inline: dict[str, None] = {}
     for line in lines:
         if not line.code:
-            for _, _, _, name in line.links:
+            for name in [*(lk[3] for lk in line.links), *([line.definition] if line.definition is not None else [])]:
                 if name not in entry_set and name != INDEX:
                     inline.setdefault(name)
     reached: dict[str, str] = {}
@@ -438,7 +472,7 @@ def restyled(p: Line, item: IndexItem, hook: str) -> str:
     one = " ".join(hook.split())
     if p.entry is not None:
         start, end = next((s, e) for s, e, _, name in p.links if name == p.entry)
-        head = p.text[:start] + f"[{item.title}]({item.filename})"
+        head = p.text[:start] + f"[{item.title}]({_href_as_written(_LINK.match(p.text, start), item.filename)})"
         if p.hook_at >= 0 and one:
             return head + p.text[end : p.hook_at] + one
         closing = _CLOSE.match(p.text, end)
@@ -453,6 +487,20 @@ def restyled(p: Line, item: IndexItem, hook: str) -> str:
         return f"{lead}[{item.title}]({item.filename})" + (f" {mark} {one}" if one else "")
     dot = p.text[p.number_at:].lstrip("0123456789")[0]  # `.` or `)`, as the author writes them (after `001` too)
     return f"{p.text[: p.number_at]}{number}{dot} {item.title}" + (f" {mark} {one}" if one else "")
+
+
+def _href_as_written(link: re.Match[str] | None, filename: str) -> str:
+    """`filename` (an href as `href_of` writes it, bare) spelled as the author spelled `link`'s
+    (`href_like`: in angle brackets, `<my notes.md>`, or percent-encoded), brackets and all."""
+    if link is None:
+        return filename
+    href = href_like(link, _unquoted(filename))
+    return f"<{href}>" if link.group("angle") else href
+
+
+def _unquoted(href: str) -> str:
+    """The file name an href `href_of` wrote names, byte for byte (a name not UTF-8 too)."""
+    return unquote(href, errors="surrogateescape")
 
 
 def _tokens(name: str) -> list[str]:
@@ -514,6 +562,9 @@ class _Edits:
     # file now holding that content, line -> that entry's line; or, without one, gone with it
     nested_moved: dict[int, int] = field(default_factory=dict)
     nested_gone: list[int] = field(default_factory=list)
+    # the reference definitions of gone files (`_definitions_edited`): line -> the home it now names,
+    # or None: removed
+    definitions: dict[int, str | None] = field(default_factory=dict)
 
 
 def _edited(
@@ -540,6 +591,8 @@ def _edited(
     again = listed_again(parsed)
     bare = set() if repeats else {n for n, own_words in again.items() if not own_words}
     notes = _notes_on(parsed, {n for n, own in again.items() if own}, gone, homes)
+    # the reference labels as the edited index defines them: a gone file's pointed at its home
+    labels = {label: _home_name(homes, name) for label, name in _labels(parsed).items()}
     repointed: dict[int, Line] = {}
     notes_gone: dict[int, str | None] = {}
     seen: set[str] = set()
@@ -551,7 +604,7 @@ def _edited(
         if p.n in notes and gone_entry is not None:
             home = homes.get(gone_entry)
             if home is not None and not _words(*listing(p)) <= _said_of(home, parsed, replace):
-                repointed[p.n] = _pointed_at(p, _struck_out(p, lines[p.n], gone, removed), home)
+                repointed[p.n] = _pointed_at(p, _struck_out(p, lines[p.n], gone, removed), home, labels)
                 lines[p.n] = repointed[p.n].text
                 continue
             notes_gone[p.n] = home
@@ -572,10 +625,51 @@ def _edited(
         if p.entry is not None:
             seen.add(p.entry)
         lines[p.n] = _struck_out(p, lines[p.n], gone, removed)
+    definitions = _definitions_edited(parsed, lines, keep, swapped, gone, homes, labels)
+    removed += [name for n, home in definitions.items() if home is None and (name := parsed[n].definition) is not None]
     homes_by_line = {n: homes.get(e) if e in gone else e for n, e in removed_at.items()}
     moved, nested_gone = _nested_under_removed(parsed, keep, homes_by_line, swapped, notes)
     _emptied_sections(parsed, keep, set(dropped))
-    return _Edits(lines, keep, swapped, removed, replaced, dropped, repointed, notes_gone, moved, nested_gone)
+    return _Edits(lines, keep, swapped, removed, replaced, dropped, repointed, notes_gone, moved, nested_gone, definitions)
+
+
+def _home_name(homes: Mapping[str, str], name: str) -> str:
+    """The sibling a link to `name` names once the run is done: its home's, when a file takes its content."""
+    home = sibling(homes[name]) if name in homes else None
+    return home if home is not None else name
+
+
+def _pointed_now(edits: _Edits) -> list[str]:
+    """The files an owner's note, or a reference definition a kept line uses, now points at in place of a gone file."""
+    return sorted({p.entry for p in edits.repointed.values() if p.entry is not None}
+                  | {home for home in edits.definitions.values() if home is not None})
+
+
+def _definitions_edited(parsed: list[Line], lines: list[str], keep: list[bool], swapped: Mapping[int, IndexItem],
+                        gone: Collection[str], homes: Mapping[str, str], labels: Collection[str]) -> dict[int, str | None]:
+    """Each reference definition of a gone file (`[label]: gone.md`), edited in `lines` and `keep`:
+    pointed at its file's home (`homes`), its href spelled as the author's (`href_like`), while a line
+    the index keeps still uses its label (an owner's note kept, `_pointed_at`: the uses struck out
+    are no links any more, nor the entry link of a line a new file takes over, `restyled`); else
+    removed, nothing left to need it. `labels`: the index's (`_labels`). Returns line -> the home it
+    now names, or None: removed."""
+    out: dict[int, str | None] = {}
+    of_gone = {p.n: name for p in parsed if not p.code and (name := p.definition) is not None and name in gone}
+    if not of_gone:
+        return out
+    taken_over = {(n, parsed[n].links[0][0]) for n in swapped if parsed[n].entry is not None}  # its first link: the entry's
+    used = {label for p in parsed if keep[p.n] and not p.code
+            for start, _, _, label in reference_uses(lines[p.n], labels) if (p.n, start) not in taken_over}
+    for n, name in of_gone.items():
+        d = reference_definition(parsed[n].text)
+        home = homes.get(name)
+        if d is not None and home is not None and label_key(d.group("label")) in used:
+            lines[n] = parsed[n].text[: d.start("href")] + href_like(d, _unquoted(home)) + parsed[n].text[d.end("href") :]
+            out[n] = sibling(home)
+        else:
+            keep[n] = False
+            out[n] = None
+    return out
 
 
 def _continuation(parsed: list[Line], n: int) -> list[int]:
@@ -691,15 +785,17 @@ def _said_of(target: str, parsed: list[Line], replace: Mapping[str, IndexItem]) 
     return words
 
 
-def _pointed_at(p: Line, text: str, target: str) -> Line:
+def _pointed_at(p: Line, text: str, target: str, labels: Mapping[str, str]) -> Line:
     """Entry line `p` (`text`: as edited so far; its entry link, the line's first, where it was) with
-    that link's target made `target`: the owner's title and words as written."""
+    that link's target made `target`: the owner's title and words as written. A reference link's
+    (`[title][label]`) is its definition's, pointed there with it (`_definitions_edited`; `labels`:
+    the labels as the edited index defines them)."""
     start = next(s for s, _, _, name in p.links if name == p.entry)
     link = _LINK.match(text, start)
     if link is not None:
-        text = text[: link.start("href")] + target + text[link.end("href") :]
+        text = text[: link.start("href")] + href_like(link, _unquoted(target)) + text[link.end("href") :]
     line = Line(p.n, text)
-    _parse_line(line)
+    _parse_line(line, labels)
     return line
 
 
@@ -737,8 +833,7 @@ def strike(
             line = restyled(p, item, capped(_restyled_line(p, item), item.hook, house_width(parsed), item.fit))
         out.append((line, eol))
     _put_moved(out, moved.get(len(parsed), []), pieces)
-    repointed = sorted({p.entry for p in edits.repointed.values() if p.entry is not None})
-    return Struck(join_pieces(out), edits.removed, edits.replaced, _notes_said(parsed, edits), repointed)
+    return Struck(join_pieces(out), edits.removed, edits.replaced, _notes_said(parsed, edits), _pointed_now(edits))
 
 
 def _put_moved(out: list[tuple[str, str]], moved: list[tuple[int, str]], pieces: list[tuple[str, str]]) -> None:
@@ -858,8 +953,7 @@ def rebuild(
     text, warnings = _fit(render, Limits(budget, load_bytes, min_hook, max_lines, trim_authors=fix_drift,
                                          eol_extra=eol_extra, fixed_bytes=fixed_bytes), added)
     said = _repeats_said(parsed, edits.repeats, keep) + _notes_said(parsed, edits)
-    return RebuiltIndex(text, said + warnings, added, edits.removed, edits.replaced,
-                        sorted({p.entry for p in edits.repointed.values() if p.entry is not None}))
+    return RebuiltIndex(text, said + warnings, added, edits.removed, edits.replaced, _pointed_now(edits))
 
 
 def _repeats_said(parsed: list[Line], repeats: list[int], keep: list[bool]) -> list[str]:
@@ -895,7 +989,25 @@ def _notes_said(parsed: list[Line], edits: _Edits) -> list[str]:
         out.append(f"{plural(len(said_by_home), _NOTE_LINE)} removed with the file it notes, every word of it "
                    "in the entry of the file now holding that file's content: "
                    + ", ".join(f"{quoted(n)} ({sibling(home)})" for n, home in said_by_home.items()))
-    return out + _nested_said(parsed, edits, quoted)
+    return out + _nested_said(parsed, edits, quoted) + _definitions_said(edits, quoted)
+
+
+_DEFINITION = "reference definition"
+
+
+def _definitions_said(edits: _Edits, quoted: Callable[[int], str]) -> list[str]:
+    """What becomes of the reference definitions of gone files (`_definitions_edited`), each quoted
+    as the owner's notes are: pointed at the file now holding that file's content, or removed."""
+    out = []
+    pointed = {n: home for n, home in edits.definitions.items() if home is not None}
+    if pointed:
+        out.append(f"{plural(len(pointed), _DEFINITION)} of a file the index no longer lists pointed at the file now holding "
+                   "its content, a kept line linking through it: " + ", ".join(f"{quoted(n)}, now to {h}" for n, h in pointed.items()))
+    removed = [n for n, home in edits.definitions.items() if home is None]
+    if removed:
+        out.append(f"{plural(len(removed), _DEFINITION)} of a file the index no longer lists removed, no kept line linking "
+                   "through it: " + ", ".join(quoted(n) for n in removed))
+    return out
 
 
 _NESTED = "nested under an entry line this run removes"
