@@ -5,6 +5,12 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings as hypothesis_settings
+
+# Tests check correctness, not wall time: hypothesis's default 200 ms deadline per example failed a
+# property test now and then on a loaded machine (a first example paying for imports and caches).
+hypothesis_settings.register_profile("memconsolidate", deadline=None)
+hypothesis_settings.load_profile("memconsolidate")
 
 # litellm fetches a price map from the network at import unless told otherwise.
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
