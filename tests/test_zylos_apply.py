@@ -104,7 +104,7 @@ def test_fixture_apply_matches_the_expected_tree(store):
     out = apply_json(store)
     run_id = out["run_id"]
     assert [a["kind"] for a in out["applied"]] == (
-        ["merge_duplicate"] * 2 + ["archive"] * 5 + ["archive_session"] * 2 + ["rotate_session"]
+        ["merge_duplicate"] + ["archive"] * 5 + ["archive_session"] * 2 + ["rotate_session"]
     )
     assert out["skipped"] == []
     after = with_run_id_masked(files(store), run_id)
@@ -122,7 +122,7 @@ def test_fixture_apply_matches_the_expected_tree(store):
     assert after["archive/sessions/2026-09-14.md"] == before["sessions/2026-09-14.md"]
     assert after["sessions/2026-11-27.md"] == before["sessions/current.md"]
     report = (store / ".memconsolidate" / "reports" / f"{run_id}.md").read_text()
-    assert report.startswith(f"# memconsolidate run {run_id}") and "## Applied (10)" in report
+    assert report.startswith(f"# memconsolidate run {run_id}") and "## Applied (9)" in report
 
 
 def test_every_removed_line_is_in_the_archive(store):
@@ -148,7 +148,7 @@ def test_the_consolidation_is_logged_in_the_fresh_session_log(store):
     lines = log.splitlines()
     assert lines[:3] == ["# Session Log: 2026-11-29", "", "## 09:30 - Memory consolidation"]
     bullets = [l for l in lines if l.startswith("- ")]
-    assert len(bullets) == 10 + 1  # one per applied action, then the run
+    assert len(bullets) == 9 + 1  # one per applied action, then the run
     assert bullets[-1].startswith(f"- Run {run_id}: report in .memconsolidate/reports/{run_id}.md")
     assert '- Archived "SQLite for C4 message storage" (status superseded) from reference/decisions.md to archive/reference-decisions.md' in lines
 
@@ -170,7 +170,8 @@ def test_apply_twice_changes_nothing_automatic(store):
     assert snapshot(store) == once  # not even a new log entry
     plan = plan_json(store, "--model", "none")
     assert [a["kind"] for a in plan["actions"] if not a["needs_user"]] == []
-    assert [a["kind"] for a in plan["actions"]] == ["trim_budget"]
+    # what needs the user stays proposed: the decision repeated as a preference with a scope of its own
+    assert [a["kind"] for a in plan["actions"]] == ["merge_duplicate", "trim_budget"]
 
 
 def test_malformed_profile_is_untouched(store):
@@ -356,11 +357,13 @@ def test_unreadable_files_are_never_touched(tmp_path):
 # ---------------------------------------------------------------------------------------------
 # Guards
 
+# One decision recorded twice (the second time on another day, with another importance): the same
+# entry but for its bookkeeping, so the merge is automatic.
 TWINS = (
     "# Decisions\n\n"
     "### Keep memory local\n- **Date:** 2026-01-01\n- **Decision:** Never push the memory repository to a remote.\n"
     "- **Status:** active\n- **Importance:** {first}\n\n"
-    "### Keep memory local, again\n- **Date:** 2026-05-01\n- **Decision:** Never push the memory repository to a remote.\n"
+    "### Keep memory local\n- **Date:** 2026-05-01\n- **Decision:** Never push the memory repository to a remote.\n"
     "- **Status:** active\n- **Importance:** {second}\n"
 )
 
@@ -377,18 +380,18 @@ def test_merge_swaps_roles_so_an_importance_one_entry_survives(tmp_path):
     plan = plan_json(root, "--model", "none")
     merge = [a for a in plan["actions"] if a["kind"] == "merge_duplicate"][0]
     # decided at plan time: the importance 1 entry survives in place of the oldest (importance 3)
-    assert merge["survivor"] == D + "keep-memory-local-again"
+    assert merge["survivor"] == D + "keep-memory-local-2" and merge["needs_user"] is False
     assert merge["survivor_instead_of"] == D + "keep-memory-local" and "kept" not in merge
     out = apply_json(root)
     assert [a["kind"] for a in out["applied"]] == ["merge_duplicate"]
     assert out["notes"] == [
-        f"{D}keep-memory-local-again (importance 1) kept as the survivor instead of {D}keep-memory-local: "
+        f"{D}keep-memory-local-2 (importance 1) kept as the survivor instead of {D}keep-memory-local: "
         "importance 1-2 entries are never retired by a merge"
     ]
     decisions = (root / "reference" / "decisions.md").read_text()
-    assert "### Keep memory local, again" in decisions and "### Keep memory local\n" not in decisions
+    assert decisions.count("### Keep memory local\n") == 1 and "2026-05-01" in decisions and "2026-01-01" not in decisions
     archived = (root / "archive" / "reference-decisions.md").read_text()
-    assert '- **Archived:** 2026-11-29 (duplicate; merged into "Keep memory local, again" (reference/decisions.md, 2026-05-01))' in archived
+    assert '- **Archived:** 2026-11-29 (duplicate; merged into "Keep memory local" (reference/decisions.md, 2026-05-01))' in archived
     assert [a for a in plan_json(root, "--model", "none")["actions"] if not a["needs_user"]] == []
 
 
@@ -404,17 +407,17 @@ def test_merge_of_two_importance_two_entries_retires_neither(tmp_path):
 def test_the_plan_says_which_importance_one_or_two_duplicates_are_kept(tmp_path):
     root = small_store(tmp_path, reference__decisions=TWINS.format(first=2, second=2))
     [merge] = [a for a in plan_json(root, "--model", "none")["actions"] if a["kind"] == "merge_duplicate"]
-    assert merge["survivor"] == D + "keep-memory-local" and merge["kept"] == [D + "keep-memory-local-again"]
+    assert merge["survivor"] == D + "keep-memory-local" and merge["kept"] == [D + "keep-memory-local-2"]
     assert "survivor_instead_of" not in merge
 
 
 def test_a_merge_the_plan_did_not_decide_never_retires_an_importance_one_entry(tmp_path):
     root = small_store(tmp_path, reference__decisions=TWINS.format(first=3, second=1), sessions__current="# Session Log: 2026-11-29\n")
-    by_hand = Action(kind="merge_duplicate", targets=[D + "keep-memory-local", D + "keep-memory-local-again"],
+    by_hand = Action(kind="merge_duplicate", targets=[D + "keep-memory-local", D + "keep-memory-local-2"],
                      survivor=D + "keep-memory-local", reason="crafted")
     cs = run_changes(root, [by_hand])
     assert cs.ops == [] and cs.applied == []
-    assert cs.skipped[0][1] == f"{D}keep-memory-local-again has importance 1-2: a merge never retires it, and the plan did not keep it"
+    assert cs.skipped[0][1] == f"{D}keep-memory-local-2 has importance 1-2: a merge never retires it, and the plan did not keep it"
 
 
 # ---------------------------------------------------------------------------------------------

@@ -13,8 +13,10 @@ What the fixture exercises (see the files):
 - reference/decisions.md stale, projects.md fading, lessons.md fading at exactly 90 days, with
   superseded/completed/abandoned/archived entries of importance 3-4 (archived) and 1-2 (kept);
   ideas.md aging (its dropped idea stays), preferences.md active
-- a decision repeated as a preference, and a preference recorded twice under the same title
-  (merge_duplicate); an idea and a preference with the same words in another order (reorder)
+- a preference recorded twice under the same title (merge_duplicate: all but its date the same), and a
+  decision repeated as a preference (merge_duplicate that needs the user: the same statement, but the
+  preference has a scope and the decision a title, context, status and author the other does not);
+  an idea and a preference with the same words in another order (reorder)
 - a decision (never push memory to a remote) and a preference (push it nightly) that contradict
   each other, and an idea whose text tells the model to archive or delete everything: no rule
   acts on either; they are there for the LLM stages
@@ -96,7 +98,10 @@ def test_fixture_plan_exact(store):
         ("trim_budget", ("state.md",)),
     ]
     actions = {(a["kind"], a["targets"][0]): a for a in plan["actions"]}
-    assert actions[("merge_duplicate", D + "esm-only-for-all-zylos-core-code")]["survivor"] == D + "esm-only-for-all-zylos-core-code"
+    esm = actions[("merge_duplicate", D + "esm-only-for-all-zylos-core-code")]
+    assert esm["survivor"] == D + "esm-only-for-all-zylos-core-code" and esm["needs_user"] is True
+    assert esm["reason"].startswith("normalized text identical, but not the rest (applies to, context, decided by, status, title)")
+    assert actions[("merge_duplicate", PREF + "concise-responses-preferred")]["needs_user"] is False
     archive = actions[("archive", D + "sqlite-for-c4-message-storage")]
     assert (archive["from_type"], archive["to_type"], archive["needs_user"]) == ("decision", "archived", False)
     assert archive["reason"] == "status superseded in a stale file (120 days since reference/decisions.md changed): move to archive/"
@@ -106,7 +111,7 @@ def test_fixture_plan_exact(store):
     assert actions[("rotate_session", "sessions/current.md")]["rotate_to"] == "sessions/2026-11-27.md"
     assert "header date 2026-11-27" in actions[("rotate_session", "sessions/current.md")]["reason"]
     assert actions[("trim_budget", "state.md")]["needs_user"] is True
-    assert [a["needs_user"] for a in plan["actions"]].count(True) == 1
+    assert [a["needs_user"] for a in plan["actions"]].count(True) == 2
 
     assert kinds(plan["findings"]) == [
         ("parse_error", ("users/lin/profile.md",)),

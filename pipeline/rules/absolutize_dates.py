@@ -82,8 +82,9 @@ def field_texts(memory: Memory) -> list[tuple[str, str]]:
 def _scanned_texts(memories: list[Memory]) -> Iterator[tuple[int, str, str]]:
     """`field_texts` of each memory, as (its place, field, text): one generator for a whole store."""
     for place, memory in enumerate(memories):
-        if memory.extra.get("entries"):
-            # a file read as entries (zylos reference files): each entry is scanned with its own date
+        if memory.extra.get("entries") is not None:
+            # a file read as entries (zylos reference files): each entry is scanned with its own date,
+            # and one with none (none read: an unclosed fence) is not a text to edit as a whole
             continue
         if memory.description:
             yield place, "description", memory.description

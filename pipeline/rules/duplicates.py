@@ -4,7 +4,9 @@ Groups come from hashing (normalized text, token set) within a memory's group, n
 all pairs, so the rule is linear in the size of the store. One differing word is never a duplicate:
 "always publishes" and "never publishes" have different token sets; "Alice manages Bob" and
 "Bob manages Alice" share a token set but not a normalized text, so they are a `reorder_candidate`
-for the reorder judge and nothing more.
+for the reorder judge and nothing more. A memory whose body is not all it holds (a zylos entry:
+its statement) carries the rest as parts (`MERGE_PARTS`); members whose parts differ are merged
+only when the user says so.
 """
 
 from __future__ import annotations
@@ -26,6 +28,11 @@ _K = TypeVar("_K", bound=Hashable)
 # Set by a reader on a memory no merge may retire (zylos: importance 1-2). Such a duplicate is kept,
 # and survives in place of an unprotected survivor; the plan says so, the writer only executes it.
 MERGE_PROTECTED = "merge_protected"
+# Set by a reader on a memory whose `body` is not all it holds: {part name: text} of the rest (zylos:
+# an entry's title when a field gives its statement, its fields but the dates and importance, its
+# notes). A merge archives a retired member whole, so it is automatic only among members whose parts
+# are the same too: two entries with one statement and another scope or exception are two memories.
+MERGE_PARTS = "merge_parts"
 
 
 # Whether a memory's adapter lets the text rules compare it, from its `extra` (zylos sets "compare":
@@ -151,8 +158,32 @@ def reorder_groups(memories: list[Memory], groups: TextGroups | None = None) -> 
     return _groups(list(compress(reps, map(again.__contains__, keys))), _word_set)
 
 
+def _part_text(text: str) -> str:
+    # Case and spacing only, not `normalized_text`: punctuation in a note can be code (`x > 0`).
+    return " ".join(text.casefold().split())
+
+
+def _parts(m: Memory) -> dict[str, str]:
+    parts = m.extra.get(MERGE_PARTS) or {}
+    return {name: said for name, text in parts.items() if (said := _part_text(text))}
+
+
+def differing_parts(members: list[Memory]) -> list[str]:
+    """The names of the parts (`MERGE_PARTS`) not the same in all of `members` (a part one member
+    lacks differs from the others' text), sorted."""
+    each = [_parts(m) for m in members]
+    names = sorted(set().union(*each))
+    return [name for name in names if len({parts.get(name) for parts in each}) > 1]
+
+
 def merge_action(members: list[Memory], reason: str, source: str = "deterministic", needs_user: bool = False) -> MergeDuplicateAction:
-    """A merge of `members` (the text rules' survivor first) into one survivor, decided here."""
+    """A merge of `members` (the text rules' survivor first) into one survivor, decided here. Members
+    whose parts differ (`MERGE_PARTS`) are never merged without the user, whoever proposes it."""
+    differ = differing_parts(members)
+    if differ:
+        needs_user = True
+        reason = (f"{reason}, but not the rest ({', '.join(differ)}): merging archives what only the retired say; "
+                  "apply it with --select once you have read them")
     survivor = members[0]
     protected = [m for m in members if m.extra.get(MERGE_PROTECTED)]
     instead_of = None
@@ -178,8 +209,17 @@ def merge_duplicates(memories: list[Memory], groups: TextGroups | None = None) -
                     reason=f"pinned: kept although it duplicates {survivor.key}",
                 )
             )
-        if retired:
-            out.actions.append(merge_action([survivor, *sorted(retired, key=lambda m: m.key)], "normalized text identical"))
+        retired.sort(key=lambda m: m.key)
+        differs = [bool(differing_parts([survivor, m])) for m in retired]
+        same = [m for m, d in zip(retired, differs) if not d]
+        if same:
+            merge = merge_action([survivor, *same], "normalized text identical")
+            out.actions.append(merge)
+            # The rest goes to the same survivor (a protected member may have taken its place).
+            survivor = next(m for m in (survivor, *same) if m.key == merge.survivor)
+        other = [m for m, d in zip(retired, differs) if d]
+        if other:
+            out.actions.append(merge_action([survivor, *other], "normalized text identical"))  # needs the user
     return out
 
 

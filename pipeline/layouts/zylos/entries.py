@@ -2,6 +2,8 @@
 
 A reference file (`reference/*.md`) is a run of blocks: a `### Title` heading opens an entry, which
 runs until the next heading of level 1-3 outside fenced code; `## Section` headings set the section.
+A fence no later fence line closes (`unclosed_fence`) leaves the file's blocks unknown: read to the end
+of the file it would hide every heading after it, so one entry would take the ones written after it.
 An entry's lines are `- **Field:** value` fields (continued by indented lines) and notes. The
 reader parses entries with `parse_reference`; the writer cuts blocks at the same `boundaries` and
 writes new fields with `field_line`, so what it writes is what the next read finds.
@@ -40,6 +42,9 @@ class ReferenceText:
     entries: list[Entry]
     # 1-based lines of the headings (level 1-3, outside fenced code) that end the block before them
     boundaries: list[int]
+    # 1-based line of a fence line no later fence line closes, else None: the entries and boundaries
+    # after it are not to be trusted (the reader reads no entry of such a file)
+    unclosed_fence: int | None = None
 
 
 def _strip_md(value: str) -> str:
@@ -64,6 +69,7 @@ def parse_reference(text: str) -> ReferenceText:
     parts: dict[str, list[str]] = {}
     last_field: str | None = None
     in_fence = False
+    fence_at = 0
     boundaries: list[int] = []
 
     def close(end_index: int) -> None:
@@ -82,7 +88,7 @@ def parse_reference(text: str) -> ReferenceText:
 
     for index, line in enumerate(lines, start=1):
         if FENCE.match(line):
-            in_fence = not in_fence
+            in_fence, fence_at = not in_fence, index
         heading = None if in_fence else HEADING.match(line)
         if heading and len(heading.group(1)) <= 3:
             boundaries.append(index)
@@ -118,7 +124,7 @@ def parse_reference(text: str) -> ReferenceText:
         else:
             last_field = None
     close(len(lines))
-    return ReferenceText(entries, boundaries)
+    return ReferenceText(entries, boundaries, fence_at if in_fence else None)
 
 
 def parse_entries(text: str) -> list[Entry]:

@@ -13,6 +13,11 @@ is the entry's statement: the Decision field, else the Description field, else t
 preference says everything in its title). Dates, status and importance lines are left out of the
 body on purpose: they differ between two entries that say the same thing, and duplicate,
 reorder and contradiction detection must compare what an entry says, not its bookkeeping.
+What else the entry says is its merge parts (`rules.duplicates.MERGE_PARTS`): the title when a field
+gives the statement, every field but the statement, the dates and the importance (its scope, status,
+context, type, source...), and its notes. Two entries with one statement but another scope or an
+exception are two memories: their merge waits for the user. A reference file with an unclosed code
+fence is reported and none of its entries is read (where they end cannot be told).
 """
 
 from __future__ import annotations
@@ -27,12 +32,12 @@ from ...config import Settings
 from ...kinds import FindingKind
 from ...model import Corpus, Finding, Memory
 from ...text.counts import plural
-from ...rules.duplicates import MERGE_PROTECTED
+from ...rules.duplicates import MERGE_PARTS, MERGE_PROTECTED
 from ...rules.text import slugify
 from ...text.lines import split_lines
 from ...storage.files import Unreadable, as_date, mtime_of, parse_error, read_text_sha, rel, walk_files
 # The entry grammar, defined once for this reader and the writer (names kept importable from here).
-from .entries import FENCE, FIELD, HEADING, SESSION_HEADER, Entry, parse_entries  # noqa: F401
+from .entries import FENCE, FIELD, HEADING, SESSION_HEADER, Entry, parse_entries, parse_reference  # noqa: F401
 from .rules.freshness import immune
 
 LAYOUT = "zylos"
@@ -51,6 +56,10 @@ REFERENCE_KINDS = {"decisions": "decision", "projects": "project", "preferences"
 STATEMENT_FIELDS = ("decision", "description")
 CREATED_FIELDS = ("date", "started", "date observed")
 MODIFIED_FIELDS = ("updated",)
+# What may differ between two records of one memory (the seed's sync agent notes a preference again
+# with the day it observed it again): bookkeeping, not what the entry says. A 1-2 importance is
+# guarded on its own (`MERGE_PROTECTED`).
+BOOKKEEPING_FIELDS = frozenset((*CREATED_FIELDS, *MODIFIED_FIELDS, "importance"))
 
 # consolidate.js: `YYYY-MM-DD.md`, and `YYYY-MM-DD-N.md` when a rotation found the name taken.
 SESSION_FILE = re.compile(r"^(\d{4}-\d{2}-\d{2})(?:-\d+)?\.md$")
@@ -95,19 +104,38 @@ def _first_date(fields: dict[str, str], names: tuple[str, ...]) -> dt.date | Non
     return None
 
 
+def _statement_field(entry: Entry) -> str | None:
+    """The field that gives the entry's statement, or None when its title does."""
+    return next((name for name in STATEMENT_FIELDS if entry.fields.get(name, "").strip()), None)
+
+
 def entry_statement(entry: Entry) -> str:
-    for name in STATEMENT_FIELDS:
-        value = entry.fields.get(name, "").strip()
-        if value:
-            return value
-    return entry.title
+    name = _statement_field(entry)
+    return entry.fields[name].strip() if name else entry.title
+
+
+def entry_parts(entry: Entry) -> dict[str, str]:
+    """What the entry says besides its statement (`MERGE_PARTS`), by part: "title" (when a field
+    gives the statement), each field but the statement and the bookkeeping, "notes"."""
+    statement = _statement_field(entry)
+    parts = {"title": entry.title} if statement else {}
+    for name, value in entry.fields.items():
+        if name != statement and name not in BOOKKEEPING_FIELDS:
+            parts[name] = f"{parts[name]}\n{value}" if name in parts else value  # a field named "title"
+    if entry.notes:
+        parts["notes"] = "\n".join([*filter(None, [parts.get("notes")]), *entry.notes])
+    return parts
 
 
 def entry_memories(file_key: str, kind: str, text: str, mtime: float | None) -> list[Memory]:
+    return memories_of_entries(file_key, kind, parse_entries(text), mtime)
+
+
+def memories_of_entries(file_key: str, kind: str, entries: list[Entry], mtime: float | None) -> list[Memory]:
     out: list[Memory] = []
     used: set[str] = set()
     last_n: dict[str, int] = {}
-    for entry in parse_entries(text):
+    for entry in entries:
         # Repeated titles get -2, -3, ...; a suffix never reuses a slug another title already has.
         base = slugify(entry.title)
         n = last_n.get(base, 1)  # every suffix below the last one taken is still taken: not quadratic
@@ -143,6 +171,7 @@ def entry_memories(file_key: str, kind: str, text: str, mtime: float | None) -> 
                     "line_start": entry.line_start,
                     "line_end": entry.line_end,
                     "text": entry.text,
+                    MERGE_PARTS: entry_parts(entry),
                 },
             )
         )
@@ -239,7 +268,11 @@ def _load_references(root: Path, settings: Settings, corpus: Corpus) -> None:
         stem = path.name[:-3]
         kind = REFERENCE_KINDS.get(stem, stem)
         key = rel(root, path)
-        entries = entry_memories(key, kind, text, mtime_of(path))
+        parsed = parse_reference(text)
+        if parsed.unclosed_fence is not None:
+            corpus.findings.append(parse_error(key, _unclosed_fence(parsed.unclosed_fence)))
+        readable = parsed.entries if parsed.unclosed_fence is None else []
+        entries = memories_of_entries(key, kind, readable, mtime_of(path))
         for entry in entries:
             entry.read_shas = dict(read_shas)  # an entry is judged with the file it lives in
             entry.extra[MERGE_PROTECTED] = immune(entry, settings.zylos)  # never retired by a merge
@@ -247,6 +280,11 @@ def _load_references(root: Path, settings: Settings, corpus: Corpus) -> None:
             _tier_memory(root, path, "reference", stem, read, {"kind": kind, "entries": [m.key for m in entries]})
         )
         corpus.memories.extend(entries)
+
+
+def _unclosed_fence(line: int) -> str:
+    return (f"the code fence at line {line} is never closed: the headings after it would be code, so where its "
+            "entries end cannot be told; none of them is read (nothing here is merged or archived) until it is closed")
 
 
 def _load_sessions(root: Path, settings: Settings, corpus: Corpus) -> None:

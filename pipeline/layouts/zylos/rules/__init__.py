@@ -1,7 +1,8 @@
 """The zylos layout's rule set: the seed's Consolidation Review, one small module per concern.
 
 Duplicates and reorder candidates among reference entries come from the generic text rules (the
-adapter gives each entry its statement as `body`; whole tier files are excluded from them).
+adapter gives each entry its statement as `body` and the rest of it as merge parts, so a merge of
+entries that differ beyond their bookkeeping needs the user; whole tier files are excluded from them).
 """
 
 from __future__ import annotations
