@@ -186,7 +186,6 @@ class MoveAction(Action):
     title: str | None = None
     to_path: str | None = None
     twin_to_path: str | None = None
-    overwrites: list[str] | None = None  # existing files the move would land on (it needs the user)
 
 
 class PromoteAction(MoveAction):

@@ -42,6 +42,7 @@ class FindingKind(StrEnum):
     REORDER_CANDIDATE = "reorder_candidate"
     STALE = "stale"
     STRENGTH_MISMATCH = "strength_mismatch"
+    SHARED_SLUG = "shared_slug"  # crux: memories of one slug in two folders (one tracker; a move onto the other)
     MISSING_TRACKER = "missing_tracker"
     STALE_SOURCE = "stale_source"
     GOAL_REVIEW = "goal_review"
@@ -125,6 +126,7 @@ FINDINGS: dict[FindingKind, FindingInfo] = {
     F.REORDER_CANDIDATE: FindingInfo("Reorder candidates (same words, different order)"),
     F.STALE: FindingInfo("Staleness"),
     F.STRENGTH_MISMATCH: FindingInfo("Strength mismatches"),
+    F.SHARED_SLUG: FindingInfo("Memories sharing a slug (and its tracker): settle by hand"),
     F.MISSING_TRACKER: FindingInfo("Missing trackers", yields_to_retirements=True),
     F.STALE_SOURCE: FindingInfo("Stale sources"),
     F.GOAL_REVIEW: FindingInfo("Goals to review"),

@@ -59,7 +59,7 @@ def by_slug(*ts: Tracker) -> dict[str, Tracker]:
 
 @pytest.mark.parametrize("type_, at, to", [("idea", 5, "learning"), ("learning", 15, "core"), ("redflag", 10, "core")])
 def test_promote_exactly_at_threshold(type_, at, to):
-    out = promotions([cm(type_, strength=at)], CFG, set())
+    out = promotions([cm(type_, strength=at)], CFG)
     [a] = out.actions
     assert (a.kind, a.from_type, a.to_type) == ("promote", type_, to)
     assert a.reason == f"strength {at} ≥ threshold {at}"
@@ -69,19 +69,19 @@ def test_promote_exactly_at_threshold(type_, at, to):
 
 @pytest.mark.parametrize("type_, at", [("idea", 5), ("learning", 15), ("redflag", 10)])
 def test_no_promotion_one_below_threshold(type_, at):
-    assert promotions([cm(type_, strength=at - 1)], CFG, set()).actions == []
+    assert promotions([cm(type_, strength=at - 1)], CFG).actions == []
 
 
 @pytest.mark.parametrize("type_", ["core", "goal", "archived", "custom"])
 def test_terminal_unknown_and_archived_types_never_promote(type_):
-    out = promotions([cm(type_, strength=999)], CFG, set())
+    out = promotions([cm(type_, strength=999)], CFG)
     assert out.actions == [] and out.findings == []
 
 
 def test_promotion_thresholds_come_from_config_verbatim():
     cfg = CruxConfig(typeTransitions={"idea": TypeTransition(promoteAt=2, promoteTo="learning")})
-    assert [a.to_type for a in promotions([cm("idea", strength=2)], cfg, set()).actions] == ["learning"]
-    assert promotions([cm("learning", strength=100)], cfg, set()).actions == []
+    assert [a.to_type for a in promotions([cm("idea", strength=2)], cfg).actions] == ["learning"]
+    assert promotions([cm("learning", strength=100)], cfg).actions == []
 
 
 def test_promote_to_a_type_outside_type_priority_is_a_config_issue():
@@ -89,7 +89,7 @@ def test_promote_to_a_type_outside_type_priority_is_a_config_issue():
         typePriority=["core", "experiment", "idea", "archived"],
         typeTransitions={"experiment": TypeTransition(promoteAt=3, promoteTo="practice")},
     )
-    out = promotions([cm("experiment", strength=3)], cfg, set())
+    out = promotions([cm("experiment", strength=3)], cfg)
     assert out.actions == []
     [f] = out.findings
     assert f.kind == "config_issue" and f.targets == ["memories/experiment/m.memory.md"]
@@ -98,23 +98,15 @@ def test_promote_to_a_type_outside_type_priority_is_a_config_issue():
 
 def test_promote_without_promote_to_is_a_config_issue():
     cfg = CruxConfig(typeTransitions={"idea": TypeTransition(promoteAt=3)})
-    [f] = promotions([cm("idea", strength=4)], cfg, set()).findings
+    [f] = promotions([cm("idea", strength=4)], cfg).findings
     assert f.kind == "config_issue" and "has no promoteTo" in f.reason
 
 
 def test_agent_scoped_promotion_stays_in_the_agent_folder_and_moves_the_twin():
     m = cm("learning", "tag-from-main", strength=15, agent="release-bot", twin=True)
-    [a] = promotions([m], CFG, set()).actions
+    [a] = promotions([m], CFG).actions
     assert a.to_path == "memories/agents/release-bot/core/tag-from-main.memory.crux.md"
     assert a.twin_to_path == "memories/agents/release-bot/core/tag-from-main.memory.md"
-
-
-def test_move_onto_an_existing_file_needs_the_user():
-    m = cm("idea", "x", strength=5)
-    [a] = promotions([m], CFG, {"memories/learning/x.memory.md", m.key}).actions
-    assert a.needs_user
-    assert a.overwrites == ["memories/learning/x.memory.md"]
-    assert "already exists" in a.reason
 
 
 # ---------------------------------------------------------------------------------------------
@@ -123,7 +115,7 @@ def test_move_onto_an_existing_file_needs_the_user():
 
 @pytest.mark.parametrize("type_, to", [("core", "learning"), ("learning", "idea"), ("redflag", "learning")])
 def test_demote_one_day_past_threshold(type_, to):
-    out = demotions([cm(type_)], by_slug(tracker(last=91)), CFG, NOW, set())
+    out = demotions([cm(type_)], by_slug(tracker(last=91)), CFG, NOW)
     [a] = out.actions
     assert (a.kind, a.from_type, a.to_type) == ("demote", type_, to)
     assert a.reason.startswith("unreferenced for 91 days, threshold: 90; last referenced 2026-08-30")
@@ -132,29 +124,29 @@ def test_demote_one_day_past_threshold(type_, to):
 
 @pytest.mark.parametrize("type_", ["core", "learning", "redflag", "goal"])
 def test_exactly_at_demote_threshold_stays(type_):
-    out = demotions([cm(type_)], by_slug(tracker(last=90)), CFG, NOW, set())
+    out = demotions([cm(type_)], by_slug(tracker(last=90)), CFG, NOW)
     assert out.actions == [] and out.findings == []
 
 
 def test_without_tracker_days_count_from_created():
-    out = demotions([cm("core", created=days_ago(91))], {}, CFG, NOW, set())
+    out = demotions([cm("core", created=days_ago(91))], {}, CFG, NOW)
     [a] = out.actions
     assert "unreferenced for 91 days, threshold: 90; no tracker; counted from created 2026-08-30" == a.reason
-    assert demotions([cm("core", created=days_ago(90))], {}, CFG, NOW, set()).actions == []
+    assert demotions([cm("core", created=days_ago(90))], {}, CFG, NOW).actions == []
 
 
 def test_tracker_without_last_referenced_falls_back_to_created():
-    [a] = demotions([cm("learning", created=days_ago(100))], by_slug(tracker(last=None)), CFG, NOW, set()).actions
+    [a] = demotions([cm("learning", created=days_ago(100))], by_slug(tracker(last=None)), CFG, NOW).actions
     assert "tracker has no last_referenced; counted from created" in a.reason
 
 
 def test_recent_tracker_reference_beats_old_created_date():
-    out = demotions([cm("core", created=days_ago(400))], by_slug(tracker(last=5)), CFG, NOW, set())
+    out = demotions([cm("core", created=days_ago(400))], by_slug(tracker(last=5)), CFG, NOW)
     assert out.actions == []
 
 
 def test_goal_is_never_demoted_but_reviewed():
-    out = demotions([cm("goal")], by_slug(tracker(last=91)), CFG, NOW, set())
+    out = demotions([cm("goal")], by_slug(tracker(last=91)), CFG, NOW)
     assert out.actions == []
     [f] = out.findings
     assert f.kind == "goal_review" and "unreferenced for 91 days, threshold: 90" in f.reason
@@ -162,19 +154,19 @@ def test_goal_is_never_demoted_but_reviewed():
 
 @pytest.mark.parametrize("type_", ["idea", "archived", "custom"])
 def test_idea_archived_and_unknown_types_are_not_demoted(type_):
-    out = demotions([cm(type_)], by_slug(tracker(last=500)), CFG, NOW, set())
+    out = demotions([cm(type_)], by_slug(tracker(last=500)), CFG, NOW)
     assert out.actions == [] and out.findings == []
 
 
 def test_unknown_age_is_left_alone():
     m = cm("core")
     m.created = None
-    assert demotions([m], {}, CFG, NOW, set()).actions == []
+    assert demotions([m], {}, CFG, NOW).actions == []
 
 
 def test_demote_threshold_from_config():
     cfg = CruxConfig(demoteAfterDaysUnreferenced=10)
-    [a] = demotions([cm("core")], by_slug(tracker(last=11)), cfg, NOW, set()).actions
+    [a] = demotions([cm("core")], by_slug(tracker(last=11)), cfg, NOW).actions
     assert "threshold: 10" in a.reason
 
 
@@ -184,7 +176,7 @@ def test_demote_threshold_from_config():
 
 @pytest.mark.parametrize("type_", ["core", "learning", "redflag", "goal", "idea", "custom"])
 def test_archive_any_type_one_day_past_archive_threshold(type_):
-    [a] = archivals([cm(type_)], by_slug(tracker(last=181)), CFG, NOW, set()).actions
+    [a] = archivals([cm(type_)], by_slug(tracker(last=181)), CFG, NOW).actions
     assert (a.kind, a.from_type, a.to_type) == ("archive", type_, "archived")
     assert a.reason.startswith("unreferenced for 181 days, threshold: 180")
     assert a.to_path == "memories/archived/m.memory.md"
@@ -192,21 +184,21 @@ def test_archive_any_type_one_day_past_archive_threshold(type_):
 
 @pytest.mark.parametrize("type_", ["core", "learning", "redflag", "goal"])
 def test_exactly_at_archive_threshold_is_not_archived(type_):
-    assert archivals([cm(type_)], by_slug(tracker(last=180)), CFG, NOW, set()).actions == []
+    assert archivals([cm(type_)], by_slug(tracker(last=180)), CFG, NOW).actions == []
 
 
 def test_idea_past_demote_threshold_is_archived_instead():
-    [a] = archivals([cm("idea")], by_slug(tracker(last=91)), CFG, NOW, set()).actions
+    [a] = archivals([cm("idea")], by_slug(tracker(last=91)), CFG, NOW).actions
     assert a.to_type == "archived" and "threshold: 90" in a.reason and "an idea is archived, not demoted" in a.reason
-    assert archivals([cm("idea")], by_slug(tracker(last=90)), CFG, NOW, set()).actions == []
+    assert archivals([cm("idea")], by_slug(tracker(last=90)), CFG, NOW).actions == []
 
 
 def test_already_archived_is_skipped():
-    assert archivals([cm("archived", created=days_ago(900))], {}, CFG, NOW, set()).actions == []
+    assert archivals([cm("archived", created=days_ago(900))], {}, CFG, NOW).actions == []
 
 
 def test_agent_scoped_archive_path():
-    [a] = archivals([cm("learning", agent="bot")], by_slug(tracker(last=200)), CFG, NOW, set()).actions
+    [a] = archivals([cm("learning", agent="bot")], by_slug(tracker(last=200)), CFG, NOW).actions
     assert a.to_path == "memories/agents/bot/archived/m.memory.md"
 
 
@@ -245,6 +237,97 @@ def test_a_goal_past_the_archive_threshold_is_reviewed_and_its_archive_needs_the
 def test_fresh_strong_memory_is_only_promoted():
     out = crux_rules.rules(corpus_of([cm("idea", strength=5)], [tracker(last=3, strength=5)]), settings())
     assert [(a.kind, a.to_type) for a in out.actions] == [("promote", "learning")]
+
+
+# ---------------------------------------------------------------------------------------------
+# one slug in two folders: one tracker (seed step 13), and a move onto the other's name
+
+
+def shared(out, kind="shared_slug"):
+    return [f for f in out.findings if f.kind == kind]
+
+
+def test_a_move_onto_a_file_of_its_slug_is_not_proposed_but_named_in_a_finding():
+    # apply never moves onto a file: a promote "to confirm" would be skipped whatever the user said
+    idea, other = cm("idea", "x", strength=5), cm("learning", "x", strength=5)
+    out = crux_rules.rules(corpus_of([idea, other], [tracker("x", last=3, strength=5)]), settings())
+    assert out.actions == []
+    [f] = shared(out)
+    assert f.targets == ["memories/idea/x.memory.md", "memories/learning/x.memory.md"]
+    assert ("promote of memories/idea/x.memory.md to learning (strength 5 ≥ threshold 5) not proposed: "
+            "memories/learning/x.memory.md is there, and a move never overwrites a file") in f.reason
+    assert "by hand: merge them into one memory, or give one a slug of its own" in f.reason
+
+
+def test_a_lone_file_is_not_moved_beside_the_other_form_of_its_slug():
+    # learning/x.memory.crux.md there: idea/x.memory.md moved beside it would be read as its twin
+    idea, other = cm("idea", "x", strength=5), cm("learning", "x", strength=5, twin=True)
+    out = crux_rules.rules(corpus_of([idea, other], [tracker("x", last=3, strength=5)]), settings())
+    assert out.actions == []
+    [f] = shared(out)
+    assert f.targets == ["memories/idea/x.memory.md", "memories/learning/x.memory.crux.md"]
+    assert "memories/learning/x.memory.crux.md is there" in f.reason
+
+
+def test_a_blocked_archive_gets_no_demotion_in_its_place():
+    core, archived = cm("core", "x"), cm("archived", "x")
+    out = crux_rules.rules(corpus_of([core, archived], [tracker("x", last=200)]), settings())
+    assert [a for a in out.actions if a.kind in ("archive", "demote")] == []
+    [f] = shared(out)
+    assert "archive of memories/core/x.memory.md to archived (unreferenced for 200 days" in f.reason
+
+
+def test_two_moves_of_one_slug_into_one_folder_are_neither_proposed():
+    # apply would make the first and skip the other: which one goes there is the user's to say
+    learning, redflag = cm("learning", "x", strength=15), cm("redflag", "x", strength=15)
+    out = crux_rules.rules(corpus_of([learning, redflag], [tracker("x", last=3, strength=15)]), settings())
+    assert out.actions == []
+    [f] = shared(out)
+    assert "promote of memories/learning/x.memory.md to core (strength 15 ≥ threshold 15) not proposed: " \
+           "memories/redflag/x.memory.md would be moved there too" in f.reason
+    assert "promote of memories/redflag/x.memory.md to core (strength 15 ≥ threshold 10) not proposed: " \
+           "memories/learning/x.memory.md would be moved there too" in f.reason
+
+
+def test_a_move_into_a_folder_without_its_slug_is_proposed_though_the_slug_is_shared():
+    idea, other = cm("idea", "x", strength=5), cm("core", "x", strength=5)
+    out = crux_rules.rules(corpus_of([idea, other], [tracker("x", last=3, strength=5)]), settings())
+    assert [(a.kind, a.targets[0], a.to_type) for a in out.actions] == [("promote", idea.key, "learning")]
+    [f] = shared(out)
+    assert "not proposed" not in f.reason and "counts the references of both" in f.reason
+
+
+def test_memories_sharing_a_tracker_that_disagree_on_strength_leave_it_alone():
+    # each sync would set the one tracker to one of them, the next run's to the other, for ever
+    a, b = cm("idea", "x", strength=2), cm("core", "x", strength=6)
+    out = crux_rules.rules(corpus_of([a, b], [tracker("x", last=3, strength=6)]), settings())
+    assert [x for x in out.actions if x.kind == "sync_strength"] == []
+    assert strength_sync([a, b], by_slug(tracker("x", strength=2))).actions == []
+    [f] = shared(out)
+    assert ("their front matters disagree on strength (6 in memories/core/x.memory.md, 2 in memories/idea/x.memory.md): "
+            "the tracker's strength (6) is not synced, each sync would undo the last") in f.reason
+
+
+def test_memories_sharing_a_tracker_that_agree_sync_it_once():
+    a, b = cm("idea", "x", strength=4), cm("core", "x", strength=4)
+    [s] = strength_sync([a, b], by_slug(tracker("x", strength=2))).actions
+    assert (s.targets, s.strength) == (["memories/core/x.memory.md", ".crux/reference-tracking/x.refs.yml"], 4)
+
+
+def test_an_unreadable_file_of_the_slug_counts_as_a_holder():
+    idea = cm("idea", "x", strength=5)
+    corpus = corpus_of([idea], [tracker("x", last=3, strength=5)],
+                       memory_files=["memories/idea/x.memory.md", "memories/learning/x.memory.md"])
+    out = crux_rules.rules(corpus, settings())
+    assert out.actions == []
+    [f] = shared(out)
+    assert f.targets == ["memories/idea/x.memory.md", "memories/learning/x.memory.md"]
+
+
+def test_twins_in_one_folder_share_no_slug():
+    m = cm("idea", "x", strength=1, twin=True)
+    corpus = corpus_of([m], memory_files=["memories/idea/x.memory.crux.md", "memories/idea/x.memory.md"])
+    assert shared(crux_rules.rules(corpus, settings())) == []
 
 
 # ---------------------------------------------------------------------------------------------

@@ -15,7 +15,7 @@ named by several actions and the outcome does not depend on the plan's order:
 3. `promote`, `demote`, `archive`: the seed's file-move procedure (target folder by scope and new
    type, the twin moves too, front matter `type`, `promoted_from` or `demoted_from` — an archive
    is a move down, so it records `demoted_from` — and `modified`). A move onto an existing file is
-   never done; trackers are keyed by slug and stay where they are. An `archive` with
+   never done (nor planned: `rules/shared_slugs.py`); trackers are keyed by slug and stay where they are. An `archive` with
    `consolidated_into` (a member a consolidation left behind) is not a type move: the member goes
    where the consolidation would have put it, `{compressionSourceArchive}/{yyyymmdd}/`, with its
    twin and tracker, after the other moves, if the consolidated memory still lists it and this run

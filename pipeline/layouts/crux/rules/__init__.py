@@ -9,6 +9,8 @@ A goal past the archive threshold keeps its `goal_review`, and its archive needs
 tracking data at all, "unreferenced" is unknown: demotions and archives then need the user, and a
 finding says the usage data is missing. A member a live consolidation already holds (`merged_into`)
 gets no type move: its archive, to finish the consolidation, is proposed to the user (`leftovers.py`).
+A move apply cannot make (onto a file of its slug in the target folder) is not proposed: the
+`shared_slug` finding names it (`shared_slugs.py`).
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from .consistency import missing_trackers, orphan_trackers, stale_sources, stren
 from .demote import demotions
 from .promote import promotions
 from .rule_promotion import rule_promotions
+from .shared_slugs import blocked_moves, shared_slug_findings
 from ....rules.outcome import Outcome
 
 def _claim(a: Action) -> int:
@@ -66,16 +69,19 @@ def rules(corpus: Corpus, settings: Settings) -> Outcome:
     # A member a live consolidation already holds is never moved between types on its own usage:
     # the user is asked whether to archive it to finish the consolidation (leftovers.py).
     movable = [m for m in memories if not absorbed(m)]
-    promote = promotions(movable, crux, existing, trackers)
-    demote = demotions(movable, trackers, crux, now, existing)
-    archive = archivals(movable, trackers, crux, now, existing)
+    promote = promotions(movable, crux, trackers)
+    demote = demotions(movable, trackers, crux, now)
+    archive = archivals(movable, trackers, crux, now)
     out = Outcome(findings=promote.findings + demote.findings)
-    out.actions.extend(without_usage_data(settle_moves(archive.actions + demote.actions + promote.actions), corpus, crux))
+    # Settled first: a memory whose due move apply cannot make gets no weaker move in its place.
+    moves, blocked = blocked_moves(settle_moves(archive.actions + demote.actions + promote.actions), existing)
+    out.actions.extend(without_usage_data(moves, corpus, crux))
     out.extend(leftover_archivals(memories))  # not "unreferenced": tracking data does not bear on it
     out.findings.extend(usage_data_missing(corpus, crux))
 
     out.extend(orphan_trackers(corpus.trackers, store.get("memory_files") or [m.key for m in memories]))
     out.extend(strength_sync(memories, trackers))
+    out.findings.extend(shared_slug_findings(existing, memories, trackers, blocked, crux.trackingDir))
     out.extend(missing_trackers(memories, trackers, crux.trackingDir))
     out.extend(stale_sources(memories, store))
     out.extend(rule_promotions(memories, trackers, crux.promotionToRuleThreshold))

@@ -18,7 +18,7 @@ GOAL = "goal"
 
 
 def archivals(
-    memories: list[Memory], trackers: dict[str, Tracker], crux: CruxConfig, now: dt.date, existing: set[str]
+    memories: list[Memory], trackers: dict[str, Tracker], crux: CruxConfig, now: dt.date
 ) -> Outcome:
     out = Outcome()
     for m in memories:
@@ -35,7 +35,7 @@ def archivals(
             because = f"unreferenced for {stale.days} days, threshold: {limit}; {stale.basis}; an idea is archived, not demoted"
         else:
             continue
-        action = move_action("archive", m, ARCHIVED, because, crux, existing)
+        action = move_action("archive", m, ARCHIVED, because, crux)
         if m.type == GOAL:
             # a goal may be waiting, not finished: the user reviews it (goal_review) and decides
             action = action.model_copy(update={"needs_user": True, "reason": action.reason + "; a goal: archive only after review"})

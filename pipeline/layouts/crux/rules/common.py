@@ -14,6 +14,9 @@ from ....config import CruxConfig
 from ....actions import ACTION_TYPES, MoveAction
 from ....kinds import ActionKind
 from ....model import Corpus, Memory, Tracker
+from ..reader import CRUX_SUFFIX, PLAIN_SUFFIX
+
+MEMORY_SUFFIXES = (CRUX_SUFFIX, PLAIN_SUFFIX)
 
 
 @dataclass(frozen=True)
@@ -22,11 +25,28 @@ class Staleness:
     basis: str  # why these days: "last referenced 2026-08-15" or "no tracker; created 2026-07-01"
 
 
+def file_slug(key: str) -> str:
+    """The slug a memory file answers to (its name without the memory suffix): trackers are keyed by it."""
+    name = PurePosixPath(key).name
+    for suffix in MEMORY_SUFFIXES:
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
 def trackers_by_slug(corpus: Corpus) -> dict[str, Tracker]:
     """Trackers keyed by slug; with two files for one slug the first key wins (sorted order)."""
     out: dict[str, Tracker] = {}
     for t in sorted(corpus.trackers, key=lambda t: t.key):
         out.setdefault(t.slug, t)
+    return out
+
+
+def memories_by_slug(memories: list[Memory]) -> dict[str, list[Memory]]:
+    """The memories of each slug, in key order: more than one when they sit in different folders."""
+    out: dict[str, list[Memory]] = {}
+    for m in sorted(memories, key=lambda m: m.key):
+        out.setdefault(m.slug, []).append(m)
     return out
 
 
@@ -64,19 +84,13 @@ def target_dir(m: Memory, new_type: str, crux: CruxConfig) -> str:
     return f"{crux.storage.memoriesDir}/{new_type}"
 
 
-def move_fields(m: Memory, new_type: str, crux: CruxConfig, existing: set[str]) -> dict[str, Any]:
-    """Extra action fields for a type move: `to_path`, the twin's `twin_to_path`, and a collision.
-
-    A move onto a file that already exists needs the user (seed: "would overwrite an existing file").
-    """
+def move_fields(m: Memory, new_type: str, crux: CruxConfig) -> dict[str, Any]:
+    """Extra action fields for a type move: `to_path` and the twin's `twin_to_path`."""
     folder = target_dir(m, new_type, crux)
     fields: dict[str, Any] = {"title": m.label, "to_path": f"{folder}/{PurePosixPath(m.key).name}"}
     twin = m.extra.get("twin")
     if twin:
         fields["twin_to_path"] = f"{folder}/{PurePosixPath(twin).name}"
-    clash = sorted(p for p in (fields["to_path"], fields.get("twin_to_path")) if p and p in existing and p not in (m.key, twin))
-    if clash:
-        fields["overwrites"] = clash
     return fields
 
 
@@ -84,14 +98,9 @@ def existing_files(corpus: Corpus) -> set[str]:
     return set(corpus.extra.get("crux", {}).get("memory_files", [])) or {m.key for m in corpus.memories}
 
 
-def move_action(kind: str, m: Memory, new_type: str, reason: str, crux: CruxConfig, existing: set[str]) -> MoveAction:
-    """A promote/demote/archive of `m` into `new_type`: it needs the user only when the move would
-    land on an existing file."""
-    fields = move_fields(m, new_type, crux, existing)
-    if "overwrites" in fields:
-        reason += f"; {', '.join(fields['overwrites'])} already exists: confirm before overwriting"
+def move_action(kind: str, m: Memory, new_type: str, reason: str, crux: CruxConfig) -> MoveAction:
+    """A promote/demote/archive of `m` into `new_type`. One onto a file already there is not
+    proposed (`shared_slugs.blocked_moves`)."""
     cls = ACTION_TYPES[ActionKind(kind)]
     assert issubclass(cls, MoveAction), kind
-    return cls(
-        targets=[m.key], from_type=m.type, to_type=new_type, reason=reason, needs_user="overwrites" in fields, **fields,
-    )
+    return cls(targets=[m.key], from_type=m.type, to_type=new_type, reason=reason, **move_fields(m, new_type, crux))

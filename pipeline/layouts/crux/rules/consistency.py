@@ -4,28 +4,19 @@ tracker, sources whose unit of work is gone. One pure function per check.
 
 from __future__ import annotations
 
-from pathlib import PurePosixPath
-
 from ....actions import SyncStrengthAction
 from ....model import Action, Finding, Memory, Tracker
 from ....rules.outcome import Outcome
+from .common import file_slug, memories_by_slug
 
 # Sources that name no unit of work: nothing on disk to look for.
 NOT_A_UNIT = frozenset({"adhoc", "ad-hoc", "manual", "remember", "meditate", "user", "session", "chat",
                         "conversation", "unknown", "none", "n/a"})
 
 
-def _slug(key: str) -> str:
-    name = PurePosixPath(key).name
-    for suffix in (".memory.crux.md", ".memory.md"):
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
-    return name
-
-
 def orphan_trackers(trackers: list[Tracker], memory_files: list[str]) -> Outcome:
     """A tracker whose slug matches no memory file on disk (readable or not) is orphaned (step 11)."""
-    slugs = {_slug(k) for k in memory_files}
+    slugs = {file_slug(k) for k in memory_files}
     out = Outcome()
     for t in trackers:
         if t.slug not in slugs:
@@ -35,13 +26,22 @@ def orphan_trackers(trackers: list[Tracker], memory_files: list[str]) -> Outcome
     return out
 
 
+def front_matter_strengths(memories: list[Memory]) -> list[int]:
+    """The strengths the front matter of memories sharing one tracker gives it, each once: one is
+    authoritative for the tracker (step 9); several are not (`shared_slugs.py`)."""
+    return sorted({m.strength for m in memories if m.strength is not None})
+
+
 def strength_sync(memories: list[Memory], trackers: dict[str, Tracker]) -> Outcome:
-    """Tracker strength ≠ front-matter strength: the front matter is authoritative (step 9)."""
+    """Tracker strength ≠ front-matter strength: the front matter is authoritative (step 9). One
+    sync per tracker; none where the memories sharing it disagree: each sync would undo the last."""
     out = Outcome()
-    for m in memories:
-        t = trackers.get(m.slug)
-        if t is None or m.strength is None or t.strength == m.strength:
+    for slug, group in memories_by_slug(memories).items():
+        t = trackers.get(slug)
+        strengths = front_matter_strengths(group)
+        if t is None or len(strengths) != 1 or t.strength == strengths[0]:
             continue
+        m = next(m for m in group if m.strength == strengths[0])
         had = "no strength" if t.strength is None else f"strength {t.strength}"
         out.actions.append(
             SyncStrengthAction(

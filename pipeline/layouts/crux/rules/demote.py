@@ -21,7 +21,7 @@ NEVER_DEMOTED = "goal"
 
 
 def demotions(
-    memories: list[Memory], trackers: dict[str, Tracker], crux: CruxConfig, now: dt.date, existing: set[str]
+    memories: list[Memory], trackers: dict[str, Tracker], crux: CruxConfig, now: dt.date
 ) -> Outcome:
     out = Outcome()
     limit = crux.demoteAfterDaysUnreferenced
@@ -38,5 +38,5 @@ def demotions(
             )
             continue
         new_type = DEMOTE_TO[m.type]
-        out.actions.append(move_action("demote", m, new_type, because, crux, existing))
+        out.actions.append(move_action("demote", m, new_type, because, crux))
     return out

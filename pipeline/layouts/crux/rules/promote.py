@@ -25,7 +25,7 @@ def referenced_since_demotion(m: Memory, tracker: Tracker | None) -> bool:
 
 
 def promotions(
-    memories: list[Memory], crux: CruxConfig, existing: set[str], trackers: dict[str, Tracker] | None = None
+    memories: list[Memory], crux: CruxConfig, trackers: dict[str, Tracker] | None = None
 ) -> Outcome:
     out = Outcome()
     for m in memories:
@@ -47,5 +47,5 @@ def promotions(
                 )
             )
             continue
-        out.actions.append(move_action("promote", m, rule.promoteTo, because, crux, existing))
+        out.actions.append(move_action("promote", m, rule.promoteTo, because, crux))
     return out
