@@ -13,15 +13,17 @@ An *entry line* is a list item whose text starts with the link (after a bold mar
 or a tree index's `- N. Title — hook`: the lines a rebuild may remove, make a consolidation's entry
 (`restyled`), or trim the hook of; a repeat of an earlier entry line saying something of its own is
 the author's note on the file, not a second entry (`listed_again`). Everything else (headings, prose,
-comments, code blocks, tables) is the author's and is kept as written, but a heading whose section
-the run's removals of files emptied, and the reference definition of a file gone: pointed at the file
-holding its content while a line kept links through it, else removed (`_definitions_edited`). Lines
-end at CRLF, LF or CR alone (`text.lines.line_texts`).
+comments, code blocks, tables) is the author's and is kept as written, but a heading (ATX, or setext:
+a line of text over `===` or `---`) whose section the run's removals of files emptied, and the
+reference definition of a file gone: pointed at the file holding its content while a line kept links
+through it, else removed (`_definitions_edited`). Lines end at CRLF, LF or CR alone
+(`text.lines.line_texts`).
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -51,6 +53,15 @@ _LEAD = re.compile(r"(?:\*\*|__)?(?:\d+[.)]\s+)?(?:\*\*|__)?")
 _CLOSE = re.compile(r"\s*(?:\*\*|__)?")
 _SEP = re.compile(r"\s*(—|–|--|-|:)\s*")
 _NUMBERED = re.compile(rf"^\s*[-*+]\s+({NUMBER})[.)]\s+\S")  # `- 6. Title`: a bullet, then the number
+# A setext heading's underline (`====` for level 1, `----` for level 2) under a line of text.
+_UNDERLINE = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
+# A thematic break (`---`, `***`, `___`, blanks between allowed): a block of its own.
+_RULE = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
+# What a line starting a block of its own starts with besides a marker, a heading or a fence: a
+# quote, an HTML block, a table row. No paragraph text, so never a lazy continuation line.
+_BLOCK_OPENERS = (">", "<", "|")
+
+
 def slug(heading: str) -> str:
     """GitHub-style anchor of a heading: lower case, punctuation dropped, spaces to hyphens."""
     text = re.sub(r"[^\w\- ]", "", heading.strip().lower())
@@ -62,7 +73,8 @@ class Line:
     n: int
     text: str
     code: bool = False  # inside a fenced block (or a fence line)
-    heading: tuple[int, str] | None = None  # (level, text)
+    heading: tuple[int, str] | None = None  # (level, text): an ATX heading, or a setext heading's text line
+    underline: bool = False  # a setext heading's underline: part of the heading on the line above
     indent: int = -1  # list-item indentation, -1 when not a list item
     links: list[tuple[int, int, str, str]] = field(default_factory=list)  # (start, end, title, sibling name)
     mentions: list[str] = field(default_factory=list)  # sibling names in inline code
@@ -96,6 +108,7 @@ def parse(text: str) -> list[Line]:
     for line in lines:
         if not line.code:
             _parse_line(line, labels)
+    _mark_setext_headings(lines)
     return lines
 
 
@@ -108,6 +121,44 @@ def _labels(lines: Iterable[Line]) -> dict[str, str]:
         if not line.code and (d := reference_definition(line.text)) is not None:
             found.setdefault(label_key(d.group("label")), sibling(d.group("href")))
     return {label: name for label, name in found.items() if name is not None}
+
+
+def _front_matter_end(lines: Sequence[Line]) -> int | None:
+    """The line closing the file's front matter (a `---` first line to the next `---`), if it has one."""
+    if lines and lines[0].text.strip() == "---":
+        return next((p.n for p in lines[1:] if p.text.strip() == "---"), None)
+    return None
+
+
+def _mark_setext_headings(lines: list[Line]) -> None:
+    """Each setext heading (a line of text, then `===` for level 1 or `---` for level 2) made a
+    heading, as an ATX one is: its text line holds `heading`, its underline is `underline`. Only a
+    one-line text, unindented as the ATX headings read here are, that starts a paragraph (after a
+    blank line, a heading, a rule, a closing fence, or first): a line right after a paragraph line
+    or a list item is that paragraph's (a lazy continuation line, `_item_extent`), and `---` under
+    it a rule. Front matter's closing `---` underlines nothing."""
+    front = _front_matter_end(lines)
+    for p in lines[1 if front is None else front + 2 :]:
+        above = lines[p.n - 1]
+        if p.code or not (m := _UNDERLINE.match(p.text)) or not _plain(above) or above.indent >= 0 or above.text[:1].isspace():
+            continue
+        if p.n >= 2 and (_plain(before := lines[p.n - 2]) or before.indent >= 0):
+            continue  # `above` continues the paragraph (or list item) before it
+        above.heading = (1 if m.group(1)[0] == "=" else 2, above.text.strip())
+        p.underline = True
+
+
+def _plain(p: Line) -> bool:
+    """Whether a line is paragraph text: not blank, code, a heading or its underline, a rule, a
+    quote, HTML or a table row (a list item's text is paragraph text)."""
+    text = p.text.strip()
+    return (bool(text) and not p.code and p.heading is None and not p.underline and not _RULE.match(p.text)
+            and not text.startswith(_BLOCK_OPENERS))
+
+
+def _section_text(p: Line) -> bool:
+    """Whether a line says something in its section: not blank, nor a setext heading's underline."""
+    return bool(p.text.strip()) and not p.underline
 
 
 def heading(s: str) -> tuple[int, str] | None:
@@ -286,16 +337,16 @@ def index_like(lines: Sequence[Line], names: Collection[str], numbers: dict[str,
     memory files and most of its body's lines (front matter, headings and blanks aside) are list
     items pointing at one, and its front matter does not call it a user, feedback or project memory."""
     body = lines
-    if lines and lines[0].text.strip() == "---":
-        end = next((p.n for p in lines[1:] if p.text.strip() == "---"), None)
-        body = lines[end + 1 :] if end is not None else lines
+    end = _front_matter_end(lines)
+    if end is not None:
+        body = lines[end + 1 :]
         # A file that says it is a memory of a kind no index is (a rule, a project note, the user's
         # own) is a memory whatever its shape: its list of links and notes is never edited as an index.
-        if end is not None and any((m := _DECLARED_TYPE.match(p.text)) and m.group(1).lower() in _MEMORY_ONLY_TYPES
+        if any((m := _DECLARED_TYPE.match(p.text)) and m.group(1).lower() in _MEMORY_ONLY_TYPES
                                    for p in lines[1:end]):
             return False
     # a reference definition is its list's link target, no line of content of its own
-    content = [p for p in body if p.text.strip() and not p.heading and not p.code and p.definition is None]
+    content = [p for p in body if _section_text(p) and not p.heading and not p.code and p.definition is None]
     numbers = by_number(names) if numbers is None else numbers
     pointing = [
         p for p in content
@@ -516,13 +567,51 @@ def _shared(a: str, b: str) -> int:
     return n
 
 
-def _block_end(lines: list[str], parsed: list[Line], i: int) -> int:
-    """The index after entry line `i` and the lines nested under it."""
-    indent = parsed[i].indent
-    j = i + 1
-    while j < len(lines) and lines[j].strip() and (len(lines[j]) - len(lines[j].lstrip())) > indent:
-        j += 1
-    return j
+def _block_end(parsed: list[Line], i: int) -> int:
+    """The index after entry line `i` and the lines of its list item (`_item_extent`, nested entries too)."""
+    extent = _item_extent(parsed, i, nested_entries=True)
+    return extent[-1] + 1 if extent else i + 1
+
+
+def _item_extent(parsed: list[Line], n: int, nested_entries: bool) -> list[int]:
+    """The lines after list item `n` that are its, as CommonMark reads them: each line indented
+    deeper than its marker; after one or more blank lines (kept in it, between), each line indented
+    to its text's column or more (a loose item's next paragraph); and, right after a line of its
+    paragraph text, an unindented line of text (a lazy continuation line: a hook wrapped at column
+    0). A blank line, then a line indented less, ends it; so do a heading, another list item at its
+    indent or less, a rule, a fence, a quote, HTML or a table row that is not indented into it.
+    `nested_entries` False: an entry line nested in it ends it too (the lines under that entry are that entry's)."""
+    item = parsed[n]
+    column = _text_column(item)
+    out: list[int] = []
+    blanks: list[int] = []  # blank lines seen since its last line: its own only if it goes on
+    paragraph = True  # whether its last line is paragraph text, which a lazy line may continue
+    for p in parsed[n + 1 :]:
+        if not p.text.strip():
+            blanks.append(p.n)
+            continue
+        if p.heading and not p.code:
+            break
+        indent = len(p.text) - len(p.text.lstrip())
+        if indent > item.indent if not blanks else indent >= column:
+            if not nested_entries and not p.code and (p.entry is not None or p.number is not None):
+                break
+        elif blanks or not paragraph or not _plain(p) or p.indent >= 0 or _UNDERLINE.match(p.text):
+            break
+        out += blanks + [p.n]
+        blanks = []
+        paragraph = _plain(p)
+    return out
+
+
+def _text_column(item: Line) -> int:
+    """Where a list item's text starts, as CommonMark counts it: after its marker and the blanks
+    after that (one, when five or more follow: the text is then indented code)."""
+    m = _ITEM.match(item.text)
+    if m is None:
+        return item.indent + 2
+    blanks = m.end() - m.end("marker")
+    return m.end("marker") + (blanks if blanks <= 4 else 1)
 
 
 def _emptied_sections(parsed: list[Line], keep: list[bool], still_listed: Collection[int] = ()) -> None:
@@ -538,7 +627,7 @@ def _emptied_sections(parsed: list[Line], keep: list[bool], still_listed: Collec
         own = parsed[h].heading
         if nxt is not None and own is not None and nxt[0] > own[0]:
             continue
-        content = [n for n in range(h + 1, end) if parsed[n].text.strip()]
+        content = [n for n in range(h + 1, end) if _section_text(parsed[n])]
         if content and not any(keep[n] or n in still_listed for n in content):
             for n in range(h, end):
                 keep[n] = False
@@ -673,19 +762,10 @@ def _definitions_edited(parsed: list[Line], lines: list[str], keep: list[bool], 
 
 
 def _continuation(parsed: list[Line], n: int) -> list[int]:
-    """The lines nested under list item `n`: those after it indented deeper, up to a blank line, a
-    heading or a line at its indent or less; an entry line nested there is an entry of its own, and
-    ends them (what is under it is its)."""
-    out: list[int] = []
-    indent = parsed[n].indent
-    for p in parsed[n + 1 :]:
-        text = p.text
-        if not text.strip() or (p.heading and not p.code) or len(text) - len(text.lstrip()) <= indent:
-            break
-        if not p.code and (p.entry is not None or p.number is not None):
-            break
-        out.append(p.n)
-    return out
+    """The lines nested under list item `n`: the rest of its list item (`_item_extent`: its
+    deeper-indented lines, a loose item's paragraphs after a blank line, its lazy continuation lines),
+    up to an entry line nested there, an entry of its own (what is under it is its)."""
+    return _item_extent(parsed, n, nested_entries=False)
 
 
 def _nested_under_removed(
@@ -729,14 +809,21 @@ def _entry_of(parsed: list[Line], keep: list[bool], name: str | None, swapped: M
 def _moved_lines(parsed: list[Line], lines: list[str], edits: _Edits) -> dict[int, list[tuple[int, str]]]:
     """The lines `_nested_under_removed` moved, by the line they are written before (the end of their
     new entry's block, `_block_end`): each (its line, its text indented as deep under its new entry as
-    it was under its old one)."""
+    it was under its old one; a blank line between its paragraphs as it was)."""
     out: dict[int, list[tuple[int, str]]] = {}
+    ends: dict[int, int] = {}  # each new entry's block end, found once
+    under: dict[int, int] = {}  # each moved line -> the entry line it was under: the first line above it not moved
+    for c in sorted(edits.nested_moved):
+        under[c] = under.get(c - 1, c - 1)
     for c, anchor in edits.nested_moved.items():
-        old = next(n for n in range(c - 1, -1, -1) if n not in edits.nested_moved)  # the entry line it was under
+        old = under[c]
         shift = parsed[anchor].indent - parsed[old].indent
         text = lines[c]
-        text = " " * shift + text if shift >= 0 else text[min(-shift, len(text) - len(text.lstrip())) :]
-        out.setdefault(_block_end(lines, parsed, anchor), []).append((c, text))
+        if text.strip():
+            text = " " * shift + text if shift >= 0 else text[min(-shift, len(text) - len(text.lstrip())) :]
+        if anchor not in ends:
+            ends[anchor] = _block_end(parsed, anchor)
+        out.setdefault(ends[anchor], []).append((c, text))
     return out
 
 
@@ -961,7 +1048,8 @@ def _repeats_said(parsed: list[Line], repeats: list[int], keep: list[bool]) -> l
     the plan names them), and the headings of the sections they leave empty, which stay."""
     if not repeats:
         return []
-    where = [f"{parsed[n].entry} at {_where(parsed, n, keep)}" for n in repeats]
+    at = _where(parsed, keep)
+    where = [f"{parsed[n].entry} at {at(n)}" for n in repeats]
     return [f"{plural(len(repeats), 'repeated entry line')} removed, saying nothing its file's earlier listings do not: "
             + ", ".join(where)]
 
@@ -973,8 +1061,10 @@ _NOTE_LINE = "owner's note line"
 def _notes_said(parsed: list[Line], edits: _Edits) -> list[str]:
     """What becomes of the owner's notes on gone files (`_edited`), each quoted with its line and
     section: the words are the owner's, and the user reads what happens to them before applying."""
+    at = _where(parsed, edits.keep)
+
     def quoted(n: int) -> str:
-        return f"`{trim(parsed[n].text.strip(), QUOTED_CHARS)}` at {_where(parsed, n, edits.keep)}"
+        return f"`{trim(parsed[n].text.strip(), QUOTED_CHARS)}` at {at(n)}"
 
     out = []
     if edits.repointed:
@@ -1017,13 +1107,15 @@ def _nested_said(parsed: list[Line], edits: _Edits, quoted: Callable[[int], str]
     """What becomes of the lines nested under an entry line removed (`_nested_under_removed`), each
     quoted as the owner's notes are: moved under another entry, or gone with theirs."""
     out = []
-    if edits.nested_moved:
-        out.append(f"{plural(len(edits.nested_moved), 'line')} {_NESTED} kept, moved under the entry of the file now holding "
+    moved = {n: a for n, a in edits.nested_moved.items() if parsed[n].text.strip()}  # the blank lines between go unsaid
+    gone = [n for n in edits.nested_gone if parsed[n].text.strip()]
+    if moved:
+        out.append(f"{plural(len(moved), 'line')} {_NESTED} kept, moved under the entry of the file now holding "
                    "that file's content: " + ", ".join(f"{quoted(n)}, now under {_entry_name(parsed, edits, a)}"
-                                                      for n, a in edits.nested_moved.items()))
-    if edits.nested_gone:
-        out.append(f"{plural(len(edits.nested_gone), 'line')} {_NESTED} removed with it, the index keeping no entry of a file "
-                   "holding that file's content: " + ", ".join(quoted(n) for n in edits.nested_gone))
+                                                      for n, a in moved.items()))
+    if gone:
+        out.append(f"{plural(len(gone), 'line')} {_NESTED} removed with it, the index keeping no entry of a file "
+                   "holding that file's content: " + ", ".join(quoted(n) for n in gone))
     return out
 
 
@@ -1032,18 +1124,25 @@ def _entry_name(parsed: list[Line], edits: _Edits, n: int) -> str:
     return edits.swapped[n].filename if n in edits.swapped else parsed[n].entry or ""
 
 
-def _where(parsed: list[Line], n: int, keep: list[bool]) -> str:
-    """Where line `n` of the index is, for the plan: its number, its section's heading, and, when the
-    run leaves that section empty, whether the heading stays."""
+def _where(parsed: list[Line], keep: list[bool]) -> Callable[[int], str]:
+    """Where a line of the index is, for the plan: its number, its section's heading, and, when the
+    run leaves that section empty, whether the heading stays. The sections are read once: quoting
+    each of 20,000 lines under one removed entry took minutes when each quote read them again."""
     heads = [p.n for p in parsed if p.heading and not p.code]
-    above = [h for h in heads if h < n]
-    if not above:
-        return f"line {n + 1}"
-    start, end = above[-1], next((h for h in heads if h > n), len(parsed))
-    text = f"line {n + 1} under '{_heading_text(parsed[start])}'"
-    if any(keep[i] and parsed[i].text.strip() for i in range(start + 1, end)):
-        return text
-    return text + (" (the heading stays, its section now empty)" if keep[start] else " (the heading goes too, its section now empty)")
+    ends = heads[1:] + [len(parsed)]
+    said = {h for h, end in zip(heads, ends) if any(keep[i] and _section_text(parsed[i]) for i in range(h + 1, end))}
+
+    def where(n: int) -> str:
+        k = bisect_left(heads, n) - 1  # the last heading above it
+        if k < 0:
+            return f"line {n + 1}"
+        start = heads[k]
+        text = f"line {n + 1} under '{_heading_text(parsed[start])}'"
+        if start in said:
+            return text
+        return text + (" (the heading stays, its section now empty)" if keep[start] else " (the heading goes too, its section now empty)")
+
+    return where
 
 
 def _heading_text(p: Line) -> str:
@@ -1070,9 +1169,9 @@ def _place(
     for item in sorted(add, key=lambda i: i.filename):
         best = max(anchors, key=lambda p: (_shared(p.entry or "", item.filename), p.n), default=None)
         if best is not None and _shared(best.entry or "", item.filename) >= 1:
-            spots.append((item, _block_end(lines, parsed, best.n)))
+            spots.append((item, _block_end(parsed, best.n)))
         elif home is not None and (sections <= 1 or not own_section_fits):
-            spots.append((item, _block_end(lines, parsed, home.n)))
+            spots.append((item, _block_end(parsed, home.n)))
         else:
             at_end.append(item)
     room = max(max_lines - kept, 0)
@@ -1282,6 +1381,8 @@ def chunks(text: str) -> list[Chunk]:
             slugs[base] = count + 1
             anchor, n = (base if count == 0 else f"{base}-{count}"), 0
             continue
+        if p.underline:
+            continue  # its heading's, above
         if p.code:
             if start is None:
                 start = p.n
