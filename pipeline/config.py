@@ -12,6 +12,7 @@ import datetime as dt
 import json
 import os
 import re
+import stat
 import tomllib
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, Literal
@@ -285,9 +286,16 @@ class Settings(BaseModel):
 
 
 PROJECT_CONFIG = ".memconsolidate.toml"  # a store's own settings for memconsolidate
-# Settings a config found inside the store may not make: the store's files are not trusted to send
-# its memories to another server or to choose where the reply cache is written.
-STORE_CONFIG_FORBIDS = ("llm.api_base", "llm.cache_dir")
+# Settings a config found inside the store may not make, with what they would choose and the option
+# that sets them instead: the store's files are not trusted to send its memories to another server,
+# to choose where the reply cache is written, or to name what is read outside the store (a cloned
+# store's config naming ~/.ssh as its repository or a consult log).
+STORE_CONFIG_FORBIDS: dict[str, tuple[str, str | None]] = {
+    "llm.api_base": ("where its memories are sent", "--api-base"),
+    "llm.cache_dir": ("where replies are written", "--cache-dir"),
+    "repo": ("which folder is read as the repository", "--repo"),
+    "claude.consult_log": ("which file is read as the consult log", None),
+}
 
 
 def user_config_path() -> Path:
@@ -311,10 +319,10 @@ def load_user_config(path: str | Path | None, store: str | Path | None = None) -
     if path is None:
         return {}
     p = Path(path)
-    try:
-        raw = p.read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"cannot read config {p}: {exc.strerror or exc}") from None
+    own = store is not None and p.name == PROJECT_CONFIG and p.parent.resolve() == Path(store).resolve()
+    if own:
+        _refuse_leaving_the_store(p)
+    raw = _config_bytes(p)
     try:
         if p.suffix == ".json":
             data = json.loads(raw.decode("utf-8"))
@@ -327,12 +335,51 @@ def load_user_config(path: str | Path | None, store: str | Path | None = None) -
     unknown = _unknown_key(Settings, data, "")
     if unknown:
         raise ConfigError(f"unknown setting {unknown} in config {p}")
-    if store is not None and p.parent.resolve() == Path(store).resolve() and p.name == PROJECT_CONFIG:
-        for dotted in STORE_CONFIG_FORBIDS:
-            section, _, key = dotted.partition(".")
-            if isinstance(data.get(section), dict) and key in data[section]:
-                raise ConfigError(f"config {p} is inside the store and may not set {dotted}: set it with --config or on the command line")
+    if own:
+        for dotted, (what, option) in STORE_CONFIG_FORBIDS.items():
+            if _sets(data, dotted):
+                instead = f"--config or {option}" if option else "--config"
+                raise ConfigError(f"config {p} is inside the store and may not set {dotted} ({what}): set it with {instead}")
     return data
+
+
+def _refuse_leaving_the_store(p: Path) -> None:
+    """A store's own config that is a symlink out of the store (or into its state folder) is not
+    read: the store would choose a file of the user's to be read as settings."""
+    store = Path(os.path.realpath(p.parent))
+    target = Path(os.path.realpath(p))
+    if not target.is_relative_to(store) or target.relative_to(store).parts[:1] == (STATE_DIR,):
+        raise ConfigError(f"config {p} is a symlink to {target}, not a file of the store's own: not read")
+
+
+def _sets(data: dict[str, Any], dotted: str) -> bool:
+    """Whether a config's nested tables set `dotted` ("llm.api_base", "repo")."""
+    *sections, key = dotted.split(".")
+    node: Any = data
+    for section in sections:
+        node = node.get(section) if isinstance(node, dict) else None
+    return isinstance(node, dict) and key in node
+
+
+MAX_CONFIG_BYTES = 1 << 20  # a settings file is a few lines; a store's own is the store's to make
+
+
+def _config_bytes(p: Path) -> bytes:
+    """The bytes of a settings file: a regular file (opening a FIFO waits for a writer forever, a
+    device may act on being opened), checked before the open and on what was opened, within the cap."""
+    try:
+        if not stat.S_ISREG(os.stat(p).st_mode):
+            raise ConfigError(f"config {p} is not a regular file")
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK)  # one swapped for a FIFO since the stat: no wait
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise ConfigError(f"config {p} is not a regular file")
+            raw = fh.read(MAX_CONFIG_BYTES + 1)
+    except OSError as exc:
+        raise ConfigError(f"cannot read config {p}: {exc.strerror or exc}") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"config {p} is too large (over {MAX_CONFIG_BYTES} bytes)")
+    return raw
 
 
 def _unknown_key(model: type[BaseModel], data: dict[str, Any], prefix: str) -> str | None:
