@@ -6,14 +6,13 @@ a traceback unless MEMCONSOLIDATE_DEBUG=1 asks for it.
 
 from __future__ import annotations
 
-import errno
 import os
 import sys
 from typing import Any, Callable
 
 import typer
 
-from .errors import MemconsolidateError, os_reason
+from .errors import UNWRITABLE, MemconsolidateError, os_reason
 from .printable import printable
 
 
@@ -24,9 +23,6 @@ def fail(message: str, code: int) -> None:
 
 def say(message: str) -> None:
     sys.stderr.write(f"memconsolidate: {printable(message)}\n")
-
-
-UNWRITABLE = (errno.EROFS, errno.EACCES, errno.EPERM)
 
 
 def guarded(fn: Callable[[], Any]) -> Any:

@@ -162,5 +162,5 @@ def make_settings(opts: Options, store: str | None = None):
         "llm.trust_model": opts.trust_model or None,
     })
     used = find_config(opts.config, store if store is not None and os.path.isdir(store) else None)
-    flags = {dotted: flag for dotted, flag in _OVERRIDES.values()}
+    flags = {dotted: flag for dotted, flag in _OVERRIDES.values()} | {"now": "--now"}
     return build_settings(load_user_config(used, store), overrides, flags), used

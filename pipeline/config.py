@@ -12,6 +12,7 @@ import datetime as dt
 import json
 import os
 import re
+import stat
 import tomllib
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, Literal
@@ -28,11 +29,49 @@ STATE_DIR = ".memconsolidate"
 
 
 # --------------------------------------------------------------------------------------------
+# Ranges. Every number a config or the command line may set has one (tests/test_config_ranges.py
+# fails for a numeric field without it), so an impossible value is a config error naming its key
+# (exit 2) instead of a crash in some later computation: a date before year 1, a timeout the clock
+# cannot hold. The upper bounds are far beyond any real use, and small enough that no date, duration
+# or size computed from them overflows; floats must be finite (TOML and JSON both spell inf and nan).
+
+MAX_DAYS = 36_500  # a century: more than any memory's age, and `now - MAX_DAYS` is in the calendar
+MAX_HOURS = MAX_DAYS * 24
+MAX_COUNT = 1_000_000  # calls, pairs, references, thresholds, runs kept
+MAX_BYTES = 1 << 30  # 1 GiB, and sizes in lines or tokens
+
+# `now` (--now, or a config's `now`): from the Unix epoch (every file time is after it) to a date a
+# good way before the calendar's end, so `now` plus or minus any bounded number of days is a date.
+EARLIEST_NOW = dt.date(1970, 1, 1)
+LATEST_NOW = dt.date(8999, 12, 31)
+
+
+def days(default: int) -> Any:
+    """A number of days (ages, windows, guards): 0 to a century."""
+    return Field(default, ge=0, le=MAX_DAYS)
+
+
+def count(default: int | None, least: int = 0) -> Any:
+    """A count or a threshold: `least` (0 unless said) to MAX_COUNT."""
+    return Field(default, ge=least, le=MAX_COUNT)
+
+
+def size(default: int) -> Any:
+    """A size in bytes (or lines, or tokens, as a crux store's sizeUnit says): 1 to 1 GiB."""
+    return Field(default, ge=1, le=MAX_BYTES)
+
+
+def hours(default: float) -> Any:
+    """An interval in hours: above 0, at most a century, finite."""
+    return Field(default, gt=0, le=MAX_HOURS, allow_inf_nan=False)
+
+
+# --------------------------------------------------------------------------------------------
 # crux: defaults per DESIGN.md "CRUX defaults when the config omits them"
 
 
 class TypeTransition(BaseModel):
-    promoteAt: int | None = None
+    promoteAt: int | None = count(None)
     promoteTo: str | None = None
 
 
@@ -95,15 +134,15 @@ class CruxConfig(BaseModel):
         default_factory=lambda: ["core", "redflag", "goal", "learning", "idea", "archived"]
     )
     typeTransitions: dict[str, TypeTransition] = Field(default_factory=_default_transitions)
-    demoteAfterDaysUnreferenced: int = 90
-    archiveAfterDaysUnreferenced: int = 180
-    promotionToRuleThreshold: int = 30
-    maxReferencesStored: int = 10
+    demoteAfterDaysUnreferenced: int = days(90)
+    archiveAfterDaysUnreferenced: int = days(180)
+    promotionToRuleThreshold: int = count(30)
+    maxReferencesStored: int = count(10)
     sizeUnit: Literal["lines", "bytes", "tokens"] = "lines"
-    compressionMinLines: int = 500
-    maxMemorySize: int = 1000
-    maxConsolidatedSize: int = 2000
-    compressionTarget: int = 33
+    compressionMinLines: int = Field(500, ge=0, le=MAX_BYTES)
+    maxMemorySize: int = size(1000)
+    maxConsolidatedSize: int = size(2000)
+    compressionTarget: int = Field(33, ge=0, le=100)  # percent of the original
 
 
 # --------------------------------------------------------------------------------------------
@@ -111,28 +150,29 @@ class CruxConfig(BaseModel):
 
 
 class ClaudeConfig(BaseModel):
-    prune_guard_days: int = 14  # dream's GUARD_DAYS
-    consult_window_days: int = 14  # dream's consult-gate window, which its own code forgets to apply
+    prune_guard_days: int = days(14)  # dream's GUARD_DAYS
+    consult_window_days: int = days(14)  # dream's consult-gate window, which its own code forgets to apply
     consult_log: str = ".claude/logs/memory-consult.jsonl"
     # MEMORY.md target: 17 KB (seed 001), headroom below what Claude Code loads; the hooks a rebuild
     # writes are kept within it, the author's are not cut for it
-    index_budget_bytes: int = 17 * 1024
+    index_budget_bytes: int = size(17 * 1024)
     # what Claude Code loads of MEMORY.md (seed 001: "~24 KB"; its docs: 25KB): only an index that
     # would pass it has its hand-written hooks trimmed
-    index_load_bytes: int = 24 * 1024
-    index_min_hook_chars: int = 90  # below this, trimming stops and the user is warned
+    index_load_bytes: int = size(24 * 1024)
+    index_min_hook_chars: int = count(90)  # below this, trimming stops and the user is warned
 
 
 class ZylosConfig(BaseModel):
-    core_budget_bytes: int = 16 * 1024  # identity.md, state.md, references.md
-    state_warn_bytes: int = 10 * 1024
-    references_warn_bytes: int = 8 * 1024
-    profile_warn_bytes: int = 1024  # users/<id>/profile.md: "over ~1KB: summarize older notes"
-    freshness_active_days: int = 7
-    freshness_aging_days: int = 30
-    freshness_fading_days: int = 90
-    session_archive_days: int = 30
-    immune_importance_max: int = 2  # importance 1-2 never suggested for archival
+    core_budget_bytes: int = size(16 * 1024)  # identity.md, state.md, references.md
+    state_warn_bytes: int = size(10 * 1024)
+    references_warn_bytes: int = size(8 * 1024)
+    profile_warn_bytes: int = size(1024)  # users/<id>/profile.md: "over ~1KB: summarize older notes"
+    freshness_active_days: int = days(7)
+    freshness_aging_days: int = days(30)
+    freshness_fading_days: int = days(90)
+    session_archive_days: int = days(30)
+    # importance 1-2 never suggested for archival; zylos ranks 1 (critical) to 5 (minor), 0: none immune
+    immune_importance_max: int = Field(2, ge=0, le=5)
 
 
 class BankConfig(BaseModel):
@@ -141,13 +181,13 @@ class BankConfig(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
     enabled: bool = True
-    interval_hours: float = 24
+    interval_hours: float = hours(24)
     dry_run: bool = False
     banks: list[str] = Field(default_factory=list)  # allowlist; empty = all
-    max_supersedes_per_run: int = 200
+    max_supersedes_per_run: int = count(200)
     llm_assist_enabled: bool = True
-    promote_corroboration_threshold: int = 4
-    rule_candidates_max: int = 20
+    promote_corroboration_threshold: int = count(4)
+    rule_candidates_max: int = count(20)
 
 
 class LLMConfig(BaseModel):
@@ -156,24 +196,24 @@ class LLMConfig(BaseModel):
     mode: Literal["tools", "json", "json_schema", "md_json"] | None = None  # None: per provider
     cache_dir: str | None = None
     no_cache: bool = False
-    max_calls: int | None = Field(None, ge=0)
-    max_cost: float | None = Field(None, ge=0)
+    max_calls: int | None = count(None)
+    max_cost: float | None = Field(None, ge=0, le=1_000_000, allow_inf_nan=False)  # USD
     # Unset (None): per provider, local servers differ from hosted ones (pipeline/provider_defaults.py).
     # A call's timeout is timeout_s plus timeout_per_1k_chars_s for every 1,000 characters it sends.
-    timeout_s: float | None = Field(default=None, gt=0)
-    timeout_per_1k_chars_s: float | None = Field(default=None, ge=0)
-    max_attempts: int = Field(3, ge=1)  # transient-error attempts (tenacity)
-    max_reasks: int = Field(1, ge=0)  # schema-invalid replies re-asked (instructor)
+    timeout_s: float | None = Field(default=None, gt=0, le=24 * 3600, allow_inf_nan=False)
+    timeout_per_1k_chars_s: float | None = Field(default=None, ge=0, le=3600, allow_inf_nan=False)
+    max_attempts: int = Field(3, ge=1, le=100)  # transient-error attempts (tenacity)
+    max_reasks: int = Field(1, ge=0, le=100)  # schema-invalid replies re-asked (instructor)
     strict: bool = False  # instructor's strict validation; lenient is kinder to small local models
-    concurrency: int | None = Field(default=None, ge=1)
-    batch_size: int | None = Field(default=None, ge=1)
-    temperature: float = Field(default=0.0, ge=0, le=2)  # 0: the cached reply is the model's likeliest
-    max_tokens: int | None = Field(default=None, ge=1)  # per call; unset: per provider
+    concurrency: int | None = Field(default=None, ge=1, le=256)  # requests in flight
+    batch_size: int | None = Field(default=None, ge=1, le=1000)
+    temperature: float = Field(default=0.0, ge=0, le=2, allow_inf_nan=False)  # 0: the cached reply is the model's likeliest
+    max_tokens: int | None = count(None, least=1)  # per call; unset: per provider
     prompt_set: str | None = None  # "local": prompts/<stage>.local.md where present; unset: per provider
     # What the conflicts stage (pairs: the strongest half and a window of the others that turns with the
     # run's date, rules/pair_windows.py) and the metadata stage (groups) may ask about in one run. The
     # reorder stage asks about all its pairs: its merges decide which pairs the conflicts stage finds.
-    max_pairs_per_stage: int = Field(400, ge=0)
+    max_pairs_per_stage: int = count(400)
     # A model's "same meaning" verdict retires a memory whose text differs only when trusted;
     # otherwise the merge waits for the user (the stub, the tool's own heuristic, is not asked).
     trust_model: bool = False
@@ -188,15 +228,21 @@ class LLMConfig(BaseModel):
 
 
 class ScheduleConfig(BaseModel):
-    interval_hours: float = Field(24, gt=0)
+    interval_hours: float = hours(24)
     # iii's slack: a run is due a little early, so an hourly heartbeat does not drift a day late.
-    slack_minutes: float = Field(30, ge=0)
+    slack_minutes: float = Field(30, ge=0, le=7 * 24 * 60, allow_inf_nan=False)
+
+    def wait(self) -> dt.timedelta:
+        """How long after a successful run the next is due: the interval less the slack, never less
+        than nothing (a slack longer than the interval makes every run due, and a time taken back
+        from a recorded run at the calendar's start would fall off it)."""
+        return max(dt.timedelta(hours=self.interval_hours) - dt.timedelta(minutes=self.slack_minutes), dt.timedelta(0))
 
 
 class JournalConfig(BaseModel):
     # Applied runs whose journals (and before-images) are kept for undo; older ones are pruned
     # after each successful apply.
-    keep_runs: int = Field(20, ge=1)
+    keep_runs: int = count(20, least=1)
 
 
 class Settings(BaseModel):
@@ -210,11 +256,20 @@ class Settings(BaseModel):
     llm: LLMConfig = Field(default_factory=LLMConfig)
     schedule: ScheduleConfig = Field(default_factory=ScheduleConfig)
     journal: JournalConfig = Field(default_factory=JournalConfig)
-    # Size above which a memory file is not read (reported as parse_error instead).
-    max_file_bytes: int = 4 * 1024 * 1024
+    # Size above which a memory file is not read (reported as parse_error instead); at least 1 KiB,
+    # else no memory is read at all.
+    max_file_bytes: int = Field(4 * 1024 * 1024, ge=1024, le=MAX_BYTES)
     # The blast-radius cap: one run retires (archives, prunes, merges away) at most this fraction of
     # a store's live memories; the rest are reported `capped` and wait for the next run.
-    max_retire_fraction: float = Field(default=0.25, ge=0.0, le=1.0)
+    max_retire_fraction: float = Field(default=0.25, ge=0.0, le=1.0, allow_inf_nan=False)
+
+    @field_validator("now")
+    @classmethod
+    def _now_in_range(cls, value: dt.date) -> dt.date:
+        if not EARLIEST_NOW <= value <= LATEST_NOW:
+            raise PydanticCustomError("now_range", "must be a date from {earliest} to {latest}, not {value}",
+                                      {"earliest": EARLIEST_NOW.isoformat(), "latest": LATEST_NOW.isoformat(), "value": value.isoformat()})
+        return value
 
     @field_validator("layout", mode="before")
     @classmethod
@@ -231,9 +286,16 @@ class Settings(BaseModel):
 
 
 PROJECT_CONFIG = ".memconsolidate.toml"  # a store's own settings for memconsolidate
-# Settings a config found inside the store may not make: the store's files are not trusted to send
-# its memories to another server or to choose where the reply cache is written.
-STORE_CONFIG_FORBIDS = ("llm.api_base", "llm.cache_dir")
+# Settings a config found inside the store may not make, with what they would choose and the option
+# that sets them instead: the store's files are not trusted to send its memories to another server,
+# to choose where the reply cache is written, or to name what is read outside the store (a cloned
+# store's config naming ~/.ssh as its repository or a consult log).
+STORE_CONFIG_FORBIDS: dict[str, tuple[str, str | None]] = {
+    "llm.api_base": ("where its memories are sent", "--api-base"),
+    "llm.cache_dir": ("where replies are written", "--cache-dir"),
+    "repo": ("which folder is read as the repository", "--repo"),
+    "claude.consult_log": ("which file is read as the consult log", None),
+}
 
 
 def user_config_path() -> Path:
@@ -257,10 +319,10 @@ def load_user_config(path: str | Path | None, store: str | Path | None = None) -
     if path is None:
         return {}
     p = Path(path)
-    try:
-        raw = p.read_bytes()
-    except OSError as exc:
-        raise ConfigError(f"cannot read config {p}: {exc.strerror or exc}") from None
+    own = store is not None and p.name == PROJECT_CONFIG and p.parent.resolve() == Path(store).resolve()
+    if own:
+        _refuse_leaving_the_store(p)
+    raw = _config_bytes(p)
     try:
         if p.suffix == ".json":
             data = json.loads(raw.decode("utf-8"))
@@ -273,12 +335,51 @@ def load_user_config(path: str | Path | None, store: str | Path | None = None) -
     unknown = _unknown_key(Settings, data, "")
     if unknown:
         raise ConfigError(f"unknown setting {unknown} in config {p}")
-    if store is not None and p.parent.resolve() == Path(store).resolve() and p.name == PROJECT_CONFIG:
-        for dotted in STORE_CONFIG_FORBIDS:
-            section, _, key = dotted.partition(".")
-            if isinstance(data.get(section), dict) and key in data[section]:
-                raise ConfigError(f"config {p} is inside the store and may not set {dotted}: set it with --config or on the command line")
+    if own:
+        for dotted, (what, option) in STORE_CONFIG_FORBIDS.items():
+            if _sets(data, dotted):
+                instead = f"--config or {option}" if option else "--config"
+                raise ConfigError(f"config {p} is inside the store and may not set {dotted} ({what}): set it with {instead}")
     return data
+
+
+def _refuse_leaving_the_store(p: Path) -> None:
+    """A store's own config that is a symlink out of the store (or into its state folder) is not
+    read: the store would choose a file of the user's to be read as settings."""
+    store = Path(os.path.realpath(p.parent))
+    target = Path(os.path.realpath(p))
+    if not target.is_relative_to(store) or target.relative_to(store).parts[:1] == (STATE_DIR,):
+        raise ConfigError(f"config {p} is a symlink to {target}, not a file of the store's own: not read")
+
+
+def _sets(data: dict[str, Any], dotted: str) -> bool:
+    """Whether a config's nested tables set `dotted` ("llm.api_base", "repo")."""
+    *sections, key = dotted.split(".")
+    node: Any = data
+    for section in sections:
+        node = node.get(section) if isinstance(node, dict) else None
+    return isinstance(node, dict) and key in node
+
+
+MAX_CONFIG_BYTES = 1 << 20  # a settings file is a few lines; a store's own is the store's to make
+
+
+def _config_bytes(p: Path) -> bytes:
+    """The bytes of a settings file: a regular file (opening a FIFO waits for a writer forever, a
+    device may act on being opened), checked before the open and on what was opened, within the cap."""
+    try:
+        if not stat.S_ISREG(os.stat(p).st_mode):
+            raise ConfigError(f"config {p} is not a regular file")
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK)  # one swapped for a FIFO since the stat: no wait
+        with os.fdopen(fd, "rb") as fh:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise ConfigError(f"config {p} is not a regular file")
+            raw = fh.read(MAX_CONFIG_BYTES + 1)
+    except OSError as exc:
+        raise ConfigError(f"cannot read config {p}: {exc.strerror or exc}") from None
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"config {p} is too large (over {MAX_CONFIG_BYTES} bytes)")
+    return raw
 
 
 def _unknown_key(model: type[BaseModel], data: dict[str, Any], prefix: str) -> str | None:

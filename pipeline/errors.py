@@ -34,6 +34,18 @@ class RunFailed(MemconsolidateError):
     exit_code = 1
 
 
+# What keeps a store from being written that is the user's to fix, like a bad path: permissions, an
+# immutable file or folder (chattr +i), a read-only file system.
+UNWRITABLE = (errno.EROFS, errno.EACCES, errno.EPERM)
+
+
+class StoreUnwritable(RunFailed):
+    """A run the store refused to be written by (UNWRITABLE), rolled back whole: exit 2, as the
+    help says of a store that cannot be written; a full disk is still a run that failed (exit 1)."""
+
+    exit_code = 2
+
+
 _PLAIN = {errno.ENOSPC: "no space left on device", errno.EDQUOT: "disk quota exceeded", errno.EROFS: "read-only file system"}
 
 

@@ -15,7 +15,7 @@ from .config import STATE_DIR
 class RunEntry:
     run_id: str
     created: str  # ISO time, UTC
-    status: str  # committed | undone | prepared (unfinished)
+    status: str  # committed | undone | prepared (unfinished) | rolled_back (failed, nothing changed)
     applied: list[str] = field(default_factory=list)  # the kinds of the actions it applied
     files: int = 0  # files it changed
     model: str | None = None

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
-from .errors import RunFailed, os_reason
+from .errors import UNWRITABLE, RunFailed, StoreUnwritable, os_reason
 from .journal_check import (
     ABSENT,
     ADDED,
@@ -592,6 +592,13 @@ def cannot_write(root: Path, exc: OSError) -> str:
     return f"cannot write {root}: {os_reason(exc, root)}"
 
 
+def write_failed(root: Path, exc: OSError, message: str | None = None) -> RunFailed:
+    """The error of a run a write failed (`message`, by default that `root` cannot be written): exit 2
+    when the store refused it (permissions, an immutable file, a read-only file system), else 1."""
+    text = message or cannot_write(root, exc)
+    return StoreUnwritable(text) if exc.errno in UNWRITABLE else RunFailed(text)
+
+
 @dataclass
 class _Live:
     """Hard links, inside the run folder, to the files a run replaces by rename: an agent holding one
@@ -622,7 +629,7 @@ def execute(root: Path, ops: list[Op], run_id: str | None = None, info: dict | N
     try:
         sim = _simulate(root, ops)
     except OSError as exc:
-        raise RunFailed(cannot_write(root, exc)) from None
+        raise write_failed(root, exc) from None
     _refuse_unsafe(root, sorted(sim.before))
     _refuse_unsafe(root, sim.dirs, folders=True)
     try:
@@ -632,14 +639,14 @@ def execute(root: Path, ops: list[Op], run_id: str | None = None, info: dict | N
     except FileExistsError:
         raise RunFailed(f"run {run_id} exists already in {root}") from None
     except OSError as exc:
-        raise RunFailed(cannot_write(root, exc)) from None
+        raise write_failed(root, exc) from None
     assert key is not None
     try:
         record, live = _prepare(root, run, run_id, sim, info or {}, key)
     except OSError as exc:
         # Nothing in the store was changed yet, and the folder holds only our own copies.
         shutil.rmtree(run, ignore_errors=True)
-        raise RunFailed(cannot_write(root, exc)) from None
+        raise write_failed(root, exc) from None
     _step()
     expected = {p: entry["before"] for p, entry in record.touched.items()}
     try:
@@ -654,7 +661,9 @@ def execute(root: Path, ops: list[Op], run_id: str | None = None, info: dict | N
         _save_record(run, record, key)
     except OSError as exc:
         result = rollback(root, run, record, key)
-        raise RunFailed(_failure(root, exc, result)) from None
+        message = _failure(root, exc, result)
+        # not all put back: a run that failed, whatever stopped it (the next command tries again)
+        raise (RunFailed(message) if result.errors else write_failed(root, exc, message)) from None
     _step()
     _drop_live(live)
     return record

@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import re
 
-# C0 controls, DEL, C1 controls, the Unicode line and paragraph separators, and the bidi
-# embeddings, overrides and isolates (they reorder what a reader sees).
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# Every Unicode bidi control (UAX #9): they reorder what a reader sees, so a name or a memory's text
+# could show a path or a command other than the one the plan acts on. The embeddings, overrides and
+# isolates, and the implicit marks: LRM, RLM and the Arabic letter mark.
+_BIDI_CONTROLS = "\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069"
+# C0 controls, DEL, C1 controls, the Unicode line and paragraph separators, and the bidi controls.
+_UNPRINTABLE = re.compile(f"[\x00-\x1f\x7f-\x9f\u2028\u2029{_BIDI_CONTROLS}]")
 _NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
 
 

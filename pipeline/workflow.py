@@ -158,9 +158,7 @@ def is_due(state: dict[str, Any], settings: Settings, wall: dt.datetime) -> tupl
     if last_at > wall:
         # a clock that was once wrong must not silence the nightly run until that date comes
         return True, f"last successful run {last_at.isoformat(timespec='minutes')} is in the future"
-    interval = dt.timedelta(hours=settings.schedule.interval_hours)
-    slack = dt.timedelta(minutes=settings.schedule.slack_minutes)
-    due_at = last_at + interval - slack
+    due_at = last_at + settings.schedule.wait()
     if wall >= due_at:
         return True, f"last successful run {last_at.isoformat(timespec='minutes')}"
     return False, f"not due: last successful run {last_at.isoformat(timespec='minutes')}, next after {due_at.isoformat(timespec='minutes')}"

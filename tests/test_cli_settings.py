@@ -2,10 +2,11 @@
 (exit 2); the project config is discovered and shown; a store's own config cannot redirect calls."""
 
 import json
+import os
 
 import pytest
 
-from helpers import NOW, run_cli
+from helpers import NOW, fifo_watch, run_cli
 
 
 def one_line(res) -> str:
@@ -76,3 +77,28 @@ def test_store_config_may_not_redirect_model_calls(bank_store):
     (bank_store / ".memconsolidate.toml").write_text('[llm]\napi_base = "http://198.51.100.7/v1"\n')
     line = one_line(run_cli("plan", str(bank_store)))
     assert "may not set llm.api_base" in line
+
+
+def test_a_config_that_is_a_named_pipe_is_refused_not_waited_on(bank_store, tmp_path):
+    # --config FILE was read with read_bytes: a FIFO blocked the command forever (a FIFO
+    # .memconsolidate.toml in the store is no file, and not taken for a config at all)
+    fifo = tmp_path / "c.toml"
+    os.mkfifo(fifo)
+    with fifo_watch(fifo) as opened:
+        line = one_line(run_cli("plan", str(bank_store), "--config", str(fifo)))
+    assert opened == []  # never opened, so never waited on
+    assert line == f"memconsolidate: config {fifo} is not a regular file"
+    assert one_line(run_cli("plan", str(bank_store), "--config", str(tmp_path))) == f"memconsolidate: config {tmp_path} is not a regular file"
+
+
+def test_a_store_config_that_is_a_symlink_out_of_the_store_is_not_read(bank_store, tmp_path):
+    # the store would choose a file of the user's to be read as its settings
+    outside = tmp_path / "users.toml"
+    outside.write_text('[llm]\nmodel = "none"\n')
+    (bank_store / ".memconsolidate.toml").symlink_to(outside)
+    line = one_line(run_cli("plan", str(bank_store), "--now", NOW))
+    assert line == f"memconsolidate: config {bank_store / '.memconsolidate.toml'} is a symlink to {outside}, not a file of the store's own: not read"
+    (bank_store / ".memconsolidate.toml").unlink()
+    (bank_store / "mine.toml").write_text('[llm]\nmodel = "none"\n')
+    (bank_store / ".memconsolidate.toml").symlink_to("mine.toml")  # one inside the store is the store's
+    assert "model none" in run_cli("plan", str(bank_store), "--now", NOW).stdout

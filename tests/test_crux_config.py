@@ -128,6 +128,11 @@ def test_defaults_when_the_file_says_nothing():
         ({"cruxMemories": {"typeTransitions": {"idea": 5}}}, "typeTransitions"),
         ({"cruxMemories": {"typeTransitions": {"idea": {"promoteAt": "five"}}}}, "typeTransitions.idea.promoteAt"),
         ({"cruxMemories": {"sizeUnit": "pages"}}, "sizeUnit"),
+        # out of range (config.py's ranges): a config error naming the key, not a value taken
+        ({"cruxMemories": {"archiveAfterDaysUnreferenced": 999999999}}, "cruxMemories.archiveAfterDaysUnreferenced: Input should be less"),
+        ({"cruxMemories": {"compressionTarget": 150}}, "cruxMemories.compressionTarget: Input should be less"),
+        ({"cruxMemories": {"maxConsolidatedSize": 0}}, "cruxMemories.maxConsolidatedSize: Input should be greater"),
+        ({"cruxMemories": {"typeTransitions": {"idea": {"promoteAt": 10**12}}}}, "typeTransitions.idea.promoteAt: Input should be less"),
         ({"cruxMemories": {"dream": {"workDir": ""}}}, "dream.workDir"),
         ({"cruxMemories": {"storage": {"archiveDir": ".memconsolidate/runs"}}}, "cruxMemories.storage.archiveDir"),
         # The index is rewritten whole: it may not be the config, a memory or inside a memory folder.

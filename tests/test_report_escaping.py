@@ -92,3 +92,24 @@ def test_claude_keep_both_note_inside_a_memory_forges_no_line(tmp_path):
     assert "\x1b" not in noted and "\r" not in noted
     assert not any(line.startswith("## Forged") for line in noted.splitlines())
     assert any(line.startswith("> Note (memconsolidate") and ESCAPED in line for line in noted.splitlines())
+
+
+BIDI = "\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+
+
+def test_every_bidi_control_is_escaped():
+    # LRM, RLM and the Arabic letter mark were shown raw: each reorders what the terminal shows
+    assert printable(BIDI) == "".join(f"\\u{ord(c):04x}" for c in BIDI)
+    assert printable("עברית and العربية stay") == "עברית and العربية stay"  # right-to-left text itself is not escaped
+
+
+def test_the_human_plan_shows_no_bidi_control_raw(tmp_path):
+    memory = tmp_path / ".claude" / "memory"
+    memory.mkdir(parents=True)
+    (memory / "MEMORY.md").write_text("- [A](project_a.md) — a\n")
+    (memory / "project_a.md").write_text("---\nname: a\ndescription: a\ntype: project\n---\nA.\n")
+    (memory / f"project_{BIDI}b.md").write_text("---\nname: b\ndescription: b\ntype: project\n---\nB.\n")
+    plan = run_cli("plan", str(tmp_path), "--now", NOW, "--model", "none")
+    assert plan.returncode == 0, plan.stderr
+    assert not set(BIDI) & set(plan.stdout)
+    assert "project_\\u061c\\u200e\\u200f\\u202a" in plan.stdout  # the unindexed file, named

@@ -22,6 +22,15 @@ def test_due_logic_with_slack():
     assert is_due(last, s, T0 + dt.timedelta(days=3))[0]  # missed nights: catch up on the first call
 
 
+def test_a_slack_longer_than_the_interval_makes_every_run_due_even_after_a_run_in_year_1():
+    # state.json is the store's: one recording a run at the calendar's start overflowed the
+    # subtraction of the slack (OverflowError, exit 1) instead of simply being long ago
+    s = settings(schedule={"interval_hours": 0.5, "slack_minutes": 60})
+    assert is_due({"last_success": "0001-01-01T00:00:00+00:00"}, s, T0)[0]
+    assert is_due({"last_success": T0.isoformat()}, s, T0)[0]
+    assert s.schedule.wait() == dt.timedelta(0)
+
+
 def test_run_if_due_records_only_complete_runs_and_skips_until_due(tmp_path):
     store = copy_store(FIXTURES / "bank", tmp_path / "bank")
     first = run_store(str(store), settings(), lambda m: None, if_due=True, wall=T0)

@@ -5,7 +5,7 @@ import json
 import shutil
 from pathlib import Path
 
-from helpers import FIXTURES, NOW, plan_json
+from helpers import FIXTURES, NOW, plan_json, run_cli
 
 from pipeline.config import Settings
 from pipeline.plan import run_rules
@@ -159,3 +159,22 @@ def test_repo_option_consult_log_of_the_repository_counts(tmp_path):
 def test_without_repo_other_layouts_get_no_staleness(tmp_path):
     plan = plan_json(make_bank(tmp_path), "--model", "none")
     assert not [f for f in plan["findings"] if f["kind"] == "stale"]
+
+
+def test_a_store_config_may_not_choose_what_is_read_outside_the_store(tmp_path):
+    # A store's own .memconsolidate.toml named any file as its consult log (read, then matched
+    # against the memories) and any folder as its repository: a cloned store chose what of the
+    # user's disk was read. It may set neither; a config of the user's may.
+    repo = make_repo(tmp_path)
+    log = write(tmp_path / "elsewhere" / "consult.jsonl", '{"ts": "2026-11-28T00:00:00Z", "names": ["m2"]}\n')
+    bank = make_bank(tmp_path)
+    for toml, key in ((f'[claude]\nconsult_log = "{log}"\n', "claude.consult_log"), (f'repo = "{repo}"\n', "repo")):
+        (bank / ".memconsolidate.toml").write_text(toml)
+        res = run_cli("plan", str(bank), "--model", "none", "--repo", str(repo))
+        assert res.returncode == 2 and len(res.stderr.splitlines()) == 1, res.stderr
+        assert f"is inside the store and may not set {key} (" in res.stderr
+    (bank / ".memconsolidate.toml").unlink()
+    mine = write(tmp_path / "mine.toml", f'[claude]\nconsult_log = "{log}"\n')
+    plan = plan_json(bank, "--model", "none", "--repo", str(repo), "--config", str(mine))
+    m2 = next(f for f in plan["findings"] if f["kind"] == "stale" and f["targets"] == ["main/m2"])
+    assert m2["kept_reason"].startswith("consult-gate:")

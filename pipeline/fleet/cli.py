@@ -7,7 +7,6 @@ failed, crashed or ran out of the fleet's budget, 2 for bad usage (one line, no 
 
 from __future__ import annotations
 
-import datetime as dt
 from dataclasses import asdict, dataclass
 import os
 import sys
@@ -129,9 +128,7 @@ def _open_state(o: dict[str, Any], settings: Any, targets: list[str]):
     from .resume import FleetState, default_path
 
     path = Path(o["state"]) if o["state"] else default_path(o["discover"])
-    schedule = settings.schedule
-    window = dt.timedelta(hours=schedule.interval_hours) - dt.timedelta(minutes=schedule.slack_minutes)
-    return FleetState(path, targets, window, note=say)
+    return FleetState(path, targets, settings.schedule.wait(), note=say)
 
 
 @app.command("plan")

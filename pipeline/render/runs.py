@@ -44,14 +44,18 @@ def run_log(runs: list[dict[str, Any]], root: str, width: int = PIPE_WIDTH, live
     run holding the store's lock now (its journal is the newest unfinished one: in progress, not
     interrupted)."""
     lines: list[str] = []
-    undone_by = {r["undo_of"]: r["run_id"] for r in runs if r.get("undo_of")}
+    undone_by = {r["undo_of"]: r["run_id"] for r in runs if r.get("undo_of") and r["status"] != "rolled_back"}
     working = next((r["run_id"] for r in reversed(runs) if r["status"] == "prepared"), None) if live else None
     for r in reversed(runs):
         head = f"run {r['run_id']}  {when(r['created'])}"
         if r.get("model"):
             head += f"  model {r['model']}"
         lines.append(head)
-        if r.get("undo_of"):
+        if r["status"] == "rolled_back":
+            # its journal lists what it was to change; a write failed and it was all put back
+            what = f"undo of run {r['undo_of']}" if r.get("undo_of") else plural(len(r["applied"]), "action")
+            lines.extend(wrap(f"failed and rolled back ({what}): nothing changed", width, "    "))
+        elif r.get("undo_of"):
             lines.extend(wrap(f"undid run {r['undo_of']}: {plural(r['files'], 'file')} restored", width, "    "))
         elif r["status"] == "prepared" and r["run_id"] == working:
             lines.append(f"    in progress (pid {live}): another command is working on the store")

@@ -106,13 +106,30 @@ def read_bytes(root: Path, path: Path, max_bytes: int) -> bytes:
 
 def _read_capped(fh: BinaryIO, max_bytes: int) -> bytes:
     with fh:
-        try:
-            data = fh.read(max_bytes + 1)  # bounded even if the file grew since the stat
-        except OSError as exc:
-            raise Unreadable(f"cannot read: {exc.strerror or exc}") from None
+        data = b"".join(read_chunks(fh, max_bytes + 1))  # bounded even if the file grew since the stat
     if len(data) > max_bytes:
         raise TooLarge(f"file too large (over {max_bytes} bytes)")
     return data
+
+
+# What one read takes: big enough that the calls cost nothing beside what is done with the bytes.
+READ_CHUNK = 1 << 20
+
+
+def read_chunks(fh: BinaryIO, limit: int, chunk: int = READ_CHUNK) -> Iterator[bytes]:
+    """A file's bytes from where it is, `chunk` at a time, `limit` of them at the most (`Unreadable`
+    if reading fails). Never one read of `limit`: that allocates a buffer of the whole cap up front
+    (a bank's cap is 64 times max_file_bytes), whatever the file's size."""
+    total = 0
+    while total < limit:
+        try:
+            data = fh.read(min(chunk, limit - total))
+        except OSError as exc:
+            raise Unreadable(f"cannot read: {exc.strerror or exc}") from None
+        if not data:
+            return
+        total += len(data)
+        yield data
 
 
 def open_checked(root: Path, path: Path, max_bytes: int) -> BinaryIO:

@@ -21,7 +21,9 @@ from pydantic import ValidationError
 from ...config import BankConfig, Settings
 from ...errors import ConfigError, RunFailed, os_reason
 from ...model import Corpus, Finding, Memory, ReadOnlyDict, ReadOnlyList
-from ...storage.files import Unreadable, as_date, mtime_of, open_checked, parse_error, read_bytes, read_text, rel
+from ...storage.files import (
+    READ_CHUNK, Unreadable, as_date, mtime_of, open_checked, parse_error, read_bytes, read_chunks, read_text, rel,
+)
 from ...storage.gc_pause import gc_paused
 
 LAYOUT = "bank"
@@ -172,7 +174,7 @@ class _ReadHashes:
         try:
             with open_checked(self.root, self.path, self.max_bytes) as fh:
                 again = hashlib.sha256()
-                for chunk in _chunks(fh, self.size):
+                for chunk in read_chunks(fh, self.size, _CHUNK):
                     again.update(chunk)
                 if again.digest() != self.digest.digest():
                     raise Unreadable("changed since it was read")
@@ -189,21 +191,7 @@ class _ReadHashes:
 
 # What one read of a bank's file takes: big enough that the calls cost nothing beside the parsing,
 # small beside the memories made of it.
-_CHUNK = 1 << 20
-
-
-def _chunks(fh: BinaryIO, limit: int) -> Iterator[bytes]:
-    """A file's bytes from where it is, `_CHUNK` at a time, `limit` of them at the most."""
-    total = 0
-    while total < limit:
-        try:
-            chunk = fh.read(min(_CHUNK, limit - total))
-        except OSError as exc:
-            raise Unreadable(f"cannot read: {exc.strerror or exc}") from None
-        if not chunk:
-            return
-        total += len(chunk)
-        yield chunk
+_CHUNK = READ_CHUNK
 
 
 def _file_lines(fh: BinaryIO, max_bytes: int, shas: _ReadHashes | None = None) -> Iterator[bytes]:
@@ -212,7 +200,7 @@ def _file_lines(fh: BinaryIO, max_bytes: int, shas: _ReadHashes | None = None) -
     `read_bytes`. With `shas`, the bytes read are hashed into it as they come."""
     size = 0
     pending: list[bytes] = []  # the start of a line that goes on in the next chunk
-    for chunk in _chunks(fh, max_bytes + 1):  # one byte more tells a file past the cap
+    for chunk in read_chunks(fh, max_bytes + 1, _CHUNK):  # one byte more tells a file past the cap
         size += len(chunk)
         if size > max_bytes:
             raise Unreadable(f"file too large (over {max_bytes} bytes)")
