@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import TYPE_CHECKING, Annotated, Any, Callable, Literal, Union
+from typing import TYPE_CHECKING, Annotated, Any, Literal, NamedTuple, Union
 
 from pydantic import BaseModel, ConfigDict, Discriminator, Field, Tag, TypeAdapter, model_serializer
 from pydantic import SerializerFunctionWrapHandler, ValidatorFunctionWrapHandler, WrapValidator
@@ -84,6 +84,15 @@ class Output(TypedDict):
 
 # --- actions --------------------------------------------------------------------------------
 
+class WholeRead(NamedTuple):
+    """A file as a plan read it, which its action takes whole (`Action.takes_appended_lines`): its
+    key, the sha256 of the bytes read and how many they were."""
+
+    key: str
+    sha: str
+    length: int
+
+
 FINGERPRINT_LENGTH = 8  # hex digits: 32 bits, short enough to type, far from a chance match
 
 
@@ -133,12 +142,18 @@ class Action(BaseModel):
         each one's own hash goes into `target_hashes` beside the targets'."""
         return []
 
-    def takes_appended_lines(self) -> str | None:
+    def takes_appended_lines(self) -> WholeRead | None:
         """The one target file this action takes whole, with whatever lines were appended to it after
-        the plan read it (they go along), or None. Its `target_hashes` entry is still the sha256 of
-        the bytes the plan read, and the fingerprint covers those; apply holds the action unchanged
-        while the file is those bytes followed by whole lines (`storage.since_plan.lines_added`)."""
+        the plan read it (they go along), as the plan read it; or None. The fingerprint covers that
+        read (its sha256 in `target_hashes`, its length in a field of the kind's); apply holds the
+        action unchanged while the file is those bytes followed by whole lines
+        (`storage.since_plan.lines_added`)."""
         return None
+
+    def as_read(self, whole: WholeRead) -> Action:
+        """This action as a plan would have made it on the file `takes_appended_lines` names read as
+        `whole` (other bytes of it), all else as it is."""
+        return self.model_copy(update={"target_hashes": {**(self.target_hashes or {}), whole.key: whole.sha}})
 
     def plan_json(self) -> dict[str, Any]:
         """The action as the plan JSON shows it: no empty optional field, and last its
@@ -149,18 +164,6 @@ class Action(BaseModel):
     def fingerprint(self) -> str:
         """A short code for the change this action makes: see `_fingerprint_of`."""
         return str(self.plan_json()["fingerprint"])
-
-    def fingerprint_if_read(self, key: str) -> Callable[[str], str]:
-        """The fingerprint this action would have, had its plan read `key` with the given sha256
-        (in `target_hashes`), all else as it is: the codes of the same action judged on other bytes
-        of that file, computed without dumping the action again for each."""
-        shown = {k: v for k, v in self.plan_json().items() if k != "fingerprint"}
-        hashes = dict(shown.get("target_hashes") or {})
-
-        def code(read_sha: str) -> str:
-            return _fingerprint_of({**shown, "target_hashes": {**hashes, key: read_sha}})
-
-        return code
 
 
 class MergeDuplicateAction(Action):
@@ -268,9 +271,20 @@ class RotateSessionAction(Action):
 
     kind: Literal[A.ROTATE_SESSION] = A.ROTATE_SESSION
     rotate_to: str | None = None
+    # How many bytes of the log the plan read: those whose sha256 is its `target_hashes` entry. What
+    # follows them on disk at apply time is what the agent appended since (one place to look, where
+    # the sha alone left every line boundary of the log to try); covered by the fingerprint.
+    read_bytes: int | None = Field(default=None, ge=0)
 
-    def takes_appended_lines(self) -> str | None:
-        return self.targets[0] if len(self.targets) == 1 else None
+    def takes_appended_lines(self) -> WholeRead | None:
+        key = self.targets[0] if len(self.targets) == 1 else None
+        sha = (self.target_hashes or {}).get(key) if key else None
+        if key is None or sha is None or self.read_bytes is None:
+            return None  # nothing to tell the bytes read from lines added: the log must be as read
+        return WholeRead(key, sha, self.read_bytes)
+
+    def as_read(self, whole: WholeRead) -> Action:
+        return super().as_read(whole).model_copy(update={"read_bytes": whole.length})
 
 
 class AbsolutizeDatesAction(Action):

@@ -17,11 +17,11 @@ from .journal import Op, RunFailed, RunRecord, execute, new_run_id, unsafe_reaso
 from .journal_check import path_problem
 from .layouts.base import REPORTS_DIR, Layout
 from .layouts.registry import layout_of
-from .actions import FINGERPRINT_LENGTH
+from .actions import FINGERPRINT_LENGTH, WholeRead
 from .model import Action, Corpus, Plan
 from .printable import printable
 from .storage.files import Unreadable
-from .storage.since_plan import reviewed_prefixes
+from .storage.since_plan import recent_reads
 from .text.counts import plural
 
 Resolution = Literal["newer", "keep-both"]
@@ -117,15 +117,25 @@ def select_actions(plan: Plan, select: list[str] | None, resolve: Resolution | N
     return chosen
 
 
+# How many lines the agent may have appended to a log between the plan and a pinned apply of its
+# rotation. The pin names the bytes the plan read only by a 32-bit code (their length is in the
+# plan, not in the pin), so apply tries the reads that end on each of the log's last lines, each a
+# 1 in 2**32 chance of taking another read (an edited log) for the one reviewed: bounded, the
+# chance is at most about 2,000 in 2**32 (1 in 2 million) whatever the log's size, and the work a
+# few thousand hashes. A day of a zylos agent's log is tens of lines; more, and the pin is refused
+# as changed (the next plan, or a plain `apply`, rotates the log with all of them).
+PINNED_LINES_APPENDED = 1000
+
+
 def as_reviewed(plan: Plan, select: list[str] | None, resolve: Resolution | None, read: FileBytes) -> Plan:
     """The fresh plan with, at each number pinned to a fingerprint its action no longer has, the
     action as the user reviewed it when the only change since is whole lines appended to the file
     that action takes whole (`Action.takes_appended_lines`: the live session log a rotation moves,
-    which its agent appends to all day). Found by the fingerprint itself: the one prefix of the file
-    as it is now (`read`), followed by whole lines only, whose sha256 gives the action the pinned
-    code is the bytes the plan read. Any other change (a byte of those edited, the file cut shorter,
-    the action going elsewhere) finds none, and the plan stays as it is, for
-    `_refuse_changed_since_printed` to refuse."""
+    which its agent appends to all day). Found by the fingerprint itself: the one read of the file
+    as it is now (`read`), a prefix followed by at most `PINNED_LINES_APPENDED` whole lines, that
+    gives the action the pinned code (a code covers the read's length and sha256). Any other change
+    (a byte of those edited, the file cut shorter, the action going elsewhere) finds none, and the
+    plan stays as it is, for `_refuse_changed_since_printed` to refuse."""
     actions = list(plan.actions)
     for n, code in sorted(parse_select(select, resolve).pinned.items()):
         if 1 <= n <= len(actions) and actions[n - 1].fingerprint() != code:
@@ -138,19 +148,19 @@ def as_reviewed(plan: Plan, select: list[str] | None, resolve: Resolution | None
 def _reviewed(action: Action, code: str, read: FileBytes) -> Action | None:
     """`action` judged on an earlier state of the file it takes whole, the one whose fingerprint is
     `code`, or None."""
-    key = action.takes_appended_lines()
-    if key is None or key not in (action.target_hashes or {}):
+    now = action.takes_appended_lines()
+    if now is None:
         return None
     try:
-        data = read(key)
+        data = read(now.key)
     except Unreadable:
         return None
     if data is None:
         return None
-    code_if_read = action.fingerprint_if_read(key)
-    for _, read_sha in reviewed_prefixes(data):
-        if code_if_read(read_sha) == code:
-            return action.model_copy(update={"target_hashes": {**(action.target_hashes or {}), key: read_sha}})
+    for length, sha in recent_reads(data, PINNED_LINES_APPENDED):
+        reviewed = action.as_read(WholeRead(now.key, sha, length))
+        if reviewed.fingerprint() == code:
+            return reviewed
     return None
 
 

@@ -6,11 +6,14 @@ sha256 as the plan read it. So the pinned rotation was always refused ("the plan
 was printed"): a reviewed rotation could never be applied on a live agent. Now the pin holds while
 the log is the bytes the plan read followed by whole lines, which move with it into the dated log
 (as rotate-session.js renames the whole file); an edit or a cut of the reviewed bytes still refuses.
+The rotation records how many bytes the plan read (`read_bytes`), so the writer checks the one place
+they end; a pin, a code without that length, is tried on reads ending on the log's last lines only.
 """
 
 from __future__ import annotations
 
 import hashlib
+import re
 import json
 import os
 from pathlib import Path
@@ -19,9 +22,13 @@ import pytest
 
 from helpers import NOW, real_zylos_store, run_cli, snapshot
 
+import pipeline.actions as actions_module
+import pipeline.apply as apply_module
+from pipeline.actions import RotateSessionAction, WholeRead
 from pipeline.config import Settings
-from pipeline.storage.since_plan import lines_added
-from pipeline.workflow import apply_store
+from pipeline.errors import UsageError
+from pipeline.storage.since_plan import lines_added, recent_reads
+from pipeline.workflow import apply_store, plan_store
 
 S = Settings.model_validate({"now": NOW, "llm": {"model": "none"}})
 ENV = {**os.environ, "MEMCONSOLIDATE_CLOCK": f"{NOW}T09:30:00+00:00"}
@@ -57,15 +64,18 @@ def apply_pinned(root: Path, action: dict, number: int = 1):
                    "--model", "none", "--now", NOW, env=ENV)
 
 
-@pytest.mark.parametrize("log,late", [
-    (REVIEWED, LATE),
-    (REVIEWED.replace("\n", "\r\n"), LATE.replace("\n", "\r\n")),  # a CRLF log keeps its endings
-    (REVIEWED.rstrip("\n"), LATE),  # the agent first ended the log's unterminated last line
-    (REVIEWED, LATE * 40),
-], ids=["lines", "crlf", "after-an-unterminated-line", "many-lines"])
-def test_a_pinned_rotation_applies_after_the_agent_appended_lines(tmp_path, log, late):
+@pytest.mark.parametrize("log,late,lines", [
+    (REVIEWED, LATE, 3),
+    (REVIEWED.replace("\n", "\r\n"), LATE.replace("\n", "\r\n"), 3),  # a CRLF log keeps its endings
+    # the agent first ended the log's unterminated last line: that line break is no line of its own
+    (REVIEWED.rstrip("\n"), LATE, 2),
+    (REVIEWED.rstrip("\n"), "\n", 0),
+    (REVIEWED, LATE * 40, 120),
+], ids=["lines", "crlf", "after-an-unterminated-line", "only-ended-the-last-line", "many-lines"])
+def test_a_pinned_rotation_applies_after_the_agent_appended_lines(tmp_path, log, late, lines):
     root = live_store(tmp_path, log)
     action = printed_rotation(root)
+    assert action["read_bytes"] == len(log.encode())  # where the agent's lines begin, pinned with the rest
     agent_appends(root, late)
     grown = (root / LOG).read_bytes()
     res = apply_pinned(root, action)
@@ -78,10 +88,10 @@ def test_a_pinned_rotation_applies_after_the_agent_appended_lines(tmp_path, log,
     assert (root / ROTATED).read_bytes() == grown == log.encode() + late.encode()
     fresh = (root / LOG).read_text(encoding="utf-8")
     assert fresh.startswith("# Session Log: 2026-11-29") and "## 10:00" not in fresh and "23:50" not in fresh
-    lines = late.count("\n")
     said = f"{lines} lines appended since the plan moved with it to {ROTATED}"
-    assert f"{LOG}: {said}" in out["notes"]
-    assert f"Rotated the 2026-11-28 session log to {ROTATED}, with the {lines} lines appended to it since the plan" in fresh
+    assert [n for n in out["notes"] if "appended since the plan" in n] == ([f"{LOG}: {said}"] if lines else [])
+    told = f"Rotated the 2026-11-28 session log to {ROTATED}, with the {lines} lines appended to it since the plan"
+    assert (told in fresh) == bool(lines) and (f"Rotated the 2026-11-28 session log to {ROTATED}\n" in fresh) == (not lines)
 
 
 @pytest.mark.parametrize("edit", ["reviewed-line-edited", "cut-shorter", "last-line-written-on", "line-half-written"])
@@ -158,13 +168,79 @@ def sha(data: bytes) -> str:
     (b"a\nb\n", b"a\nb\nc\n", b"c\n"),
     (b"a\nb\n", b"a\nb\nc\nd\n", b"c\nd\n"),
     (b"a\r\nb\r\n", b"a\r\nb\r\nc\r\n", b"c\r\n"),
-    (b"a\nb", b"a\nb\nc\n", b"\nc\n"),  # the last line ended first, then a line
+    (b"a\nb", b"a\nb\nc\n", b"c\n"),  # the last line ended first (no line of its own), then a line
+    (b"a\r\nb", b"a\r\nb\r\nc\r\n", b"c\r\n"),
+    (b"a\nb", b"a\nb\n", b""),  # only the last line ended
     (b"", b"c\n", b"c\n"),
     (b"a\nb\n", b"a\nb\n", None),  # nothing added: the same bytes, not a growth
     (b"a\nb\n", b"a\nb\nc", None),  # a line still being written
     (b"a\nb", b"a\nbc\n", None),  # the last line read was written on
+    (b"a\nb\r", b"a\nb\r\nc\n", None),  # its CR made a CRLF: written on too
     (b"a\nb\n", b"a\nB\nc\n", None),  # a line read was edited
     (b"a\nb\n", b"a\n", None),  # cut shorter
 ])
 def test_lines_added_are_whole_lines_after_the_bytes_read(read, now, added):
-    assert lines_added(now, sha(read)) == added
+    assert lines_added(now, WholeRead(LOG, sha(read), len(read))) == added
+
+
+@pytest.mark.parametrize("length", [-1, 0, 2, 3, 5, 6, 7])
+def test_lines_added_look_only_where_the_bytes_read_end(length):
+    """The bytes read are known by their length as well as their sha256: the one place they end is
+    looked at, no other (here they end at 4: any other length is no match, whatever the sha says)."""
+    read, now = b"a\nb\n", b"a\nb\nc\n"
+    assert lines_added(now, WholeRead(LOG, sha(read), 4)) == b"c\n"
+    assert lines_added(now, WholeRead(LOG, sha(read), length)) is None
+
+
+# --- the pin: a short code of the bytes read, checked on the log's last lines only -------------------
+
+
+def test_a_pin_is_not_taken_for_an_edited_log_whose_earlier_read_happens_to_give_its_code(tmp_path, monkeypatch):
+    """A pin names the bytes the plan read by a short code only; apply tries the reads ending on the
+    log's last `PINNED_LINES_APPENDED` lines, never every line of it (each read tried is a chance of
+    one giving the code by accident: ~2 per line of a 4 MiB log made an edited log pass about 1 time in
+    5,000). Here codes are 2 hex digits, the log was edited and a line appended, and a read ending
+    further back happens to give the pinned code: the apply is refused, nothing written."""
+    monkeypatch.setenv("MEMCONSOLIDATE_CLOCK", ENV["MEMCONSOLIDATE_CLOCK"])
+    for module in (actions_module, apply_module):
+        monkeypatch.setattr(module, "FINGERPRINT_LENGTH", 2)
+    monkeypatch.setattr(apply_module, "PINNED_LINES_APPENDED", 3)
+    reviewed = ("# Session Log: 2026-11-28\n" + "".join(f"- entry {i}\n" for i in range(200))).encode()
+    root = live_store(tmp_path, reviewed)
+    _, _, plan = plan_store(str(root), S, lambda _: None)
+    [(number, rotation)] = [(n, a) for n, a in enumerate(plan.actions, 1) if isinstance(a, RotateSessionAction)]
+    pin = rotation.fingerprint()
+
+    def code_if_read(log: bytes, length: int) -> str:
+        return rotation.as_read(WholeRead(LOG, sha(log[:length]), length)).fingerprint()
+
+    def edited(variant: int) -> bytes:
+        return reviewed.replace(b"- entry 3\n", b"- entry 3 (rewritten %d)\n" % variant) + b"- late\n"
+
+    def pin_given_by(log: bytes, lines_after: range) -> bool:
+        """Whether a read of `log` followed by a number of whole lines in `lines_after` gives the pin."""
+        ends = {end for i, byte in enumerate(log) if byte == ord("\n") for end in (i, i + 1)}  # before or after a break
+        added = {end: lines_added(log, WholeRead(LOG, sha(log[:end]), end)) for end in ends}
+        return any(code_if_read(log, end) == pin for end, lines in added.items() if lines is not None and lines.count(b"\n") in lines_after)
+
+    # the first edit some read of which, more than 3 lines back, gives the pin (none nearer does)
+    log = next(log for log in map(edited, range(10_000))
+               if pin_given_by(log, range(4, 10_000)) and not pin_given_by(log, range(0, 4)))
+    (root / LOG).write_bytes(log)
+    before = snapshot(root)
+    with pytest.raises(UsageError, match=f"the plan changed since it was printed .*{pin} is no longer in the plan"):
+        apply_store(str(root), S, lambda _: None, [f"{number}={pin}"], None, lambda p, chosen: True)
+    assert snapshot(root) == before and not (root / ".memconsolidate" / "runs").exists()
+
+
+@pytest.mark.parametrize("log", [b"a\nb\nc\n", b"a\r\nb\r\n\r\nc\r\n", b"a\rb\r\nc\nd\r", b"\n\n\n", b"x\n", b"a\nb", b""])
+@pytest.mark.parametrize("most", [0, 1, 2, 10])
+def test_the_reads_a_pin_may_name_are_those_followed_by_at_most_so_many_lines(log, most):
+    """`recent_reads` offers exactly the reads `lines_added` would take with at most `most` lines added
+    after them, each with its sha256, the fewest lines after first."""
+    expected = []
+    for length in range(len(log) + 1):
+        added = lines_added(log, WholeRead(LOG, sha(log[:length]), length))
+        if added is not None and len(re.findall(rb"\r\n|\r|\n", added)) <= most:
+            expected.append((length, sha(log[:length])))
+    assert recent_reads(log, most) == expected[::-1]

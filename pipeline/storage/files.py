@@ -85,8 +85,21 @@ def read_text(root: Path, path: Path, max_bytes: int) -> str:
 def read_text_sha(root: Path, path: Path, max_bytes: int) -> tuple[str, str]:
     """`read_text` and the sha256 of the bytes it was decoded from (what a plan judged: a writer
     compares it with the file's bytes at apply time)."""
+    read = read_text_measured(root, path, max_bytes)
+    return read.text, read.sha
+
+
+@dataclass(frozen=True)
+class TextRead:
+    text: str
+    sha: str  # of the bytes read
+    length: int  # how many bytes were read (a BOM counts): where what was appended since begins
+
+
+def read_text_measured(root: Path, path: Path, max_bytes: int) -> TextRead:
+    """`read_text_sha`, with how many bytes it read."""
     data = read_bytes(root, path, max_bytes)
-    return decode_text(data), hashlib.sha256(data).hexdigest()
+    return TextRead(decode_text(data), hashlib.sha256(data).hexdigest(), len(data))
 
 
 def decode_text(data: bytes) -> str:

@@ -35,7 +35,7 @@ from ...text.counts import plural
 from ...rules.duplicates import MERGE_PARTS, MERGE_PROTECTED
 from ...rules.text import slugify
 from ...text.lines import split_lines
-from ...storage.files import Unreadable, as_date, mtime_of, parse_error, read_text_sha, rel, walk_files
+from ...storage.files import Unreadable, as_date, mtime_of, parse_error, read_text_measured, rel, walk_files
 # The entry grammar, defined once for this reader and the writer (names kept importable from here).
 from .entries import FENCE, FIELD, HEADING, SESSION_HEADER, Entry, parse_entries, parse_reference  # noqa: F401
 from .rules.freshness import immune
@@ -190,8 +190,8 @@ def _title(text: str) -> str:
     return ""
 
 
-def _tier_memory(root: Path, path: Path, tier: str, kind: str, read: tuple[str, dict[str, str]], extra: dict[str, Any]) -> Memory:
-    text, read_shas = read
+def _tier_memory(root: Path, path: Path, tier: str, kind: str, read: tuple[str, dict[str, str], int], extra: dict[str, Any]) -> Memory:
+    text, read_shas, _ = read
     updated = LAST_UPDATED.search(text)
     size = _byte_size(path, text)
     return Memory(
@@ -208,14 +208,15 @@ def _tier_memory(root: Path, path: Path, tier: str, kind: str, read: tuple[str, 
     )
 
 
-def _read(root: Path, path: Path, settings: Settings, corpus: Corpus) -> tuple[str, dict[str, str]] | None:
-    """The file's text and its read hash ({key: sha256 of the bytes}), or None (reported)."""
+def _read(root: Path, path: Path, settings: Settings, corpus: Corpus) -> tuple[str, dict[str, str], int] | None:
+    """The file's text, its read hash ({key: sha256 of the bytes}) and how many bytes were read,
+    or None (reported)."""
     try:
-        text, digest = read_text_sha(root, path, settings.max_file_bytes)
+        read = read_text_measured(root, path, settings.max_file_bytes)
     except Unreadable as exc:
         corpus.findings.append(parse_error(rel(root, path), str(exc)))
         return None
-    return text, {rel(root, path): digest}
+    return read.text, {rel(root, path): read.sha}, read.length
 
 
 def _byte_size(path: Path, text: str) -> int:
@@ -264,7 +265,7 @@ def _load_references(root: Path, settings: Settings, corpus: Corpus) -> None:
         read = _read(root, path, settings, corpus)
         if read is None:
             continue
-        text, read_shas = read
+        text, read_shas, _ = read
         stem = path.name[:-3]
         kind = REFERENCE_KINDS.get(stem, stem)
         key = rel(root, path)
@@ -301,8 +302,10 @@ def _load_sessions(root: Path, settings: Settings, corpus: Corpus) -> None:
         if rel(root, path) == CURRENT_SESSION:
             header = SESSION_HEADER.search(text)
             header_date = as_date(header.group(1)) if header else None
-            # append_only: an agent may hold it open to append; it is rotated, never rewritten in place
-            extra = {"current": True, "append_only": True, "header_date": header_date.isoformat() if header_date else None}
+            # append_only: an agent may hold it open to append; it is rotated, never rewritten in place.
+            # read_bytes: how much of it the plan judged, where what the agent appends after begins.
+            extra = {"current": True, "append_only": True, "header_date": header_date.isoformat() if header_date else None,
+                     "read_bytes": read[2]}
             created = header_date
         else:
             named = SESSION_FILE.match(path.name)

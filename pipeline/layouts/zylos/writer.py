@@ -541,10 +541,10 @@ class _Writer:
     def appended_since_plan(self, action: Action, key: str, dest: str) -> str:
         """What the log says of lines the agent appended to `key` after the plan read it (they move
         with it: `changed_since_plan` let the rotation through for them), also a note of the run."""
-        read_sha = (action.target_hashes or {}).get(key)
-        added = self.disk.lines_added(key, read_sha) if read_sha and self.disk.state(key) != read_sha else None
+        read = action.takes_appended_lines()
+        added = self.disk.lines_added(read) if read is not None and self.disk.state(key) != read.sha else None
         if not added:
-            return ""
+            return ""  # none, or only the line break ending the last line the plan read
         lines = plural(line_count(added.decode("utf-8", "replace")), "line")
         self.out.notes.append(f"{key}: {lines} appended since the plan moved with it to {dest}")
         return f", with the {lines} appended to it since the plan"

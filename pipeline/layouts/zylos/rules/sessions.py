@@ -63,6 +63,7 @@ def rotate_current(current: Memory, now: dt.date, taken: set[str]) -> Outcome:
             targets=[current.key],
             reason=f"{current.key} {why}: rotate to {name} and start a fresh log for {now.isoformat()}",
             rotate_to=name,
+            read_bytes=current.extra.get("read_bytes"),
         )
     )
     return out
