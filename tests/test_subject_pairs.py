@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import hashlib
 import random
+import weakref
+from contextlib import contextmanager
 from itertools import combinations, count
 from math import gcd
 
+import pipeline.rules.subject_pairs as subject_pairs_module
 from pipeline.rules.hot_subjects import hot_pairs
 from pipeline.rules.pair_windows import Offer
 from pipeline.rules.subject_pairs import SubjectPair, pairs_to_offer, subject_pairs
+from pipeline.storage.gc_pause import gc_paused
 from pipeline.rules.text import normalize, significant_words
 
 from helpers import mem
@@ -157,3 +161,28 @@ def test_hot_pairs_take_any_keys_ordered_as_the_memories_keys():
     number = {k: i for i, k in enumerate(keys)}
     by_number = hot_pairs({w: [number[k] for k in ks] for w, ks in hot.items()}, {number[k]: ws for k, ws in words.items()})
     assert {(keys[a], keys[b]) for a, b in by_number} == hot_pairs(hot, words)
+
+
+def test_the_search_is_freed_before_the_collector_comes_back(monkeypatch):
+    # The search's containers (a million on a bank of 50k memories) must be gone when the paused
+    # collector is enabled again: alive then, its first collection walked all of them (30 ms).
+    searches: weakref.WeakSet = weakref.WeakSet()
+    made = subject_pairs_module._Search.__init__
+
+    def init(self, *args):
+        made(self, *args)
+        searches.add(self)
+
+    alive_at_the_end: list[int] = []
+
+    @contextmanager
+    def paused():
+        with gc_paused():
+            yield
+            alive_at_the_end.append(len(searches))
+
+    monkeypatch.setattr(subject_pairs_module._Search, "__init__", init)
+    monkeypatch.setattr(subject_pairs_module, "gc_paused", paused)
+    offer = pairs_to_offer(mixed(300, 4), 10)
+    assert offer.found > 10 and len(offer.pairs) == 10
+    assert alive_at_the_end == [0]
