@@ -186,3 +186,20 @@ def test_the_search_is_freed_before_the_collector_comes_back(monkeypatch):
     offer = pairs_to_offer(mixed(300, 4), 10)
     assert offer.found > 10 and len(offer.pairs) == 10
     assert alive_at_the_end == [0]
+
+
+
+def test_a_pair_found_both_through_a_rarer_word_and_in_a_hot_subject_is_kept_once():
+    # 2,000 memories of a small vocabulary (every word hot) and 30 pairs with the same six hot words
+    # each (so paired in the hot subjects) and an id only the two share (so paired through it): more
+    # pairs from the hot subjects than through the ids, so the ids' pairs are taken out of those.
+    rng = random.Random(3)
+    vocab = [f"w{i:02d}" for i in range(12)]
+    ms = [mem(f"b{i:04d}", " ".join(["deploy", *rng.sample(vocab, rng.randint(3, 4)), f"id{i}"])) for i in range(2000)]
+    sixes = rng.sample(list(combinations(vocab, 6)), 30)
+    for j, six in enumerate(sixes):
+        ms += [mem(f"p{j:02d}a", " ".join(["deploy", *six, f"pair{j}", "first"])),
+               mem(f"p{j:02d}b", " ".join(["deploy", *six, f"pair{j}", "second"]))]
+    pairs = [(p.a, p.b) for p in subject_pairs(ms, per_memory=100)]
+    assert len(set(pairs)) == len(pairs)
+    assert {(f"p{j:02d}a", f"p{j:02d}b") for j in range(30)} <= set(pairs)
