@@ -5,12 +5,16 @@ from __future__ import annotations
 
 import hashlib
 import random
+import weakref
+from contextlib import contextmanager
 from itertools import combinations, count
 from math import gcd
 
+import pipeline.rules.subject_pairs as subject_pairs_module
 from pipeline.rules.hot_subjects import hot_pairs
 from pipeline.rules.pair_windows import Offer
 from pipeline.rules.subject_pairs import SubjectPair, pairs_to_offer, subject_pairs
+from pipeline.storage.gc_pause import gc_paused
 from pipeline.rules.text import normalize, significant_words
 
 from helpers import mem
@@ -157,3 +161,45 @@ def test_hot_pairs_take_any_keys_ordered_as_the_memories_keys():
     number = {k: i for i, k in enumerate(keys)}
     by_number = hot_pairs({w: [number[k] for k in ks] for w, ks in hot.items()}, {number[k]: ws for k, ws in words.items()})
     assert {(keys[a], keys[b]) for a, b in by_number} == hot_pairs(hot, words)
+
+
+def test_the_search_is_freed_before_the_collector_comes_back(monkeypatch):
+    # The search's containers (a million on a bank of 50k memories) must be gone when the paused
+    # collector is enabled again: alive then, its first collection walked all of them (30 ms).
+    searches: weakref.WeakSet = weakref.WeakSet()
+    made = subject_pairs_module._Search.__init__
+
+    def init(self, *args):
+        made(self, *args)
+        searches.add(self)
+
+    alive_at_the_end: list[int] = []
+
+    @contextmanager
+    def paused():
+        with gc_paused():
+            yield
+            alive_at_the_end.append(len(searches))
+
+    monkeypatch.setattr(subject_pairs_module._Search, "__init__", init)
+    monkeypatch.setattr(subject_pairs_module, "gc_paused", paused)
+    offer = pairs_to_offer(mixed(300, 4), 10)
+    assert offer.found > 10 and len(offer.pairs) == 10
+    assert alive_at_the_end == [0]
+
+
+
+def test_a_pair_found_both_through_a_rarer_word_and_in_a_hot_subject_is_kept_once():
+    # 2,000 memories of a small vocabulary (every word hot) and 30 pairs with the same six hot words
+    # each (so paired in the hot subjects) and an id only the two share (so paired through it): more
+    # pairs from the hot subjects than through the ids, so the ids' pairs are taken out of those.
+    rng = random.Random(3)
+    vocab = [f"w{i:02d}" for i in range(12)]
+    ms = [mem(f"b{i:04d}", " ".join(["deploy", *rng.sample(vocab, rng.randint(3, 4)), f"id{i}"])) for i in range(2000)]
+    sixes = rng.sample(list(combinations(vocab, 6)), 30)
+    for j, six in enumerate(sixes):
+        ms += [mem(f"p{j:02d}a", " ".join(["deploy", *six, f"pair{j}", "first"])),
+               mem(f"p{j:02d}b", " ".join(["deploy", *six, f"pair{j}", "second"]))]
+    pairs = [(p.a, p.b) for p in subject_pairs(ms, per_memory=100)]
+    assert len(set(pairs)) == len(pairs)
+    assert {(f"p{j:02d}a", f"p{j:02d}b") for j in range(30)} <= set(pairs)
