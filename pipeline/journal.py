@@ -693,8 +693,8 @@ def execute(root: Path, ops: list[Op], run_id: str | None = None, info: dict | N
         record, live = _prepare(root, run, run_id, sim, info or {}, key)
     except OSError as exc:
         # Nothing in the store was changed yet, and the folder holds only our own copies.
-        with contextlib.suppress(OSError):
-            anchored.remove_tree(root, run)
+        with contextlib.suppress(OSError):  # the folder on its way swapped: nothing removed there
+            anchored.remove_tree(root, run, ignore_errors=True)
         raise _failure(root, exc) from None
     _step()
     expected = {p: entry["before"] for p, entry in record.touched.items()}

@@ -162,8 +162,8 @@ def remove_folder(root: Path, path: Path) -> None:
         os.rmdir(name, dir_fd=fd)
 
 
-def remove_tree(root: Path, path: Path) -> None:
+def remove_tree(root: Path, path: Path, ignore_errors: bool = False) -> None:
     """`rm -r path` (in store `root`): shutil.rmtree from the folder that holds it, which opens each
     folder below without following a symlink and refuses one at the top."""
     with parent(root, path) as (fd, name):
-        shutil.rmtree(name, dir_fd=fd)
+        shutil.rmtree(name, ignore_errors=ignore_errors, dir_fd=fd)
