@@ -46,6 +46,13 @@ class StoreUnwritable(RunFailed):
     exit_code = 2
 
 
+class FolderSwapped(RunFailed):
+    """A folder on a path a run changes was replaced (by a symlink, a file) while it ran: nothing
+    went through it and the run was rolled back, but the store is the user's to look at (exit 2)."""
+
+    exit_code = 2
+
+
 _PLAIN = {errno.ENOSPC: "no space left on device", errno.EDQUOT: "disk quota exceeded", errno.EROFS: "read-only file system"}
 
 

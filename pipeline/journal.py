@@ -16,6 +16,7 @@ Rollback keeps whatever someone else wrote, and never unlinks a file whose bytes
 
 from __future__ import annotations
 
+import contextlib
 import datetime as dt
 import errno
 import hashlib
@@ -23,7 +24,6 @@ import json
 import os
 import re
 import secrets
-import shutil
 import stat
 import time
 from collections.abc import Sequence
@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
-from .errors import UNWRITABLE, RunFailed, StoreUnwritable, os_reason
+from .errors import UNWRITABLE, FolderSwapped, RunFailed, StoreUnwritable, os_reason
 from .journal_check import (
     ABSENT,
     ADDED,
@@ -51,6 +51,8 @@ from .journal_check import (
     verify,
 )
 from .lock import open_regular, state_dir
+from .storage import anchored
+from .storage.anchored import Swapped
 from .config import STATE_DIR
 
 JOURNAL = "journal.json"
@@ -127,7 +129,7 @@ def runs_dir(root: Path) -> Path:
     path = state_dir(root) / "runs"
     if path.is_symlink():
         raise RunFailed(f"{path} is a symlink: refusing to keep journals outside the store")
-    path.mkdir(mode=0o700, exist_ok=True)
+    anchored.make_folder(root, path, 0o700, exist_ok=True)
     return path
 
 
@@ -175,38 +177,58 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view) :]
 
 
-def write_atomic(path: Path, data: bytes, mode: int | None = None, expect: str | None = None) -> None:
+def write_atomic(
+    path: Path, data: bytes, mode: int | None = None, expect: str | None = None, root: Path | None = None, make: bool = False
+) -> None:
     """Write through a temp file in the same folder and `os.replace`, fsyncing file and folder.
 
     With `expect`, the replace happens only if `path` still holds those bytes (ChangedMeanwhile).
+    With `root`, the store `path` is in (every write of a run, to the store or its run folder), the
+    folder is opened from the root down and never through a symlink (storage/anchored.py: Swapped);
+    with `make`, folders missing on the way are created.
     """
-    tmp = path.with_name(tmp_name())  # never longer than NAME_MAX, however long `path`'s name is
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode if mode is not None else 0o644)
+    with anchored.parent(root, path, make) as (folder, name):
+        _write_in(folder, name, data, mode, expect)
+
+
+def _write_in(folder: int, name: str, data: bytes, mode: int | None, expect: str | None) -> None:
+    """write_atomic in the open `folder`: the temp file, the check and the rename all name only
+    `name` in it, so a folder on the way swapped meanwhile changes nothing of where they go."""
+    tmp = tmp_name()  # never longer than NAME_MAX, however long `name` is
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC,
+                 mode if mode is not None else 0o644, dir_fd=folder)
     try:
         try:
+            if mode is not None:
+                os.fchmod(fd, mode)  # exact bits back (undo of a 0600 file), whatever the umask
+            elif (kept := _regular_mode(folder, name)) is not None:
+                os.fchmod(fd, kept)  # a rewrite keeps the file's mode; a symlink's target lends it none
             _write_all(fd, data)
             os.fsync(fd)
         finally:
             os.close(fd)
-        if mode is not None:
-            os.chmod(tmp, mode)  # exact bits back (undo of a 0600 file), whatever the umask
-        elif (kept := _regular_mode(path)) is not None:
-            os.chmod(tmp, kept)  # a rewrite keeps the file's mode; a symlink's target lends it none
         _write_fault()
         if expect is not None:
-            _check(path, expect)  # last moment before the replace: keep the race window tiny
-        os.replace(tmp, path)
+            _check(folder, name, expect)  # last moment before the replace: keep the race window tiny
+        os.replace(tmp, name, src_dir_fd=folder, dst_dir_fd=folder)
     except BaseException:
-        tmp.unlink(missing_ok=True)
+        _unlink_quietly(folder, tmp)
         raise
-    _fsync_dir(path.parent)
+    os.fsync(folder)
 
 
-def _regular_mode(path: Path) -> int | None:
-    """The permission bits of the regular file at `path` itself, or None (absent, or a symlink: the
+def _unlink_quietly(folder: int, name: str) -> None:
+    try:
+        os.unlink(name, dir_fd=folder)
+    except OSError:
+        pass  # already gone, or a temp file of ours the next sweep removes
+
+
+def _regular_mode(folder: int, name: str) -> int | None:
+    """The permission bits of the regular file `name` itself, or None (absent, or a symlink: the
     mode of whatever it points to, a world-writable /tmp or a setuid program, is not the file's)."""
     try:
-        st = os.lstat(path)
+        st = os.stat(name, dir_fd=folder, follow_symlinks=False)
     except OSError:
         return None
     return st.st_mode & 0o7777 if stat.S_ISREG(st.st_mode) else None
@@ -226,24 +248,47 @@ class _Other:
 OTHER = _Other()
 
 
-def _now(path: Path) -> bytes | None | _Other:
-    """The bytes at `path` as rollback sees them, never through a symlink or into a FIFO."""
+def _now(root: Path, p: str) -> bytes | None | _Other:
+    """The bytes at store path `p` as rollback and undo see them: never through a symlink, a
+    folder on the way included, nor into a FIFO. Beyond a folder that is a symlink or a file now
+    (swapped meanwhile) lies nothing of the store's: OTHER, which rollback leaves as found and
+    undo takes for a change since the run."""
     try:
-        st = path.lstat()
+        with anchored.parent(root, root / p) as (folder, name):
+            return _now_in(folder, name)
     except FileNotFoundError:
         return None
-    if not stat.S_ISREG(st.st_mode):
+    except Swapped:
         return OTHER
-    return path.read_bytes()
+
+
+def _now_in(folder: int, name: str) -> bytes | None | _Other:
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=folder)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENXIO):
+            return OTHER  # a symlink (never followed), a socket
+        raise
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return OTHER  # a folder, a FIFO (opened without blocking, never read)
+        return _read_fd(fd)
+    finally:
+        os.close(fd)
 
 
 def _state_now(value: bytes | None | _Other) -> str:
     return "other" if isinstance(value, _Other) else state(value)
 
 
-def _check(path: Path, expect: str) -> None:
-    if state(_read_or_absent(path)) != expect:
-        raise ChangedMeanwhile(f"{path.name} changed while the run was applying (written by something else)")
+def _check(folder: int, name: str, expect: str) -> None:
+    now = _now_in(folder, name)
+    if isinstance(now, _Other) and stat.S_ISDIR(os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode):
+        raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), name)  # said as such: a folder put there
+    if _state_now(now) != expect:
+        raise ChangedMeanwhile(f"{name} changed while the run was applying (written by something else)")
 
 
 def _read_fd(fd: int) -> bytes:
@@ -272,40 +317,47 @@ def _record_bytes(record: RunRecord, key: bytes, run: Path) -> bytes:
     return json.dumps(data, indent=1, sort_keys=True).encode()
 
 
+def _run_folder(run: Path) -> contextlib.AbstractContextManager[int]:
+    """Run folder `run` open, from its store's root down (storage/anchored.py): run folders are
+    `<root>/.memconsolidate/runs/<run-id>` (runs_dir)."""
+    return anchored.folder(run.parents[2], run.relative_to(run.parents[2]).as_posix())
+
+
 def _save_record(run: Path, record: RunRecord, key: bytes) -> None:
     """Sign and save the journal. Once it is renamed into place it counts as saved, whatever a
     folder fsync says after; before that, an error means the old journal still stands."""
     data = _record_bytes(record, key, run)
-    spare = run / SPARE
-    fd = _open_spare(spare)
-    if fd is not None:
-        try:
-            size = os.fstat(fd).st_size
-            if len(data) <= size:
-                # Over blocks written at prepare time: no new space needed; JSON ignores the padding.
-                os.pwrite(fd, data.ljust(size), 0)
-                os.fsync(fd)
-                os.close(fd)
-                fd = None
-                os.replace(spare, run / JOURNAL)
-                _fsync_dir_quietly(run)
-                return
-        finally:
-            if fd is not None:
-                os.close(fd)
-    write_atomic(run / JOURNAL, data, mode=0o600)
+    with _run_folder(run) as folder:
+        fd = _open_spare(folder, run / SPARE)
+        if fd is not None:
+            try:
+                size = os.fstat(fd).st_size
+                if len(data) <= size:
+                    # Over blocks written at prepare time: no new space needed; JSON ignores the padding.
+                    os.pwrite(fd, data.ljust(size), 0)
+                    os.fsync(fd)
+                    os.close(fd)
+                    fd = None
+                    os.replace(SPARE, JOURNAL, src_dir_fd=folder, dst_dir_fd=folder)
+                    _fsync_quietly(folder)
+                    return
+            finally:
+                if fd is not None:
+                    os.close(fd)
+    write_atomic(run / JOURNAL, data, mode=0o600, root=run.parents[2])  # as _run_folder
 
 
 # (device, inode) of each spare this process created: only those are ever written into
 _spares: dict[str, tuple[int, int]] = {}
 
 
-def _open_spare(spare: Path) -> int | None:
-    """Our own spare, open for writing, or None. Anything else planted under its name (a hard link
-    to a store file, a FIFO, a file of a crashed process) is never written into: its name is
-    unlinked, which loses no data, and the journal goes through a temp file."""
+def _open_spare(folder: int, spare: Path) -> int | None:
+    """Our own spare (`spare`, in the open run `folder`), open for writing, or None. Anything else
+    planted under its name (a hard link to a store file, a FIFO, a file of a crashed process) is
+    never written into: its name is unlinked, which loses no data, and the journal goes through a
+    temp file."""
     try:
-        fd = os.open(spare, os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd = os.open(SPARE, os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=folder)
     except FileNotFoundError:
         return None
     except OSError:
@@ -315,10 +367,7 @@ def _open_spare(spare: Path) -> int | None:
         if stat.S_ISREG(st.st_mode) and st.st_nlink == 1 and _spares.get(str(spare)) == (st.st_dev, st.st_ino):
             return fd
         os.close(fd)
-    try:
-        spare.unlink()
-    except OSError:
-        pass
+    _unlink_quietly(folder, SPARE)
     return None
 
 
@@ -339,7 +388,8 @@ def _fsync_dir_quietly(path: Path) -> None:
 
 
 def _write_spare(run: Path, size: int) -> None:
-    fd = os.open(run / SPARE, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    with _run_folder(run) as folder:
+        fd = os.open(SPARE, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=folder)
     try:
         st = os.fstat(fd)
         _spares[str(run / SPARE)] = (st.st_dev, st.st_ino)
@@ -604,21 +654,26 @@ class _Live:
     """Hard links, inside the run folder, to the files a run replaces by rename: an agent holding one
     open keeps writing to that inode; the link is how the run sees those bytes and gives them back."""
 
+    root: Path
     run: Path
     names: dict[str, str]  # path -> live/NNNNN
     linked: set[str] = field(default_factory=set)
 
-    def link(self, p: str, target: Path) -> None:
+    def link(self, p: str) -> None:
         if p not in self.names or p in self.linked:
             return
+        link = self.run / self.names[p]
         try:
-            if stat.S_ISREG(target.lstat().st_mode):
-                os.link(target, self.run / self.names[p], follow_symlinks=False)
-                st = (self.run / self.names[p]).lstat()
-                _lives[str(self.run / self.names[p])] = (st.st_dev, st.st_ino)
-                self.linked.add(p)
+            with anchored.parent(self.root, self.root / p) as (folder, name), anchored.parent(self.root, link) as (lives, n):
+                if stat.S_ISREG(os.stat(name, dir_fd=folder, follow_symlinks=False).st_mode):
+                    os.link(name, n, src_dir_fd=folder, dst_dir_fd=lives, follow_symlinks=False)
+                    st = os.stat(n, dir_fd=lives, follow_symlinks=False)
+                    _lives[str(link)] = (st.st_dev, st.st_ino)
+                    self.linked.add(p)
         except OSError:
-            self.names.pop(p)  # another file system, no hard links: no detection for this file
+            # another file system, no hard links: no detection for this file (a swapped folder
+            # on the way: the write that follows refuses the run)
+            self.names.pop(p)
 
 
 def execute(root: Path, ops: list[Op], run_id: str | None = None, info: dict | None = None) -> RunRecord:
@@ -635,23 +690,24 @@ def execute(root: Path, ops: list[Op], run_id: str | None = None, info: dict | N
     try:
         key = store_key(state_dir(root), create=True)
         run = runs_dir(root) / run_id
-        run.mkdir(mode=0o700)
+        anchored.make_folder(root, run, 0o700)
     except FileExistsError:
         raise RunFailed(f"run {run_id} exists already in {root}") from None
     except OSError as exc:
-        raise write_failed(root, exc) from None
+        raise _failure(root, exc) from None
     assert key is not None
     try:
         record, live = _prepare(root, run, run_id, sim, info or {}, key)
     except OSError as exc:
         # Nothing in the store was changed yet, and the folder holds only our own copies.
-        shutil.rmtree(run, ignore_errors=True)
-        raise write_failed(root, exc) from None
+        with contextlib.suppress(OSError):  # the folder on its way swapped: nothing removed there
+            anchored.remove_tree(root, run, ignore_errors=True)
+        raise _failure(root, exc) from None
     _step()
     expected = {p: entry["before"] for p, entry in record.touched.items()}
     try:
         for d in sim.dirs:
-            (root / d).mkdir(exist_ok=True)
+            anchored.make_folder(root, root / d, exist_ok=True)
             _fsync_dir((root / d).parent)  # else a moved file's new folder may vanish on power loss
         for op in sim.ops:
             _apply_op(root, op, expected, live)
@@ -661,9 +717,7 @@ def execute(root: Path, ops: list[Op], run_id: str | None = None, info: dict | N
         _save_record(run, record, key)
     except OSError as exc:
         result = rollback(root, run, record, key)
-        message = _failure(root, exc, result)
-        # not all put back: a run that failed, whatever stopped it (the next command tries again)
-        raise (RunFailed(message) if result.errors else write_failed(root, exc, message)) from None
+        raise _failure(root, exc, result) from None
     _step()
     _drop_live(live)
     return record
@@ -671,9 +725,9 @@ def execute(root: Path, ops: list[Op], run_id: str | None = None, info: dict | N
 
 def _prepare(root: Path, run: Path, run_id: str, sim: _Sim, info: dict, key: bytes) -> tuple[RunRecord, _Live]:
     """Copy what the run will change, write and sign the journal: after this, a crash rolls back."""
-    (run / "before").mkdir(mode=0o700)
+    anchored.make_folder(root, run / "before", 0o700)
     if sim.appends:
-        (run / "added").mkdir(mode=0o700)
+        anchored.make_folder(root, run / "added", 0o700)
     # The run's folder must survive a power loss with the journal in it: fsync each new entry's parent.
     for folder in (run, run.parent, run.parent.parent, root):
         _fsync_dir(folder)
@@ -681,7 +735,7 @@ def _prepare(root: Path, run: Path, run_id: str, sim: _Sim, info: dict, key: byt
     created = dt.datetime.now(dt.timezone.utc).isoformat(timespec="microseconds")
     record = RunRecord(run_id=run_id, status="prepared", created=created, info=info)
     rewritten = {op.path for op in sim.ops if op.kind == "write"}
-    live = _Live(run, {})
+    live = _Live(root, run, {})
     for n, (p, data) in enumerate(sorted(sim.before.items())):
         entry: dict[str, Any] = {"before": state(data), "after": state(sim.after[p]), "states": sorted(sim.states.get(p, ()))}
         if (left := sim.after[p]) is not None:
@@ -689,12 +743,12 @@ def _prepare(root: Path, run: Path, run_id: str, sim: _Sim, info: dict, key: byt
         if p in sim.appends:
             length, added = sim.appends[p]
             name = f"added/{n:05d}"
-            write_atomic(run / name, added, mode=0o600)
+            write_atomic(run / name, added, mode=0o600, root=root)
             entry["append"] = {"length": length, "added": name, "size": len(added), "sha": sha(added)}
             _step()
         elif data is not None:
             blob = f"before/{n:05d}"
-            write_atomic(run / blob, data, mode=0o600)
+            write_atomic(run / blob, data, mode=0o600, root=root)
             # the mode too: a moved-away file is re-created by rollback or undo, not rewritten
             entry.update(blob=blob, mode=(root / p).stat().st_mode & 0o7777)
             if p in rewritten:
@@ -704,10 +758,10 @@ def _prepare(root: Path, run: Path, run_id: str, sim: _Sim, info: dict, key: byt
     record.dirs_created = sim.dirs
     record.ops = [_op_json(o) for o in sim.ops]
     data = _record_bytes(record, key, run)
-    write_atomic(run / JOURNAL, data, mode=0o600)  # from here on, a crash is rolled back by the next command
+    write_atomic(run / JOURNAL, data, mode=0o600, root=root)  # from here on, a crash is rolled back by the next command
     _write_spare(run, len(data) + SPARE_SLACK)
     if live.names:
-        (run / "live").mkdir(mode=0o700)  # after the journal: a folder without one holds only copies
+        anchored.make_folder(root, run / "live", 0o700)  # after the journal: a folder without one holds only copies
     _fsync_dir(run)
     return record, live
 
@@ -733,16 +787,41 @@ def _check_live(record: RunRecord, live: _Live) -> None:
 def _drop_live(live: _Live) -> None:
     for p in sorted(live.linked):
         try:
-            (live.run / live.names[p]).unlink()
+            anchored.remove(live.root, live.run / live.names[p])
         except OSError:
             pass  # a second name for bytes the run's copy also holds: harmless if it stays
     try:
-        (live.run / "live").rmdir()
+        anchored.remove_folder(live.root, live.run / "live")
     except OSError:
         pass
 
 
-def _failure(root: Path, exc: OSError, result: "Rollback") -> str:
+def _failure(root: Path, exc: OSError, result: "Rollback | None" = None) -> RunFailed:
+    """The one-line error of a run `exc` stopped: before any change (no `result`) or after its
+    rollback; a folder swapped on the way (Swapped) is FolderSwapped, a store refusing the write
+    StoreUnwritable (`write_failed`), both exit 2."""
+    if isinstance(exc, Swapped):
+        return FolderSwapped(_swapped(exc, result))
+    if result is None:
+        return write_failed(root, exc)
+    # not all put back: a run that failed, whatever stopped it (the next command tries again)
+    return RunFailed(_rolled_back(root, exc, result)) if result.errors else write_failed(root, exc, _rolled_back(root, exc, result))
+
+
+def _swapped(exc: Swapped, result: "Rollback | None") -> str:
+    said = (f"refusing to change {exc.path}: {exc.folder} is not a folder of the store any more (a symlink or a "
+            "file was put in its place while the run applied); nothing went through it")
+    if result is None:
+        return f"{said}, and nothing was changed"
+    if result.errors:
+        return f"{said}, but the run could not be fully rolled back ({'; '.join(result.errors[:2])}): the next command on the store tries again"
+    # what lies beyond the swapped folder is left as found: "nothing went through it" says so
+    kept = [p for p in result.kept if not p.startswith(f"{exc.folder}/")]
+    also = f"; left as found: {', '.join(kept)}" if kept else ""
+    return f"{said}, and the run was rolled back{also}"
+
+
+def _rolled_back(root: Path, exc: OSError, result: "Rollback") -> str:
     if result.errors:
         # Should not happen (rollback renames and truncates, it needs no space); if it does, say so.
         return (
@@ -757,46 +836,58 @@ def _failure(root: Path, exc: OSError, result: "Rollback") -> str:
 
 def _apply_op(root: Path, op: Op, expected: dict[str, str] | None = None, live: _Live | None = None) -> None:
     """Apply one op; with `expected` (path -> state the journal says it is in), refuse with
-    ChangedMeanwhile when a path was written by something else since the journal's copy."""
+    ChangedMeanwhile when a path was written by something else since the journal's copy.
+
+    Every change names its file only within a folder opened from the root down, never through a
+    symlink (storage/anchored.py): a folder swapped since the run's checks raises Swapped, an
+    OSError, so execute rolls the run back and stops."""
     target = root / op.path
     want = expected or {}
     if op.kind == "write":
         assert op.data is not None
-        target.parent.mkdir(parents=True, exist_ok=True)
         if live is not None:
-            live.link(op.path, target)
-        write_atomic(target, op.data, mode=op.mode, expect=want.get(op.path))
+            live.link(op.path)
+        write_atomic(target, op.data, mode=op.mode, expect=want.get(op.path), root=root, make=True)
         if expected is not None:
             expected[op.path] = sha(op.data)
     elif op.kind in ("append", "truncate"):
-        _in_place(target, op, expected)
+        _in_place(root, op, expected)
     elif op.kind == "move":
         assert op.dest is not None
-        dest = root / op.dest
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        if dest.exists() or dest.is_symlink():
-            raise OSError(f"destination exists: {op.dest}")
-        if op.path in want:
-            _check(target, want[op.path])
-        os.rename(target, dest)
-        _fsync_dir(dest.parent)
-        _fsync_dir(target.parent)
+        with anchored.parent(root, target) as (src, src_name), anchored.parent(root, root / op.dest, make=True) as (dest, dest_name):
+            if _lexists(dest, dest_name):
+                raise OSError(f"destination exists: {op.dest}")
+            if op.path in want:
+                _check(src, src_name, want[op.path])
+            os.rename(src_name, dest_name, src_dir_fd=src, dst_dir_fd=dest)
+            os.fsync(dest)
+            os.fsync(src)
         if expected is not None:
             expected[op.dest], expected[op.path] = expected[op.path], ABSENT
     elif op.kind == "remove":
-        if op.path in want:
-            _check(target, want[op.path])
-        target.unlink(missing_ok=True)
-        _fsync_dir(target.parent)
+        with anchored.parent(root, target) as (folder, name):
+            if op.path in want:
+                _check(folder, name, want[op.path])
+            with contextlib.suppress(FileNotFoundError):
+                os.unlink(name, dir_fd=folder)
+            os.fsync(folder)
         if expected is not None:
             expected[op.path] = ABSENT
 
 
-def _in_place(target: Path, op: Op, expected: dict[str, str] | None) -> None:
+def _lexists(folder: int, name: str) -> bool:
+    try:
+        os.stat(name, dir_fd=folder, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+def _in_place(root: Path, op: Op, expected: dict[str, str] | None) -> None:
     """Append to or cut back a file where it is: whoever holds it open keeps writing to the file
     everyone sees. Refused if it is not what the journal recorded (an agent wrote meanwhile)."""
     flags = os.O_RDWR | (os.O_APPEND if op.kind == "append" else 0)
-    fd = open_regular(target, flags)
+    fd = open_regular(root / op.path, flags, root=root)
     try:
         data = _read_fd(fd) if expected is not None and op.path in expected else None
         if data is not None and sha(data) != expected[op.path]:  # type: ignore[index]
@@ -824,6 +915,11 @@ class Rollback:
     kept: list[str] = field(default_factory=list)  # written by something else: left as found
     notes: list[str] = field(default_factory=list)  # what was kept beside them, and where
     errors: list[str] = field(default_factory=list)  # what could not be put back (the run stays unfinished)
+    swapped: bool = False  # one of them because a folder on its way is a symlink or a file now
+
+    def error(self, root: Path, p: str, exc: OSError | Refused) -> None:
+        self.errors.append(f"{p}: {os_reason(exc, root) if isinstance(exc, OSError) else exc}")
+        self.swapped = self.swapped or isinstance(exc, Swapped)
 
 
 def _appended_part(run: Path, entry: dict[str, Any], cur: bytes) -> bool:
@@ -857,9 +953,9 @@ def _restore(
     root: Path, run: Path, p: str, entry: dict[str, Any], cur: bytes | None, now: dict[str, Any], touched: dict[str, dict[str, Any]]
 ) -> str | None:
     """Put `p` back to before the run by the cheapest way that needs no free space; returns a note."""
-    target = root / p
+    target = root / p  # every change below within folders opened from the root down (anchored)
     if "append" in entry:
-        fd = open_regular(target, os.O_RDWR)
+        fd = open_regular(target, os.O_RDWR, root=root)
         try:
             if sha(_read_fd(fd)) != state(cur):
                 # written since rollback read it: cutting now could drop those bytes; next time decides
@@ -873,7 +969,7 @@ def _restore(
     if live is not None and os.path.lexists(live):
         if _our_live(run, entry):
             changed = sha(live.read_bytes()) != entry["before"]
-            os.replace(live, target)  # the very file the run replaced: whoever holds it open is back
+            anchored.replace(root, live, target)  # the very file the run replaced: whoever holds it open is back
             _fsync_dir_quietly(target.parent)
             return f"{p}: put back with what was written to it during the run" if changed else None
     for q, other in now.items():
@@ -882,11 +978,10 @@ def _restore(
         # which fails if something appeared meanwhile; over our own new file by a rename.
         if isinstance(other, bytes) and q != p and touched[q]["before"] == ABSENT and sha(other) == entry["before"]:
             try:
-                target.parent.mkdir(parents=True, exist_ok=True)
                 if cur is None:
-                    os.link(root / q, target, follow_symlinks=False)  # q goes later: same bytes are here
+                    anchored.link(root, root / q, target, make=True)  # q goes later: same bytes are here
                 else:
-                    os.replace(root / q, target)
+                    anchored.replace(root, root / q, target, make=True)
                     now[q] = None
             except OSError:
                 break
@@ -894,15 +989,14 @@ def _restore(
             return None
     blob = read_blob(run, entry["blob"], entry["before"])
     if cur is not None and len(cur) < len(blob) and blob.startswith(cur):
-        fd = open_regular(target, os.O_WRONLY | os.O_APPEND)  # an append this run cut off: add it back
+        fd = open_regular(target, os.O_WRONLY | os.O_APPEND, root=root)  # an append this run cut off: add it back
         try:
             _write_all(fd, blob[len(cur) :])
             _fsync_quietly(fd)
         finally:
             os.close(fd)
         return None
-    target.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(target, blob, mode=entry.get("mode"))
+    write_atomic(target, blob, mode=entry.get("mode"), root=root, make=True)
     return None
 
 
@@ -933,7 +1027,7 @@ def rollback(root: Path, run: Path, record: RunRecord, key: bytes | None = None)
     store is back to before everywhere else, or the same bytes are at another touched path.
     """
     out = Rollback()
-    now: dict[str, Any] = {p: _now(root / p) for p in record.touched}
+    now: dict[str, Any] = {p: _now(root, p) for p in record.touched}
     created: list[str] = []
     for p, entry in sorted(record.touched.items()):
         cur = now[p]
@@ -947,20 +1041,20 @@ def rollback(root: Path, run: Path, record: RunRecord, key: bytes | None = None)
                 created.append(p)
                 continue
             note = _restore(root, run, p, entry, cur, now, record.touched)
-            now[p] = _now(root / p)
+            now[p] = _now(root, p)
             if note:
                 out.notes.append(note)
             elif _state_now(now[p]) != entry["before"]:
                 out.errors.append(f"{p}: not back to its bytes from before the run")
         except (OSError, Refused) as exc:
-            out.errors.append(f"{p}: {os_reason(exc, root) if isinstance(exc, OSError) else exc}")
+            out.error(root, p, exc)
     _remove_created(root, run, record, now, created, out)
     _sweep_touched(root, record)  # a kill mid-write left a temp file: before the folders go
     for d in sorted(record.dirs_created, key=lambda d: (-d.count("/"), d)):
         try:
-            (root / d).rmdir()
+            anchored.remove_folder(root, root / d)
         except OSError:
-            pass  # not empty: something else lives there now; keep it
+            pass  # not empty: something else lives there now (or a symlink put in its place); keep it
     _settle_live(root, run, record, out)
     if out.errors:
         return out  # still "prepared": the next command tries again
@@ -993,10 +1087,10 @@ def _remove_created(root: Path, run: Path, record: RunRecord, now: dict[str, Any
             out.notes.append(f"{p}: kept ({why}; {', '.join(lost) or 'another path'} was written since)")
             continue
         try:
-            (root / p).unlink(missing_ok=True)
+            anchored.remove(root, root / p, missing_ok=True)
             _fsync_dir_quietly((root / p).parent)
         except OSError as exc:
-            out.errors.append(f"{p}: {os_reason(exc, root)}")
+            out.error(root, p, exc)
 
 
 def _holders(record: RunRecord, lost: list[str]) -> set[str] | None:
@@ -1030,13 +1124,13 @@ def _settle_live(root: Path, run: Path, record: RunRecord, out: Rollback) -> Non
             target = root / p
             same = target.exists() and os.path.samefile(link, target)
             if same or (not link.is_symlink() and sha(link.read_bytes()) == entry["before"]):
-                link.unlink()
+                anchored.remove(root, link)
             else:
                 out.notes.append(f"{p}: what was written to the file the run replaced is kept in {link}")
         except OSError:
             continue
     try:
-        (run / "live").rmdir()
+        anchored.remove_folder(root, run / "live")
     except OSError:
         pass
 
@@ -1044,48 +1138,28 @@ def _settle_live(root: Path, run: Path, record: RunRecord, out: Rollback) -> Non
 # --- recovery ---------------------------------------------------------------------------------
 
 
-def _sweep(folder: Path) -> int:
-    """Remove our own temp files (TMP_NAME) left in `folder` by a kill."""
-    removed = 0
+def _sweep(root: Path, rel: str) -> None:
+    """Remove our own temp files (TMP_NAME) left by a kill in the store folder `rel`, opened from
+    the root down: one that is a symlink, or has one on its way, is not swept."""
     try:
-        entries = list(os.scandir(folder))
+        with anchored.folder(root, rel) as folder:
+            for e in list(os.scandir(folder)):
+                if TMP_NAME.fullmatch(e.name) and e.is_file(follow_symlinks=False):
+                    with contextlib.suppress(OSError):
+                        os.unlink(e.name, dir_fd=folder)
     except OSError:
-        return 0
-    for e in entries:
-        if TMP_NAME.fullmatch(e.name) and e.is_file(follow_symlinks=False):
-            try:
-                os.unlink(e.path)
-                removed += 1
-            except OSError:
-                pass
-    return removed
-
-
-def _store_folder(root: Path, rel: str) -> Path | None:
-    """`root/rel` if every part of it is a real folder inside the store (no symlink on the way)."""
-    folder = root
-    for part in [x for x in rel.split("/") if x]:
-        folder = folder / part
-        try:
-            if not stat.S_ISDIR(folder.lstat().st_mode):
-                return None
-        except OSError:
-            return None
-    return folder
+        pass
 
 
 def _sweep_touched(root: Path, record: RunRecord) -> None:
     folders = {str(Path(p).parent) for p in record.touched} | set(record.dirs_created)
     for rel in sorted(folders):
-        folder = _store_folder(root, "" if rel == "." else rel)
-        if folder is not None:
-            _sweep(folder)
+        _sweep(root, "" if rel == "." else rel)
 
 
-def _sweep_run(view: RunView) -> None:
-    for sub in (view.path, view.path / "before", view.path / "added"):
-        if not sub.is_symlink():
-            _sweep(sub)
+def _sweep_run(root: Path, view: RunView) -> None:
+    for sub in ("", "/before", "/added"):
+        _sweep(root, f"{STATE_DIR}/runs/{view.name}{sub}")
 
 
 def recover(root: Path, strict: bool = True, discard: bool = True) -> list[str]:
@@ -1103,7 +1177,7 @@ def recover(root: Path, strict: bool = True, discard: bool = True) -> list[str]:
                 continue  # `plan` only reports it: discarding is for the commands that write
             # The crash came before the journal existed: nothing in the store was changed yet, and
             # the folder holds only our own copies.
-            shutil.rmtree(view.path)
+            anchored.remove_tree(root, view.path)
             messages.append(f"discarded run {view.name}: interrupted before any change")
             continue
         assert view.record is not None
@@ -1116,10 +1190,8 @@ def recover(root: Path, strict: bool = True, discard: bool = True) -> list[str]:
                     messages.append(view.refusal())
                 continue
             messages.append(_recover_one(root, view))
-        if not view.path.is_symlink():
-            _sweep(view.path)
-    if (root / STATE_DIR).is_dir() and not (root / STATE_DIR).is_symlink():
-        _sweep(root / STATE_DIR)
+        _sweep(root, f"{STATE_DIR}/runs/{view.name}")
+    _sweep(root, STATE_DIR)
     blocked = [v for v in views if v.problem and v.unfinished]
     if strict and blocked:
         more = f" (and {len(blocked) - 1} more)" if len(blocked) > 1 else ""
@@ -1131,9 +1203,10 @@ def _recover_one(root: Path, view: RunView) -> str:
     assert view.record is not None
     key = store_key(root / STATE_DIR)
     result = rollback(root, view.path, view.record, key)
-    _sweep_run(view)
+    _sweep_run(root, view)
     if result.errors:
-        raise RunFailed(
+        # a folder of the store swapped for a symlink or a file: the user's to look at (exit 2)
+        raise (FolderSwapped if result.swapped else RunFailed)(
             f"run {view.name} was interrupted and could not be fully rolled back ({'; '.join(result.errors[:2])}); "
             f"its copies are in {view.path / 'before'}"
         )
@@ -1181,11 +1254,8 @@ def prune_runs(root: Path, keep: int) -> list[str]:
         if view.path.is_symlink() or not {e.name for e in os.scandir(view.path)} <= _RUN_ENTRIES:
             continue
         for name in (SPARE, JOURNAL):
-            try:
-                (view.path / name).unlink()
-            except FileNotFoundError:
-                pass
-        shutil.rmtree(view.path)  # never follows a symlink inside (and refuses one at the top)
+            anchored.remove(root, view.path / name, missing_ok=True)
+        anchored.remove_tree(root, view.path)  # never follows a symlink inside (and refuses one at the top)
         pruned.append(view.name)
     if pruned:
         _fsync_dir_quietly(view.path.parent)
@@ -1205,7 +1275,7 @@ def _state_of(root: Path, record: RunRecord, side: str) -> list[str]:
     """Touched paths whose current bytes differ from the run's `side` ("before" or "after")."""
     differ = []
     for p, entry in sorted(record.touched.items()):
-        if _state_now(_now(root / p)) != entry[side]:
+        if _state_now(_now(root, p)) != entry[side]:
             differ.append(p)
     return differ
 
@@ -1279,7 +1349,7 @@ def undo_ops(root: Path, record: RunRecord, later: Sequence[RunRecord] = ()) -> 
         if after_it:
             raise RunFailed(f"cannot undo run {record.run_id}: {p} was changed since by run {after_it[-1]}, applied after it: "
                             f"undo that run first")
-        cur = _now(root / p)
+        cur = _now(root, p)
         try:
             found = _lines_added_since(run, record.touched[p], cur)
         except (OSError, Refused) as exc:
@@ -1388,6 +1458,6 @@ def _remove_created_dirs(root: Path, target: RunRecord) -> None:
     """Remove the folders the undone run created, deepest first, if they are empty again."""
     for d in sorted(target.dirs_created, key=lambda d: (-d.count("/"), d)):
         try:
-            (root / d).rmdir()
+            anchored.remove_folder(root, root / d)
         except OSError:
             pass

@@ -16,6 +16,7 @@ Nothing here writes, except `store_key(create=True)`, which `execute` calls unde
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import hashlib
 import hmac as hmac_mod
@@ -29,6 +30,7 @@ from typing import Any
 
 from .errors import MemconsolidateError
 from .config import STATE_DIR
+from .storage import anchored
 
 ABSENT = "absent"
 KEY_FILE = "key"
@@ -121,18 +123,21 @@ def store_key(state: Path, create: bool = False) -> bytes | None:
     key = _read_key(path)
     if key is not None or not create:
         return key
-    tmp = state / f".{KEY_FILE}.mc-tmp-{secrets.token_hex(3)}"
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
-    try:
-        secret = secrets.token_hex(32)
-        os.write(fd, f"{secret} {os.fstat(fd).st_ino}\n".encode())
-        os.fsync(fd)
-    except BaseException:
+    # In the state folder opened from the store's root, never through a symlink (storage/anchored.py).
+    with anchored.folder(state.parent, state.name) as folder:
+        tmp = f".{KEY_FILE}.mc-tmp-{secrets.token_hex(3)}"
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600, dir_fd=folder)
+        try:
+            secret = secrets.token_hex(32)
+            os.write(fd, f"{secret} {os.fstat(fd).st_ino}\n".encode())
+            os.fsync(fd)
+        except BaseException:
+            os.close(fd)
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=folder)
+            raise
         os.close(fd)
-        tmp.unlink(missing_ok=True)
-        raise
-    os.close(fd)
-    os.replace(tmp, path)  # a rename keeps the inode; a copied-in key, if any, is replaced
+        os.replace(tmp, KEY_FILE, src_dir_fd=folder, dst_dir_fd=folder)  # a rename keeps the inode; a copied-in key is replaced
     return bytes.fromhex(secret)
 
 

@@ -15,6 +15,7 @@ from typing import Iterator
 
 from .errors import RunFailed, UsageError, os_reason
 from .config import STATE_DIR
+from .storage import anchored
 # The store (or its state folder) cannot be written at all: the user's to fix, so exit 2, not a failed run.
 UNWRITABLE = (errno.EROFS, errno.EACCES, errno.EPERM)
 
@@ -42,26 +43,28 @@ def state_dir(root: Path) -> Path:
         if exc.errno in UNWRITABLE:
             raise not_writable(root, exc) from None
         raise
-    _ignore_in_git(path)
+    _ignore_in_git(root)
     return path
 
 
-def _ignore_in_git(path: Path) -> None:
+def _ignore_in_git(root: Path) -> None:
     """A new state folder ignores itself, as pytest's and ruff's caches do: a store inside a git
     repository must never commit the before-images of its memories."""
     try:
-        fd = os.open(path / ".gitignore", os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        fd = open_regular(root / STATE_DIR / ".gitignore", os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644, root=root)
     except FileExistsError:
         return
     with os.fdopen(fd, "wb") as fh:
         fh.write(b"# created by memconsolidate: its journals hold copies of your memories\n*\n")
 
 
-def open_regular(path: Path, flags: int, mode: int = 0o600) -> int:
+def open_regular(path: Path, flags: int, mode: int = 0o600, root: Path | None = None) -> int:
     """Open a file to change it where it is: never through a symlink, never a FIFO (which would block
     the open), never a file with a second name (a hard link to a memory, a snapshot or an outside
-    file would grow or shrink that other file too). OSError (EINVAL) says which."""
-    fd = os.open(path, flags | os.O_NOFOLLOW | os.O_NONBLOCK, mode)
+    file would grow or shrink that other file too). OSError (EINVAL) says which. With `root`, the
+    store `path` is in, no folder on the way is a symlink either (storage/anchored.py)."""
+    with anchored.parent(root, path) as (folder, name):
+        fd = os.open(name, flags | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, mode, dir_fd=folder)
     st = os.fstat(fd)
     if not stat.S_ISREG(st.st_mode) or st.st_nlink != 1:
         os.close(fd)
@@ -76,7 +79,7 @@ def store_lock(root: Path) -> Iterator[None]:
     try:
         # Taking the lock writes the pid into it: a planted symlink, FIFO or hard link (a store
         # unpacked from an archive can carry one to a memory) is never our lock.
-        fd = open_regular(path, os.O_RDWR | os.O_CREAT)
+        fd = open_regular(path, os.O_RDWR | os.O_CREAT, root=root)
     except OSError as exc:
         if exc.errno in UNWRITABLE:
             raise not_writable(root, exc) from None

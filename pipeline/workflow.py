@@ -215,7 +215,7 @@ def run_store(
                 "actions_applied": len(result.changes.applied) if result else 0,
             }
             try:
-                write_atomic(state_dir(root) / STATE_FILE, (json.dumps(state, indent=2, sort_keys=True) + "\n").encode(), mode=0o600)
+                write_atomic(state_dir(root) / STATE_FILE, (json.dumps(state, indent=2, sort_keys=True) + "\n").encode(), mode=0o600, root=root)
             except OSError as exc:
                 # The run is committed and applied: failing it now would read as "nothing happened".
                 # Unrecorded only means the next `run --if-due` plans again, which is harmless.

@@ -46,8 +46,8 @@ def refuse(patch: pytest.MonkeyPatch, code: int, name: str, what: str = "write_a
 
     if what == "write_atomic":
         patch.setattr(journal, "write_atomic", refused(journal.write_atomic))
-    else:
-        patch.setattr(Path, "mkdir", refused(Path.mkdir))
+    else:  # the journal makes its folders one part at a time, each by name in its parent (anchored.py)
+        patch.setattr(os, "mkdir", refused(os.mkdir))
 
 
 def one_line_exit_2(res) -> str:
