@@ -145,7 +145,7 @@ def build_plan(corpus: Corpus, settings: Settings, run_stages: StageRunner | Non
         outcome = staged
     layout = layout_of(corpus)
     outcome = ask_before_leaving_aliases(corpus, layout.guard(outcome, settings))
-    live = [m.key for m in corpus.memories if m.type != "archived"]
+    live = [m.key for m in corpus.memories if not layout.is_archived(m)]
     capped = cap_retirements(reconcile(outcome.actions), live, settings.max_retire_fraction)
     kept = layout.after_cap(corpus, capped.actions, live)
     actions, unhashed = with_target_hashes(corpus, sorted(kept, key=action_sort_key), lambda a: layout.depends_on(corpus, a))

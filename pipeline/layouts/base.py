@@ -80,10 +80,15 @@ class Layout(Protocol):
         """The last word over every proposal, whichever pass made it (bank's supersede cap)."""
         ...
 
+    def is_archived(self, m: Memory) -> bool:
+        """Whether the memory is archived, not live: the retirement cap counts only live memories
+        (crux: typed `archived` or in the `archived` type folder)."""
+        ...
+
     def after_cap(self, corpus: Corpus, actions: list[Action], live: list[str]) -> list[Action]:
         """The actions the retirement cap kept, less those the layout would not apply beside the
         others (crux: a leftover member's archive whose consolidated memory another action takes
-        away). `live`: the keys of the memories not typed `archived`, as the cap counts them."""
+        away). `live`: the keys of the memories not archived (`is_archived`), as the cap counts them."""
         ...
 
     def depends_on(self, corpus: Corpus, action: Action) -> list[str]:
@@ -153,6 +158,9 @@ class BaseLayout:
 
     def guard(self, outcome: Outcome, settings: Settings) -> Outcome:
         return outcome
+
+    def is_archived(self, m: Memory) -> bool:
+        return m.type == "archived"
 
     def after_cap(self, corpus: Corpus, actions: list[Action], live: list[str]) -> list[Action]:
         return actions

@@ -37,6 +37,7 @@ from .files import Unreadable, read_bytes
 
 
 Lister = Callable[[Path], Iterable[str]]  # a folder -> the names of the files its layout's reader lists there
+LEFT_AS_IT_IS = "left as it is (the next plan judges it again)"  # how a skip for a change since the plan ends
 
 
 def listing_key(folder: str) -> str:
@@ -192,5 +193,5 @@ def changed_since_plan(
         if whole is not None and key == whole.key and added is not None and added(whole) is not None:
             continue
         what = f"which files {key} holds" if is_listing(key) else key
-        return f"{what} changed since the plan: left as it is (the next plan judges it again)"
+        return f"{what} changed since the plan: {LEFT_AS_IT_IS}"
     return None

@@ -5,9 +5,9 @@ from __future__ import annotations
 from ...config import CruxConfig, Settings
 from ...kinds import ActionKind
 from ...storage.since_plan import is_listing
-from ...model import Action, Corpus
+from ...model import Action, Corpus, Memory
 from ..base import REPORTS_DIR, ModuleLayout
-from . import reader, rules, writer
+from . import members, reader, rules, writer
 from .rules.leftovers import without_stranded_members
 
 
@@ -22,6 +22,10 @@ class CruxLayout(ModuleLayout):
         # metadata consolidates and split splits only where the store enables consolidation.
         return frozenset({"rules"} | ({"metadata", "split"} if crux.enableMemoryConsolidation else set())
                          | ({"compress"} if crux.enableMemoryCompression else set()))
+
+    def is_archived(self, m: Memory) -> bool:
+        # A file in archived/ still typed as before is an archive the seed's file move cut short.
+        return members.is_archived(m)
 
     def after_cap(self, corpus: Corpus, actions: list[Action], live: list[str]) -> list[Action]:
         # A leftover member's archive waits while its consolidated memory leaves or moves.

@@ -34,7 +34,8 @@ strength change is a one-line edit keeping the header and the other keys), the R
 `{archiveDir}/rem-{yyyymmdd}.md` (`-2`, `-3`... when one exists for the day), and the index
 `storage.indexFile`, rebuilt from the store as it will be (step 15) but written only when what it
 records changes (`index.records_the_same`: its entries and their order, not the "Last rebuilt"
-comment), entries that rank alike in the order the old index has them.
+comment), entries that rank alike in the order the old index has them; never over an index changed
+since the plan, nor listing a memory file added since (`index_write.py`).
 
 Files named by a parse_error finding, and symlinks, are never moved or edited; a memory whose twin
 or tracker is such a file is left alone too. Nothing is written when no action applies.
@@ -47,12 +48,10 @@ from ...changes import ChangeSet
 from ...config import Settings
 from ...errors import RunFailed
 from ...model import Action, Corpus, Tracker
-from .rules.common import trackers_by_slug
 from . import actions as acts
 from . import content
-from .after import after_corpus, index_memories, old_entries, old_index
-from .index import records_the_same, render_crux_index
-from .reader import index_keys
+from .after import after_corpus
+from .index_write import index_write
 from .render import set_tracker_strength
 from .state import Run
 from .summary import render_rem_summary
@@ -189,28 +188,16 @@ def _write_trackers(run: Run) -> None:
 def _write_summary_and_index(run: Run) -> None:
     settings, crux = run.settings, run.crux
     after, primaries = after_corpus(run.root, run.ov, settings, run.unreadable)
+    # The index is decided first: a skipped rebuild's reason the summary lists may change with it.
+    index = index_write(run, after, primaries)
     summary = render_rem_summary(
         run.now, run.summary, run.out.skipped, after, crux.typePriority, crux.promotionToRuleThreshold, crux.sizeUnit
     )
     path = run.ov.free_variant(f"{crux.storage.archiveDir}/rem-{run.day}.md")
     run.ov.write(path, summary.encode("utf-8"))
-    index = crux.storage.indexFile
-    if (run.root / index).is_symlink():
-        run.out.notes.append(f"{index} is a symlink: not rebuilt")
+    if index.text is None:
         return
-    try:
-        old = run.ov.read(index)
-    except Unreadable as exc:
-        # Over the size cap, say: archiving it would mean reading it whole. It stays as it is.
-        run.out.notes.append(f"{index} cannot be read ({exc}): not rebuilt")
-        return
-    document = old_index(old) if index not in run.unreadable else None
-    previous = old_entries(document)
-    memories = index_memories(after, index_keys(after.memories, primaries, previous), previous, settings)
-    text = render_crux_index(memories, trackers_by_slug(after), crux.typePriority, run.now, list(previous))
-    if index in run.unreadable and run.ov.exists(index):
+    if index.archive_old:
         # The old index could not be read: keep it in the archive rather than write over it.
-        run.ov.move(index, run.archive_target(index))
-    elif records_the_same(document, text):
-        return  # nothing it records changed: a new "Last rebuilt" stamp alone is no reason to write it
-    run.ov.write(index, text.encode("utf-8"))
+        run.ov.move(crux.storage.indexFile, run.archive_target(crux.storage.indexFile))
+    run.ov.write(crux.storage.indexFile, index.text.encode("utf-8"))
