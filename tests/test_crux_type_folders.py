@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import NOW, files, run_cli, snapshot
+from helpers import NOW, apply_json, files, plan_json, run_cli, snapshot
 
 from pipeline.config import CruxConfig, TypeTransition
 from pipeline.layouts.crux.members import type_of
@@ -71,12 +71,6 @@ def make_store(root: Path, memories: dict[str, tuple[str, int, str | None]] = ME
     return root
 
 
-def plan(root: Path, *extra: str) -> dict:
-    res = run_cli("plan", str(root), "--now", NOW, "--json", *extra)
-    assert res.returncode == 0, res.stderr
-    return json.loads(res.stdout)
-
-
 def run_json(root: Path, *extra: str) -> dict:
     res = run_cli("run", str(root), "--now", NOW, "--json", *extra)
     assert res.returncode == 0, res.stderr
@@ -97,7 +91,7 @@ def automatic(p: dict) -> list[tuple[str, str]]:
 
 @pytest.mark.parametrize("model", ["none", "stub"])
 def test_no_move_is_offered_into_the_folder_the_memory_is_in(tmp_path, model):
-    p = plan(make_store(tmp_path / "crux"), "--model", model)
+    p = plan_json(make_store(tmp_path / "crux"), "--model", model)
     assert p["errors"] == []
     assert [m for m in moves(p) if folder(m[3] or "") == folder(m[1])] == []
     # each is judged as its folder's type
@@ -109,7 +103,7 @@ def test_no_move_is_offered_into_the_folder_the_memory_is_in(tmp_path, model):
 
 
 def test_each_mismatch_is_a_finding_naming_the_file_its_folder_and_its_type(tmp_path):
-    p = plan(make_store(tmp_path / "crux"), "--model", "none")
+    p = plan_json(make_store(tmp_path / "crux"), "--model", "none")
     found = {f["targets"][0]: f["reason"] for f in p["findings"] if f["kind"] == "type_mismatch"}
     mismatched = {k for k, (type_, _, _) in MEMORIES.items() if folder(k).rsplit("/", 1)[1] != type_}
     # but the one the plan archives automatically: the archive sets its type
@@ -144,7 +138,7 @@ def test_a_second_run_on_a_store_with_mismatches_does_nothing(tmp_path, model):
     second = run_json(root, "--model", model)
     assert second["apply"]["applied"] == [] and second["apply"]["run_id"] is None
     assert files(root) == tree
-    assert automatic(plan(root, "--model", model)) == []
+    assert automatic(plan_json(root, "--model", model)) == []
 
 
 def test_every_move_offered_on_a_store_with_mismatches_applies_and_undoes_byte_for_byte(tmp_path):
@@ -156,13 +150,11 @@ def test_every_move_offered_on_a_store_with_mismatches_applies_and_undoes_byte_f
     (root / member).write_text(memory_text(member, "idea", 1, id='"abc1234"'))
     (root / ".crux/reference-tracking/holder.refs.yml").write_text(tracker_text("holder", 2, FRESH))
     before = snapshot(root)
-    p = plan(root, "--model", "none")
+    p = plan_json(root, "--model", "none")
     offered = [f"{i}={a['fingerprint']}" for i, a in enumerate(p["actions"], 1) if a["kind"] in MOVES]
     assert any(a.get("consolidated_into") == holder and a["from_type"] == "learning" for a in p["actions"])
     assert len(offered) == 4
-    res = run_cli("apply", str(root), "--now", NOW, "--model", "none", "--yes", "--json", "--select", ",".join(offered))
-    assert res.returncode == 0, res.stderr
-    out = json.loads(res.stdout)
+    out = apply_json(root, "--select", ",".join(offered))
     assert out["skipped"] == [] and len(out["applied"]) == len(offered)
     assert run_cli("undo", str(root)).returncode == 0
     assert snapshot(root) == before
