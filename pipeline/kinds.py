@@ -43,6 +43,7 @@ class FindingKind(StrEnum):
     STALE = "stale"
     STRENGTH_MISMATCH = "strength_mismatch"
     SHARED_SLUG = "shared_slug"  # crux: memories of one slug in two folders (one tracker; a move onto the other)
+    TYPE_MISMATCH = "type_mismatch"  # crux: a `type` field that disagrees with the type folder (a file move cut short)
     MISSING_TRACKER = "missing_tracker"
     STALE_SOURCE = "stale_source"
     GOAL_REVIEW = "goal_review"
@@ -127,6 +128,8 @@ FINDINGS: dict[FindingKind, FindingInfo] = {
     F.STALE: FindingInfo("Staleness"),
     F.STRENGTH_MISMATCH: FindingInfo("Strength mismatches"),
     F.SHARED_SLUG: FindingInfo("Memories sharing a slug (and its tracker): settle by hand"),
+    # an automatic archive sets `type` as it moves the file: nothing is left to settle
+    F.TYPE_MISMATCH: FindingInfo("Types that disagree with their folder: settle by hand", yields_to_retirements=True),
     F.MISSING_TRACKER: FindingInfo("Missing trackers", yields_to_retirements=True),
     F.STALE_SOURCE: FindingInfo("Stale sources"),
     F.GOAL_REVIEW: FindingInfo("Goals to review"),

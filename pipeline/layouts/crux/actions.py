@@ -15,7 +15,7 @@ from ...actions import ArchiveAction, MoveAction
 from ...kinds import ActionKind
 from ...model import Action
 from ...printable import printable
-from .members import ARCHIVED
+from .members import ARCHIVED, type_of
 from .rules.common import target_dir
 from .reader import CRUX_SUFFIX, PLAIN_SUFFIX
 from .render import set_tracker_strength
@@ -63,7 +63,7 @@ def prune(run: Run, a: Action) -> None:
             continue
         moved = run.archive_memory(live, "prune_stale")
         run.archive_tracker(live.m.slug)
-        run.summary.archived.append((live.m.label, live.m.type or "?", f"fully stale; moved to {moved[0][1]}"))
+        run.summary.archived.append((live.m.label, _current_type(run, live) or "?", f"fully stale; moved to {moved[0][1]}"))
         done += 1
     if done:
         run.applied(a)
@@ -240,8 +240,10 @@ def _keep_both(run: Run, a: Action, one: Live, two: Live) -> None:
 # --- promote / demote / archive: the seed's file-move procedure ------------------------------------
 
 
-def _current_type(live: Live) -> str | None:
-    return live.m.type or live.m.extra.get("folder_type")
+def _current_type(run: Run, live: Live) -> str | None:
+    """The type the rules judged the memory by (`members.type_of`: its type folder's when its `type`
+    field disagrees), else its folder's name."""
+    return type_of(live.m, run.crux) or live.m.extra.get("folder_type")
 
 
 def _movable(run: Run, a: Action) -> Live | str:
@@ -254,7 +256,7 @@ def _movable(run: Run, a: Action) -> Live | str:
         return f"archived by {live.retired_by} in this run"
     if live.moved_by:
         return f"already moved by {live.moved_by} in this run"
-    old_type = _current_type(live)
+    old_type = _current_type(run, live)
     if not old_type:
         return "the memory's current type is unknown"
     if a.from_type and a.from_type != old_type:
@@ -278,7 +280,7 @@ def move(run: Run, a: Action) -> None:
     if isinstance(live, str):
         run.skip(a, live)
         return
-    old_type = _current_type(live)
+    old_type = _current_type(run, live)
     assert old_type is not None  # _movable checked it
     folder = target_dir(live.m, new_type, run.crux)
     dests = [f"{folder}/{_name(f)}" for f in live.files]
@@ -354,7 +356,7 @@ def finish_consolidation(run: Run, a: Action, holder_key: str) -> None:
     moved = run.archive_memory(live, "archive")
     run.archive_tracker(live.m.slug)
     note = f'already consolidated into "{holder.m.label}"; moved to {moved[0][1]}'
-    run.summary.archived.append((live.m.label, live.m.type or "?", note))
+    run.summary.archived.append((live.m.label, _current_type(run, live) or "?", note))
     run.applied(a)
 
 

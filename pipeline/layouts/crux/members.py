@@ -33,6 +33,7 @@ import hashlib
 from collections import defaultdict
 from typing import Sequence
 
+from ...config import CruxConfig
 from ...model import Memory
 
 ARCHIVED = "archived"
@@ -66,6 +67,25 @@ def is_archived(m: Memory) -> bool:
     sets `type` after: a file in `archived/` still typed `learning` is an archive cut short, not a
     learning to promote out of the archive, demote into `idea/` or archive onto itself."""
     return m.type == ARCHIVED or m.extra.get("folder_type") == ARCHIVED
+
+
+def type_of(m: Memory, crux: CruxConfig) -> str | None:
+    """The type the rules judge a memory by: its type folder's (one of `typePriority`, or
+    `archived`) when it sits in one, else its `type` field.
+
+    The seed's file move (step 13, "File Move Procedure") moves the file into `{new_type}/` first
+    and sets `type` after: a file in `learning/` still typed `idea` is a move cut short, and the
+    folder says where it went. Judged by its `type`, it would be promoted or demoted into the
+    folder it is already in, which apply skips ("already in") and the next plan offers again."""
+    folder = m.extra.get("folder_type")
+    if folder and (folder in crux.typePriority or folder == ARCHIVED):
+        return str(folder)
+    return m.type
+
+
+def type_mismatch(m: Memory, crux: CruxConfig) -> bool:
+    """Its `type` field disagrees with the type folder it sits in (`type_of`)."""
+    return m.type != type_of(m, crux)
 
 
 def consolidated_on(m: Memory) -> dt.date | None:

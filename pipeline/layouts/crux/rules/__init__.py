@@ -10,7 +10,9 @@ tracking data at all, "unreferenced" is unknown: demotions and archives then nee
 finding says the usage data is missing. A member a live consolidation already holds (`merged_into`)
 gets no type move: its archive, to finish the consolidation, is proposed to the user (`leftovers.py`).
 A move apply cannot make (onto a file of its slug in the target folder) is not proposed: the
-`shared_slug` finding names it (`shared_slugs.py`).
+`shared_slug` finding names it (`shared_slugs.py`). A memory whose `type` field disagrees with its
+type folder is judged by the folder (`members.type_of`: a file move cut short), so no move is into
+the folder it is in; a `type_mismatch` finding names it (`consistency.py`).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from .leftovers import leftover_archivals
 from ..members import absorbed
 from .usage import usage_data_missing, without_usage_data
 from .common import existing_files, trackers_by_slug
-from .consistency import missing_trackers, orphan_trackers, stale_sources, strength_sync
+from .consistency import missing_trackers, orphan_trackers, stale_sources, strength_sync, type_mismatches
 from .demote import demotions
 from .promote import promotions
 from .rule_promotion import rule_promotions
@@ -76,12 +78,13 @@ def rules(corpus: Corpus, settings: Settings) -> Outcome:
     # Settled first: a memory whose due move apply cannot make gets no weaker move in its place.
     moves, blocked = blocked_moves(settle_moves(archive.actions + demote.actions + promote.actions), existing)
     out.actions.extend(without_usage_data(moves, corpus, crux))
-    out.extend(leftover_archivals(memories))  # not "unreferenced": tracking data does not bear on it
+    out.extend(leftover_archivals(memories, crux))  # not "unreferenced": tracking data does not bear on it
     out.findings.extend(usage_data_missing(corpus, crux))
 
     out.extend(orphan_trackers(corpus.trackers, store.get("memory_files") or [m.key for m in memories]))
     out.extend(strength_sync(memories, trackers))
     out.findings.extend(shared_slug_findings(existing, memories, trackers, blocked, crux.trackingDir))
+    out.findings.extend(type_mismatches(memories, crux))
     out.extend(missing_trackers(memories, trackers, crux.trackingDir))
     out.extend(stale_sources(memories, store))
     out.extend(rule_promotions(memories, trackers, crux.promotionToRuleThreshold))

@@ -14,6 +14,7 @@ from ....config import CruxConfig
 from ....actions import ACTION_TYPES, MoveAction
 from ....kinds import ActionKind
 from ....model import Corpus, Memory, Tracker
+from ..members import type_of
 from ..reader import CRUX_SUFFIX, PLAIN_SUFFIX
 
 MEMORY_SUFFIXES = (CRUX_SUFFIX, PLAIN_SUFFIX)
@@ -99,8 +100,9 @@ def existing_files(corpus: Corpus) -> set[str]:
 
 
 def move_action(kind: str, m: Memory, new_type: str, reason: str, crux: CruxConfig) -> MoveAction:
-    """A promote/demote/archive of `m` into `new_type`. One onto a file already there is not
-    proposed (`shared_slugs.blocked_moves`)."""
+    """A promote/demote/archive of `m` into `new_type`, from the type it is judged by (`type_of`:
+    apply checks it is still that). One onto a file already there is not proposed
+    (`shared_slugs.blocked_moves`)."""
     cls = ACTION_TYPES[ActionKind(kind)]
     assert issubclass(cls, MoveAction), kind
-    return cls(targets=[m.key], from_type=m.type, to_type=new_type, reason=reason, **move_fields(m, new_type, crux))
+    return cls(targets=[m.key], from_type=type_of(m, crux), to_type=new_type, reason=reason, **move_fields(m, new_type, crux))

@@ -1,13 +1,17 @@
 """CRUX step 2, consistency: orphaned trackers, strength out of sync, strong memories without a
-tracker, sources whose unit of work is gone. One pure function per check.
+tracker, sources whose unit of work is gone, a `type` that disagrees with its type folder. One pure
+function per check.
 """
 
 from __future__ import annotations
 
 from ....actions import SyncStrengthAction
+from ....config import CruxConfig
+from ....kinds import FindingKind
 from ....model import Action, Finding, Memory, Tracker
 from ....rules.outcome import Outcome
-from .common import file_slug, memories_by_slug
+from ..members import ARCHIVED, is_archived, type_of, type_mismatch
+from .common import file_slug, memories_by_slug, target_dir
 
 # Sources that name no unit of work: nothing on disk to look for.
 NOT_A_UNIT = frozenset({"adhoc", "ad-hoc", "manual", "remember", "meditate", "user", "session", "chat",
@@ -122,3 +126,49 @@ def stale_sources(memories: list[Memory], crux_store: dict) -> Outcome:
             )
         )
     return out
+
+
+def _rank(type_: str, crux: CruxConfig) -> int | None:
+    """Its place in `typePriority` (0 the highest); `archived` is the lowest when not listed."""
+    if type_ in crux.typePriority:
+        return crux.typePriority.index(type_)
+    return len(crux.typePriority) if type_ == ARCHIVED else None
+
+
+def _from_key(old: str, new: str, crux: CruxConfig) -> str | None:
+    """What the file move records of a move from `old` to `new` (`promoted_from` up the type
+    priority, `demoted_from` down), or None when either type has no place in it."""
+    a, b = _rank(old, crux), _rank(new, crux)
+    if a is None or b is None:
+        return None
+    return "promoted_from" if b < a else "demoted_from"
+
+
+def _mismatch_reason(m: Memory, crux: CruxConfig) -> str:
+    declared, folder = m.type or "", type_of(m, crux) or ""
+    here = target_dir(m, folder, crux)
+    if is_archived(m) and folder != ARCHIVED:
+        read = "read as archived, as its type says: no move is proposed for it"
+    else:
+        read = (f"read as {folder}, its folder's type (the seed's file move, step 13, moves the file first and sets "
+                "`type` after: a move cut short)")
+    twin = m.extra.get("twin")
+    key = _from_key(declared, folder, crux)
+    with_ = f"`{key}: {declared}` and `modified`" if key else "`modified`"
+    fix = f"set `type: {folder}` (with {with_}, as the move would have){f' in it and its twin {twin}' if twin else ''}"
+    if _rank(declared, crux) is not None:
+        fix += f", or move it to {target_dir(m, declared, crux)}/ if {declared} is right"
+    if not is_archived(m):
+        fix += "; a promote, demote or archive of it sets `type` as it moves the file"
+    return f"in {here}/ but typed {declared}: {read}; by hand: {fix}"
+
+
+def type_mismatches(memories: list[Memory], crux: CruxConfig) -> list[Finding]:
+    """A memory whose `type` field disagrees with the type folder it sits in (`members.type_of`):
+    the rules judge it by its folder; the finding names both and what to set by hand (no action
+    edits a `type` alone; a promote, demote or archive of it sets the type as it moves the file)."""
+    return [
+        Finding(kind=FindingKind.TYPE_MISMATCH, targets=[m.key], reason=_mismatch_reason(m, crux))
+        for m in memories
+        if type_mismatch(m, crux)
+    ]

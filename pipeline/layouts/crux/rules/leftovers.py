@@ -19,11 +19,13 @@ actions retire or move (`without_stranded_members`, the layout's `after_cap`).
 from __future__ import annotations
 
 from ....actions import ArchiveAction
+from ....config import CruxConfig
 from ....kinds import ActionKind
 from ....model import Action, Memory
 from ....rules.blast_cap import retired_by
 from ....rules.outcome import Outcome
-from ..members import ARCHIVED, BY_SLUG, BY_TITLE_HASH, absorbed, after_consolidation, consolidated_on, is_archived
+from ..members import (ARCHIVED, BY_SLUG, BY_TITLE_HASH, absorbed, after_consolidation, consolidated_on, is_archived,
+                       type_of)
 
 _HOW = {
     BY_TITLE_HASH: "its id by the seed's rule sha256(title)[:7]: it has none written",
@@ -47,9 +49,9 @@ def _reason(m: Memory, holder: Memory) -> str:
     return reason
 
 
-def leftover_archivals(memories: list[Memory]) -> Outcome:
+def leftover_archivals(memories: list[Memory], crux: CruxConfig) -> Outcome:
     """One `archive` (with `consolidated_into`), needing the user, per leftover member of a live
-    consolidation."""
+    consolidation (`from_type`: the type it is judged by, `type_of`, which apply checks)."""
     by_key = {m.key: m for m in memories}
     out = Outcome()
     for m in memories:
@@ -61,7 +63,7 @@ def leftover_archivals(memories: list[Memory]) -> Outcome:
                 targets=[m.key],
                 reason=_reason(m, holder),
                 needs_user=True,
-                from_type=m.type,
+                from_type=type_of(m, crux),
                 to_type=ARCHIVED,
                 title=m.label,
                 consolidated_into=holder.key,
