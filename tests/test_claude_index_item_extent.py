@@ -211,3 +211,17 @@ def test_quoting_many_lines_under_a_removed_entry_takes_linear_work(line):
         memory_md.strike("# A\n\n- [Copy](copy.md) — copy\n" + f"{line}\n" * n + "- [Gamma](gamma.md) — g\n", {"copy.md"}, {})
 
     assert calls_made(lambda: strike(4_000)) < GROWTH_LIMIT * calls_made(lambda: strike(1_000))
+
+
+def test_a_reference_definition_right_under_a_merged_entry_is_edited_once_not_also_carried_as_its_line(tmp_path):
+    """Review (session 16): `[c]: copy.md` at column 0 right under `- [Copy][c] — copy` read both as
+    the item's lazy continuation line (moved under the survivor's entry, still naming copy.md) and as
+    the definition of a file gone (removed): the edit failed its 1:1 check and MEMORY.md was left
+    listing the archived file, the plan silent. The definition is the definition: removed, said once."""
+    index = "# Memory\n\n- [Alpha](alpha.md) — alpha\n- [Copy][c] — copy\n[c]: copy.md\n- [Gamma](gamma.md) — gamma\n"
+    store_with(tmp_path, index)
+    plan, text = applied(tmp_path)
+    [merge] = plan["actions"]
+    assert "reference definition" in merge["reason"] and "moved under" not in merge["reason"]
+    assert not plan["run"]["skipped"] and not any("not edited" in n for n in plan["run"]["notes"])
+    assert text == "# Memory\n\n- [Alpha](alpha.md) — alpha\n- [Gamma](gamma.md) — gamma\n"

@@ -592,6 +592,10 @@ def _item_extent(parsed: list[Line], n: int, nested_entries: bool) -> list[int]:
             continue
         if p.heading and not p.code:
             break
+        if p.definition is not None:
+            # A reference definition is read wherever a line starts with one (`_labels`) and edited on
+            # its own (`_definitions_edited`): never also carried along as an item's lazy or nested line.
+            break
         indent = len(p.text) - len(p.text.lstrip())
         if indent > item.indent if not blanks else indent >= column:
             if not nested_entries and not p.code and (p.entry is not None or p.number is not None):
@@ -1166,12 +1170,19 @@ def _place(
     own_section_fits = kept + len(add) + 3 <= max_lines  # a blank line, the heading, a blank line
     spots: list[tuple[IndexItem, int]] = []
     at_end: list[IndexItem] = []
+    ends: dict[int, int] = {}  # each anchor's block end, found once (a long item is walked once, not per entry)
+
+    def block_end(n: int) -> int:
+        if n not in ends:
+            ends[n] = _block_end(parsed, n)
+        return ends[n]
+
     for item in sorted(add, key=lambda i: i.filename):
         best = max(anchors, key=lambda p: (_shared(p.entry or "", item.filename), p.n), default=None)
         if best is not None and _shared(best.entry or "", item.filename) >= 1:
-            spots.append((item, _block_end(parsed, best.n)))
+            spots.append((item, block_end(best.n)))
         elif home is not None and (sections <= 1 or not own_section_fits):
-            spots.append((item, _block_end(parsed, home.n)))
+            spots.append((item, block_end(home.n)))
         else:
             at_end.append(item)
     room = max(max_lines - kept, 0)
