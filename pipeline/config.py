@@ -336,11 +336,33 @@ def load_user_config(path: str | Path | None, store: str | Path | None = None) -
     if unknown:
         raise ConfigError(f"unknown setting {unknown} in config {p}")
     if own:
+        inside = _paths_in_the_store(data, p)
         for dotted, (what, option) in STORE_CONFIG_FORBIDS.items():
-            if _sets(data, dotted):
+            if _sets(data, dotted) and dotted not in inside:
                 instead = f"--config or {option}" if option else "--config"
                 raise ConfigError(f"config {p} is inside the store and may not set {dotted} ({what}): set it with {instead}")
     return data
+
+
+def _paths_in_the_store(data: dict[str, Any], p: Path) -> set[str]:
+    """The path settings of a store's own config that stay in the store, which it may then make: its
+    `repo` a folder of the store (`repo = "."`: a claude project store its own repository), made
+    absolute here, so it is read from the store's root whatever folder the command runs in;
+    `claude.consult_log` a relative path without `..` (joined to the project folder, as the default
+    is). Any other value of theirs is refused (STORE_CONFIG_FORBIDS)."""
+    store = Path(os.path.realpath(p.parent))
+    kept: set[str] = set()
+    repo = data.get("repo")
+    if isinstance(repo, str) and repo and not os.path.isabs(repo):
+        folder = Path(os.path.realpath(store / repo))
+        if folder.is_relative_to(store) and folder.relative_to(store).parts[:1] != (STATE_DIR,):
+            data["repo"] = str(folder)
+            kept.add("repo")
+    claude = data.get("claude")
+    log = claude.get("consult_log") if isinstance(claude, dict) else None
+    if isinstance(log, str) and log and not os.path.isabs(log) and ".." not in Path(log).parts:
+        kept.add("claude.consult_log")
+    return kept
 
 
 def _refuse_leaving_the_store(p: Path) -> None:
@@ -367,6 +389,8 @@ MAX_CONFIG_BYTES = 1 << 20  # a settings file is a few lines; a store's own is t
 def _config_bytes(p: Path) -> bytes:
     """The bytes of a settings file: a regular file (opening a FIFO waits for a writer forever, a
     device may act on being opened), checked before the open and on what was opened, within the cap."""
+    if os.path.realpath(p) == os.devnull:  # `--config /dev/null`: the usual way to say "no settings"
+        return b""
     try:
         if not stat.S_ISREG(os.stat(p).st_mode):
             raise ConfigError(f"config {p} is not a regular file")

@@ -102,3 +102,11 @@ def test_a_store_config_that_is_a_symlink_out_of_the_store_is_not_read(bank_stor
     (bank_store / "mine.toml").write_text('[llm]\nmodel = "none"\n')
     (bank_store / ".memconsolidate.toml").symlink_to("mine.toml")  # one inside the store is the store's
     assert "model none" in run_cli("plan", str(bank_store), "--now", NOW).stdout
+
+
+def test_config_dev_null_means_no_settings(bank_store):
+    # review (session 16): refusing every file that is not a regular one refused `--config /dev/null`,
+    # the usual way to say "no settings", which planned before
+    res = run_cli("plan", str(bank_store), "--model", "none", "--config", os.devnull)
+    assert res.returncode == 0, res.stderr
+    assert "config none" in res.stdout or "config /dev/null" in res.stdout

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from helpers import FIXTURES, NOW, plan_json, run_cli
 
-from pipeline.config import Settings
+from pipeline.config import Settings, load_user_config
 from pipeline.plan import run_rules
 from pipeline.evidence import repo_scan
 from pipeline.evidence.repo_scan import scan_repos
@@ -178,3 +178,20 @@ def test_a_store_config_may_not_choose_what_is_read_outside_the_store(tmp_path):
     plan = plan_json(bank, "--model", "none", "--repo", str(repo), "--config", str(mine))
     m2 = next(f for f in plan["findings"] if f["kind"] == "stale" and f["targets"] == ["main/m2"])
     assert m2["kept_reason"].startswith("consult-gate:")
+
+
+def test_a_store_config_may_name_paths_that_stay_in_the_store(tmp_path, monkeypatch):
+    # review (session 16): `repo = "."` (a claude project store its own repository) and a relative
+    # consult log were refused with the paths outside the store; they read nothing outside it. The
+    # repository is the store's folder whatever folder the command runs in; `..` still leaves.
+    bank = make_bank(tmp_path)
+    elsewhere = tmp_path / "cwd"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    (bank / ".memconsolidate.toml").write_text('repo = "."\n[claude]\nconsult_log = "logs/consult.jsonl"\n')
+    assert run_cli("plan", str(bank), "--model", "none").returncode == 0
+    assert load_user_config(bank / ".memconsolidate.toml", bank)["repo"] == str(bank.resolve())
+    for toml, key in (('repo = "../cwd"\n', "repo"), ('[claude]\nconsult_log = "../x.jsonl"\n', "claude.consult_log")):
+        (bank / ".memconsolidate.toml").write_text(toml)
+        res = run_cli("plan", str(bank), "--model", "none")
+        assert res.returncode == 2 and f"is inside the store and may not set {key} (" in res.stderr, res.stderr
