@@ -195,3 +195,17 @@ def test_a_folder_swapped_while_a_crashed_run_is_rolled_back_is_not_followed(tmp
     assert os.stat(outside / "r1" / "a_copy.md").st_nlink == 1
     # In the store, the memory is back from the run's copy; only the planted symlink is new.
     assert tree(store) == {**before, ".archive": ("folder",), ".archive/r1": ("link", str(outside / "r1"))}
+
+
+def test_an_error_in_an_anchored_folder_names_the_file_with_its_folder(tmp_path):
+    # review (session 16): write_atomic's temporary file failing in `reference/` was reported as
+    # `.mc-tmp-…` at the store's root: only the target's own name was given its folder back
+    from pipeline.storage import anchored
+
+    (tmp_path / "reference").mkdir()
+    target = tmp_path / "reference" / "prefs.md"
+    for named, shown in (("prefs.md", target), (".mc-tmp-1", tmp_path / "reference" / ".mc-tmp-1")):
+        with pytest.raises(PermissionError) as caught:
+            with anchored.parent(tmp_path, target):
+                raise PermissionError(1, "operation not permitted", named)
+        assert caught.value.filename == str(shown)

@@ -104,12 +104,13 @@ def parent(root: Path | None, path: Path, make: bool = False) -> Iterator[tuple[
     try:
         yield fd, name
     except OSError as exc:
-        # A call given `dir_fd` names only `name` in its error: name the whole path, as a call given
-        # the path would (the one-line errors show it relative to the store).
-        if exc.filename == name:
-            exc.filename = str(path)
-        if exc.filename2 == name:
-            exc.filename2 = str(path)
+        # A call given `dir_fd` names only a name in this folder in its error (`name`, or another
+        # made in the block: write_atomic's temporary file): name the whole path, as a call given the
+        # path would (the one-line errors show it relative to the store).
+        for attr in ("filename", "filename2"):
+            named = getattr(exc, attr)
+            if isinstance(named, str) and named and "/" not in named:
+                setattr(exc, attr, str(path if named == name else path.parent / named))
         raise
     finally:
         os.close(fd)
