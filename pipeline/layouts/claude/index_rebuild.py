@@ -226,6 +226,8 @@ def _rebuild_index(
     disk = disk or DiskReads(root, settings.max_file_bytes)
     on_disk = _sibling_reader(root, folder, settings, disk)
     parsed = memory_md.parse(existing or "")  # MEMORY.md as read: its listings, and what it reached
+    if (fence := memory_md.unclosed_fence(parsed)) is not None:
+        return [], "", f"MEMORY.md left untouched: {memory_md.unclosed_fence_said(fence)}"
     listings = [memory_md.listed(lines, set(archived_here), gone_numbers)
                 for lines in [parsed] + [memory_md.parse(t) for t in _sub_index_texts(corpus, index_key, on_disk)]]
     made, groups = _consolidated(created or {}, listings)
@@ -504,6 +506,9 @@ def _edit_sub_indexes(
             said.append(f"{name} not edited, cannot read it again: {exc}")
             continue
         parsed = memory_md.parse(existing)
+        if (fence := memory_md.unclosed_fence(parsed)) is not None:
+            said.append(f"{name} not edited, {memory_md.unclosed_fence_said(fence)}")
+            continue
         replace = _replacements(memory_md.listed(parsed, archived_here, gone_numbers), groups or [])
         struck = memory_md.strike(existing, archived_here, gone_numbers, replace, homes, parsed)
         text, removed, replaced = struck.text, struck.removed, struck.replaced
