@@ -195,3 +195,20 @@ def test_reading_a_line_of_brackets_grows_linearly_with_it():
 
     small, large = "[[x]" * 2048 + "](", "[[x]" * 8192 + "]("
     assert cpu_growth(read, small, large) < 8
+
+
+def test_a_sub_index_with_an_unclosed_fence_is_not_struck_when_a_file_it_lists_is_archived(tmp_path):
+    sub = "# Topics\n\n- [Alpha](alpha.md) — first\n- [Beta](beta.md) — second\n\n```\nan example\n"
+    folder = store(tmp_path, "# Memory\n\n- [Topics](topics.md) — every topic\n- [Gamma](gamma.md) — third\n")
+    (folder / "topics.md").write_text(sub, encoding="utf-8")
+    before = snapshot(tmp_path)
+    corpus, settings = open_store(tmp_path, S)
+    assert corpus.extra["sub_indexes"] == {f"{AGENT}/MEMORY.md": [f"{AGENT}/topics.md"]}
+    plan = build_plan(corpus, settings)
+    result = apply_plan(corpus, plan, settings, actions=[PruneStaleAction(targets=[f"{AGENT}/alpha.md"], reason="gone")])
+    assert not (folder / "alpha.md").exists()
+    assert (folder / "topics.md").read_text(encoding="utf-8") == sub  # its Alpha line stays, as every other
+    assert any("topics.md: not edited for this run's changes, the code fence at line 6 is never closed" in n
+               for n in result.changes.notes)
+    undo(tmp_path, result.run_id)
+    assert snapshot(tmp_path) == before

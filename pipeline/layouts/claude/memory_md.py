@@ -17,7 +17,10 @@ comments, code blocks, tables) is the author's and is kept as written, but a hea
 a line of text over `===` or `---`) whose section the run's removals of files emptied, and the
 reference definition of a file gone: pointed at the file holding its content while a line kept links
 through it, else removed (`_definitions_edited`). Lines end at CRLF, LF or CR alone
-(`text.lines.line_texts`).
+(`text.lines.line_texts`). Code blocks are fenced as CommonMark pairs fences (`text.lines.fenced_blocks`);
+a fence no later line closes opens none, and the index holding it is read but never edited
+(`unclosed_fence`). Every pattern here is linear in a line's length (`heading`, `inline_links`): the
+text is an agent's.
 """
 
 from __future__ import annotations
