@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
 
 UTF8_BOM = b"\xef\xbb\xbf"
 
@@ -139,6 +140,51 @@ LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 
 def is_fence(line: str) -> bool:
     return FENCE.match(line) is not None
+
+
+# A fence line as CommonMark reads one: its run of 3 or more backticks or tildes, and what follows
+# (the info string, which for a backtick fence may hold no backtick: ```` ```x``` ```` is inline code).
+_FENCE_RUN = re.compile(r"^[ \t]*(`{3,}|~{3,})(.*)$")
+
+
+@dataclass(frozen=True)
+class Fences:
+    code: list[bool]  # each line inside a fenced block that closes, its two fence lines included
+    unclosed: list[int]  # each fence line (0-based) no later fence line closes
+
+
+def fenced_blocks(lines: Sequence[str]) -> Fences:
+    """The fenced code blocks of a text's lines, as CommonMark pairs them: a fence closes only on a
+    line of the same character, at least as long, with nothing after it but blanks (```` ```python ````
+    inside a ```` ``` ```` block is code, not its end). A fence no later line closes is `unclosed`:
+    CommonMark runs it to the end of the text, but where its author meant it to end cannot be told,
+    so it opens no block here and the lines after it are read as they are (a caller editing the
+    text leaves it alone). Linear: each fence line looks up, by character, the longest closing
+    fence after it instead of scanning to the end for one."""
+    runs = [m if (m := _FENCE_RUN.match(line)) and not (m.group(1)[0] == "`" and "`" in m.group(2)) else None for line in lines]
+    closing = [(m.group(1)[0], len(m.group(1))) if m and not m.group(2).strip() else None for m in runs]
+    longest: dict[str, list[int]] = {"`": [0] * (len(lines) + 1), "~": [0] * (len(lines) + 1)}
+    for i in range(len(lines) - 1, -1, -1):  # longest[c][i]: the longest closing fence of c at line i or after
+        for char, after in longest.items():
+            close = closing[i]
+            after[i] = max(after[i + 1], close[1] if close is not None and close[0] == char else 0)
+    code = [False] * len(lines)
+    unclosed: list[int] = []
+    i = 0
+    while i < len(lines):
+        m = runs[i]
+        if m is None:
+            i += 1
+            continue
+        char, size = m.group(1)[0], len(m.group(1))
+        if longest[char][i + 1] < size:
+            unclosed.append(i)
+            i += 1
+            continue
+        end = next(j for j in range(i + 1, len(lines)) if (c := closing[j]) and c[0] == char and c[1] >= size)
+        code[i : end + 1] = [True] * (end + 1 - i)
+        i = end + 1
+    return Fences(code, unclosed)
 
 
 def outside_fences(lines: Iterable[str]) -> Iterator[tuple[str, bool]]:

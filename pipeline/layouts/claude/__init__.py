@@ -31,8 +31,9 @@ class ClaudeLayout(ModuleLayout):
         return rules.hand_overs(outcome)
 
     def after_cap(self, corpus: Corpus, actions: list[Action], live: list[str]) -> list[Action]:
-        # A rebuild asked for only by files the run's own merges and prunes archive is moot.
-        return rules.without_settled_drift(corpus, actions)
+        # A rebuild asked for only by files the run's own merges and prunes archive is moot; one of an
+        # index the reader reported is never applied.
+        return rules.without_settled_drift(corpus, rules.without_unedited_indexes(corpus, actions))
 
     def depends_on(self, corpus: Corpus, action: Action) -> list[str]:
         return index_reads.depends_on(corpus, action)

@@ -20,8 +20,10 @@ its archived files' lines, a consolidation's entry; the rest as it was). A line 
 longer than the index's longest entry line (`memory_md.house_width`). Titles and hooks of new
 entries come from the front matter (`name`, `description`), else the file stem and the body's first
 paragraph (`first_prose`). The old MEMORY.md is copied to `.archive/<run-id>/MEMORY.md` first. A
-MEMORY.md the reader could not read is never rewritten, and an edited one is written only if the
-same grammar, reading it back, reaches every surviving file and no entry is left dangling.
+MEMORY.md the reader could not read, or one (or a sub-index) with a code fence no later fence line
+closes (`memory_md.unclosed_fence`: a line edited there could be code), is never rewritten, and an
+edited one is written only if the same grammar, reading it back, reaches every surviving file and
+no entry is left dangling.
 
 A consolidation's new file takes the place, in each index listing any of its members (MEMORY.md and
 every sub-index), of the first member (in the plan's order) that index lists (`_replacements`):
@@ -226,6 +228,8 @@ def _rebuild_index(
     disk = disk or DiskReads(root, settings.max_file_bytes)
     on_disk = _sibling_reader(root, folder, settings, disk)
     parsed = memory_md.parse(existing or "")  # MEMORY.md as read: its listings, and what it reached
+    if (fence := memory_md.unclosed_fence(parsed)) is not None:
+        return [], "", f"MEMORY.md left untouched: {memory_md.unclosed_fence_said(fence)}"
     listings = [memory_md.listed(lines, set(archived_here), gone_numbers)
                 for lines in [parsed] + [memory_md.parse(t) for t in _sub_index_texts(corpus, index_key, on_disk)]]
     made, groups = _consolidated(created or {}, listings)
@@ -504,6 +508,10 @@ def _edit_sub_indexes(
             said.append(f"{name} not edited, cannot read it again: {exc}")
             continue
         parsed = memory_md.parse(existing)
+        if (fence := memory_md.unclosed_fence(parsed)) is not None:
+            # in the run's notes: with nothing else to write, the summary this would go in is not said
+            notes.append(f"{key}: not edited for this run's changes, {memory_md.unclosed_fence_said(fence)}")
+            continue
         replace = _replacements(memory_md.listed(parsed, archived_here, gone_numbers), groups or [])
         struck = memory_md.strike(existing, archived_here, gone_numbers, replace, homes, parsed)
         text, removed, replaced = struck.text, struck.removed, struck.replaced

@@ -17,7 +17,10 @@ comments, code blocks, tables) is the author's and is kept as written, but a hea
 a line of text over `===` or `---`) whose section the run's removals of files emptied, and the
 reference definition of a file gone: pointed at the file holding its content while a line kept links
 through it, else removed (`_definitions_edited`). Lines end at CRLF, LF or CR alone
-(`text.lines.line_texts`).
+(`text.lines.line_texts`). Code blocks are fenced as CommonMark pairs fences (`text.lines.fenced_blocks`);
+a fence no later line closes opens none, and the index holding it is read but never edited
+(`unclosed_fence`). Every pattern here is linear in a line's length (`heading`, `inline_links`): the
+text is an agent's.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from ...rules.link_names import (  # sibling: the file of the index's own folder
 from ...rules.text import normalize
 from ...text.truncate import HOOK_STRIP, shorten
 from ...text.counts import plural
-from ...text.lines import is_fence, join_pieces, line_count, line_pieces, line_texts, split_lines
+from ...text.lines import fenced_blocks, join_pieces, line_count, line_pieces, line_texts, split_lines
 
 INDEX = "MEMORY.md"
 MAX_LINES = 200  # Claude Code loads the first 200 lines of MEMORY.md
@@ -47,7 +50,9 @@ UNINDEXED = "Unindexed"
 
 _HEADING_START = re.compile(r"^(#{1,6})\s+")
 _ITEM = re.compile(r"^(?P<indent>\s*)(?P<marker>[-*+]|\d+[.)])\s+")
-_LINK = re.compile(rf"\[(?P<title>(?:[^\[\]]|\[[^\]]*\])*)\]\({HREF}(?:\s+\"[^\"]*\")?\)")
+# An inline link's part after its text: `(href)` or `(href "title")`. Its text, `[...]` holding
+# plain characters and bracketed groups (`[see [x]](x.md)`), is scanned by `inline_links`.
+_LINK_TARGET = re.compile(rf"\({HREF}(?:\s+\"[^\"]*\")?\)")
 _CODE = re.compile(r"`([^`\s]+\.md)`")
 _LEAD = re.compile(r"(?:\*\*|__)?(?:\d+[.)]\s+)?(?:\*\*|__)?")
 _CLOSE = re.compile(r"\s*(?:\*\*|__)?")
@@ -85,6 +90,9 @@ class Line:
     number_at: int = -1  # where the number starts
     number_end: int = -1  # where the text after the number starts
     definition: str | None = None  # the sibling a reference definition line (`[label]: x.md`) names
+    # a fence line no later fence line closes (`text.lines.fenced_blocks`): where its block would end
+    # cannot be told, so the index is read (the lines after it as text) but never edited
+    unclosed_fence: bool = False
 
     @property
     def hook(self) -> str:
@@ -94,22 +102,90 @@ class Line:
 def parse(text: str) -> list[Line]:
     """The index's lines, numbered as `line_texts` splits them (at CRLF, LF or CR: a CR-only file
     from an old Mac editor is lines too), each without its line ending."""
-    lines: list[Line] = []
-    in_fence = False
-    for n, raw in enumerate(line_texts(text)):
-        line = Line(n, raw)
-        if is_fence(raw):
-            in_fence = not in_fence
-            line.code = True
-        elif in_fence:
-            line.code = True
-        lines.append(line)
+    texts = line_texts(text)
+    fences = fenced_blocks(texts)
+    lines = [Line(n, raw, code=code) for n, (raw, code) in enumerate(zip(texts, fences.code))]
+    for n in fences.unclosed:  # a fence line, no text; the lines after it are read as they are
+        lines[n].code = lines[n].unclosed_fence = True
     labels = _labels(lines)  # a reference link's use may come before its definition
     for line in lines:
         if not line.code:
             _parse_line(line, labels)
     _mark_setext_headings(lines)
     return lines
+
+
+def unclosed_fence(lines: Iterable[Line]) -> int | None:
+    """The 1-based line of the first fence line no later one closes, if any: an index holding one is
+    never edited (a line removed or rebuilt there could be code, or be taken out of its code block),
+    nor a MEMORY.md holding memories cut into them (one would run to the end of the file)."""
+    return next((p.n + 1 for p in lines if p.unclosed_fence), None)
+
+
+def unclosed_fence_said(line: int) -> str:
+    """Why a file with an unclosed fence (`unclosed_fence`) is left as it is: a parse problem's reason."""
+    return (f"the code fence at line {line} is never closed: where its code ends cannot be told, so the file is "
+            "read but never edited")
+
+
+@dataclass(frozen=True)
+class InlineLink:
+    start: int  # its `[`
+    end: int  # one past its `)`
+    title: str  # its text, as written
+    target: re.Match[str]  # `_LINK_TARGET`'s match: the href (`href`, and `angle` when in angle brackets)
+
+
+def inline_links(s: str) -> list[InlineLink]:
+    """The inline links of a line, left to right, none inside another: what
+    `\\[(?P<title>(?:[^\\[\\]]|\\[[^\\]]*\\])*)\\]` followed by `_LINK_TARGET` finds (`finditer`),
+    in linear time. That pattern tries each `[` anew and scans its text to the end of the line:
+    one 128 KB line of `[[x]` took 47 s. But its text is one way only: plain characters, and groups
+    each from a `[` to the next `]`, up to the first `]` outside a group (backing off ends before
+    a character that is no `]`, so never matches). So where the text from each position ends
+    (`_text_ends`) is found once for the whole line, right to left, and the part after each `](`
+    matched once."""
+    ends = _text_ends(s)
+    targets: dict[int, re.Match[str] | None] = {}  # each `(` after a text's `]` -> its match
+    out: list[InlineLink] = []
+    at = 0
+    for start in (i for i, ch in enumerate(s) if ch == "["):
+        if start < at:
+            continue  # inside the link before
+        close = ends[start + 1]
+        if close < 0 or not s.startswith("(", close + 1):
+            continue
+        if close + 1 not in targets:
+            targets[close + 1] = _LINK_TARGET.match(s, close + 1)
+        target = targets[close + 1]
+        if target is not None:
+            out.append(InlineLink(start, target.end(), s[start + 1 : close], target))
+            at = target.end()
+    return out
+
+
+def _text_ends(s: str) -> list[int]:
+    """For each position of `s` (and its end), the `]` ending a link text that starts there: the
+    first `]` outside a group (a `[` to the next `]`), or -1 when a group does not close or no `]`
+    comes (then no link text starts there)."""
+    ends = [-1] * (len(s) + 2)
+    next_close = -1  # the first `]` at or after the position
+    for i in range(len(s) - 1, -1, -1):
+        ch = s[i]
+        if ch == "]":
+            next_close = i
+            ends[i] = i
+        elif ch == "[":
+            # a group to the next `]` after it; the text goes on after the group
+            ends[i] = ends[next_close + 1] if next_close >= 0 else -1
+        else:
+            ends[i] = ends[i + 1]
+    return ends
+
+
+def _link_at(s: str, start: int) -> InlineLink | None:
+    """The inline link starting at `start` in `s`, if one does (as `inline_links` reads the line)."""
+    return next((lk for lk in inline_links(s) if lk.start == start), None)
 
 
 def _labels(lines: Iterable[Line]) -> dict[str, str]:
@@ -187,10 +263,10 @@ def _parse_line(line: Line, labels: Mapping[str, str]) -> None:
         line.definition = sibling(d.group("href"))
         return
     line.heading = heading(s)
-    for m in _LINK.finditer(s):
-        name = sibling(m.group("href"))
+    for link in inline_links(s) if "](" in s else ():
+        name = sibling(link.target.group("href"))
         if name is not None:
-            line.links.append((m.start(), m.end(), m.group("title").strip(), name))
+            line.links.append((link.start, link.end, link.title.strip(), name))
     if labels:
         inline = [(start, end) for start, end, _, _ in line.links]
         line.links += [(start, end, text, labels[label]) for start, end, text, label in reference_uses(s, labels)
@@ -523,7 +599,7 @@ def restyled(p: Line, item: IndexItem, hook: str) -> str:
     one = " ".join(hook.split())
     if p.entry is not None:
         start, end = next((s, e) for s, e, _, name in p.links if name == p.entry)
-        head = p.text[:start] + f"[{item.title}]({_href_as_written(_LINK.match(p.text, start), item.filename)})"
+        head = p.text[:start] + f"[{item.title}]({_href_as_written(_link_at(p.text, start), item.filename)})"
         if p.hook_at >= 0 and one:
             return head + p.text[end : p.hook_at] + one
         closing = _CLOSE.match(p.text, end)
@@ -540,13 +616,13 @@ def restyled(p: Line, item: IndexItem, hook: str) -> str:
     return f"{p.text[: p.number_at]}{number}{dot} {item.title}" + (f" {mark} {one}" if one else "")
 
 
-def _href_as_written(link: re.Match[str] | None, filename: str) -> str:
+def _href_as_written(link: InlineLink | None, filename: str) -> str:
     """`filename` (an href as `href_of` writes it, bare) spelled as the author spelled `link`'s
     (`href_like`: in angle brackets, `<my notes.md>`, or percent-encoded), brackets and all."""
     if link is None:
         return filename
-    href = href_like(link, _unquoted(filename))
-    return f"<{href}>" if link.group("angle") else href
+    href = href_like(link.target, _unquoted(filename))
+    return f"<{href}>" if link.target.group("angle") else href
 
 
 def _unquoted(href: str) -> str:
@@ -882,9 +958,10 @@ def _pointed_at(p: Line, text: str, target: str, labels: Mapping[str, str]) -> L
     (`[title][label]`) is its definition's, pointed there with it (`_definitions_edited`; `labels`:
     the labels as the edited index defines them)."""
     start = next(s for s, _, _, name in p.links if name == p.entry)
-    link = _LINK.match(text, start)
+    link = _link_at(text, start)
     if link is not None:
-        text = text[: link.start("href")] + href_like(link, _unquoted(target)) + text[link.end("href") :]
+        href = link.target
+        text = text[: href.start("href")] + href_like(href, _unquoted(target)) + text[href.end("href") :]
     line = Line(p.n, text)
     _parse_line(line, labels)
     return line

@@ -13,6 +13,9 @@ EVERGREEN). What MEMORY.md reaches — links anywhere in a line, inline-code men
 is decided by `memory_md`, the one grammar the reader, the drift check and the rebuild share;
 sub-index files are indexes, not memories. A MEMORY.md with no topic files beside it holds the
 memories itself: one per bullet or paragraph of a section, keyed `MEMORY.md#<heading-slug>/<n>`.
+A MEMORY.md with a code fence no later fence line closes is a `parse_error`: its listings are read,
+the lines after the fence as text, but it is never edited, and no memory is read from it (where the
+one holding the fence ends cannot be told: cut out, it would take the rest of the file with it).
 
 Staleness is checked against the repository that holds the folder's `.claude/` (or `--repo`, or,
 for `~/.claude/projects/<encoded-path>/memory/`, the `cwd` its session transcripts record; else the
@@ -482,8 +485,14 @@ def load_folder(root: Path, folder: Path, settings: Settings, corpus: Corpus) ->
             corpus.findings.append(parse_error(index_key, str(exc)))
     found = None
     read_shas: dict[str, str] = {}
+    fence: int | None = None  # the line of a code fence MEMORY.md never closes
     if text is not None:
         found = memory_md.reach(text, [p.name for p in files], _reader_of(root, folder, settings, read_shas))
+        fence = memory_md.unclosed_fence(found.lines)
+        if fence is not None:
+            # Its listings are read (the lines after the fence as text, as Claude Code's reader sees
+            # them: no file is taken for unindexed and listed twice), but it is never edited.
+            corpus.findings.append(parse_error(index_key, memory_md.unclosed_fence_said(fence)))
         corpus.index_entries.extend(index_entries(index_key, folder_key, found))
         corpus.extra["index_bytes"][index_key] = len(text.encode("utf-8"))
         corpus.index_shas[index_key] = digest  # what a rebuild is judged on (plan.with_target_hashes, index_rebuild.py)
@@ -505,7 +514,7 @@ def load_folder(root: Path, folder: Path, settings: Settings, corpus: Corpus) ->
         memory = read_memory(root, path, folder_key, settings, corpus, extra)
         if memory is not None:
             corpus.memories.append(memory)
-    if text is not None and not files:
+    if text is not None and not files and fence is None:  # with one, where its memories end cannot be told
         corpus.memories.extend(index_memories(root, index_path, text, digest, folder_key, extra))
     if text is not None or not present:
         corpus.indexes[index_key] = [rel(root, p) for p in files]

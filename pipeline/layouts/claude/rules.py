@@ -109,6 +109,15 @@ def without_settled_drift(corpus: Corpus, actions: list[Action]) -> list[Action]
     return out
 
 
+def without_unedited_indexes(corpus: Corpus, actions: list[Action]) -> list[Action]:
+    """`actions` without a `rebuild_index` or `trim_budget` of an index the reader reported
+    (`parse_error`: one with a code fence never closed is read, never edited): apply would skip it
+    every time, and the finding says why."""
+    reported = {t for f in corpus.findings if f.kind == FindingKind.PARSE_ERROR for t in f.targets}
+    return [a for a in actions
+            if not (a.kind in (ActionKind.REBUILD_INDEX, ActionKind.TRIM_BUDGET) and a.targets and a.targets[0] in reported)]
+
+
 # At most this many actions that need the user and can change an index are each said with what
 # applying it does: each costs a dry run of the rebuild (two where the bare apply rebuilds their
 # folder). Past it, the first of them in a folder says what selecting them all does.
