@@ -1275,15 +1275,10 @@ def _place(
 def _home(parsed: list[Line], anchors: list[Line]) -> Line | None:
     """The last entry of the section listing the most entries (the first such section): where an
     entry with no sibling goes when a section of its own would not be loaded."""
+    under = _sections(parsed)
     count: dict[int, list[Line]] = {}
-    section = -1
-    at = 0
-    for p in parsed:
-        if p.heading and not p.code:
-            section = p.n
-        while at < len(anchors) and anchors[at].n == p.n:
-            count.setdefault(section, []).append(anchors[at])
-            at += 1
+    for anchor in anchors:  # in the order of their lines
+        count.setdefault(under[anchor.n], []).append(anchor)
     best = max(count.values(), key=len, default=[])  # max keeps the first of equals
     return best[-1] if best else None
 
@@ -1380,8 +1375,9 @@ def _warnings(r: Rendered, untouched: Rendered, limits: Limits, new: int | None,
     """What the rebuild shortened or could not fit, for the plan's reason and the run's notes."""
     out: list[str] = []
     size = _size(r, limits)
+    lines = parse(r.text) if r.cut or line_count(r.text) > limits.max_lines else []
     if r.cut:
-        longest = max(len(listing(p)[1]) for p in parse(r.text) if p.entry in r.cut)
+        longest = max(len(listing(p)[1]) for p in lines if p.entry in r.cut)
         out.append(
             f"{plural(len(r.cut), 'hand-written hook')} shortened, by {sum(r.cut.values())} characters in all (each now at most "
             f"{longest}): untrimmed, the index would be {_size(untouched, limits)} bytes, past the {limits.load_bytes} Claude Code loads")
@@ -1398,7 +1394,7 @@ def _warnings(r: Rendered, untouched: Rendered, limits: Limits, new: int | None,
                    "hand-written hooks kept as written")
     count = line_count(r.text)  # as Claude Code counts them: at line breaks only
     if count > limits.max_lines:
-        late = [p.entry or "" for p in parse(r.text)[limits.max_lines :] if p.entry in added and not p.code]
+        late = [p.entry or "" for p in lines[limits.max_lines :] if p.entry in added and not p.code]
         past = f"; {plural(len(late), 'new entry', 'new entries')} past them ({', '.join(late)})" if late else ""
         out.append(f"index is {count} lines: Claude Code loads the first {limits.max_lines}{past}; every entry kept — "
                    "move a section into a sub-index file")
