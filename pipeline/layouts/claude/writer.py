@@ -52,7 +52,7 @@ from ...storage.files import Unreadable
 from ...text.lenient_frontmatter import split_frontmatter_lenient
 from ...text.lines import append_paragraphs
 from ...storage.since_plan import DiskReads, changed_since_plan
-from .decisions import StaleInfo, decide, unmovable_in
+from .decisions import StaleInfo, decide, unmovable_in, unreadable_keys
 from .dream_report import FolderChange, dream_report
 from .edits import apply_text_edits
 from .index_rebuild import UP_TO_DATE, _cut_index_memories, _decode, _encode, _rebuild_index
@@ -125,9 +125,9 @@ def changes(
     root = Path(corpus.root)
     out = ChangeSet()
     by_key = corpus.by_key()
-    unreadable = {t for f in corpus.findings if f.kind == FindingKind.PARSE_ERROR for t in f.targets}
+    unreadable = unreadable_keys(corpus)
     stale = StaleInfo(findings)
-    unmovable = unmovable_in(corpus)
+    unmovable = unmovable_in(corpus, unreadable)
 
     # Judged on other content than what is there now: skipped, and the rest decided without them.
     disk = DiskReads(root, settings.max_file_bytes, lister=topic_names)  # a folder's listing: what a rebuild indexes
