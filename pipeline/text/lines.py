@@ -152,6 +152,15 @@ class Fences:
     code: list[bool]  # each line inside a fenced block that closes, its two fence lines included
     unclosed: list[int]  # each fence line (0-based) no later fence line closes
 
+    def code_to_end(self) -> list[bool]:
+        """`code`, with the first unclosed fence running to the end of the text as CommonMark runs it:
+        for a reader that must not take code for text (a date to rewrite, a heading to cut at) when
+        where the fence was meant to end cannot be told."""
+        if not self.unclosed:
+            return self.code
+        first = self.unclosed[0]
+        return self.code[:first] + [True] * (len(self.code) - first)
+
 
 def fenced_blocks(lines: Sequence[str]) -> Fences:
     """The fenced code blocks of a text's lines, as CommonMark pairs them: a fence closes only on a

@@ -24,9 +24,9 @@ from typing import TYPE_CHECKING
 from ...journal import Op, state
 from ...model import Action, Memory
 from ...storage.files import Unreadable
-from ...text.lines import split_lines
+from ...text.lines import fenced_blocks, split_eol, split_lines
 from ...storage.text_edits import EditRefused, Fields, Replacement, edit_bytes, merged, only_fields, replacements_of
-from .entries import FENCE, FIELD, HEADING, _strip_md
+from .entries import FIELD, HEADING, _strip_md
 from .reader import STATEMENT_FIELDS
 
 if TYPE_CHECKING:
@@ -44,12 +44,12 @@ def _field_segments(lines: list[str], start: int, end: int) -> dict[str, list[Se
     """Every field's value parts within lines start+1..end, as `parse_entries` collects them."""
     parts: dict[str, list[Segment]] = {}
     last: str | None = None
-    in_fence = False
+    # Fences paired within the entry alone: a block that closes never spans a heading that ends an
+    # entry, and an entry of a file with a fence never closed is never read, so this is the reader's pairing.
+    code = fenced_blocks([split_eol(line)[0] for line in lines[start:end]]).code
     for number in range(start + 1, end + 1):
         line = lines[number - 1]
-        if FENCE.match(line):
-            in_fence = not in_fence
-        match = None if in_fence else FIELD.match(line)
+        match = None if code[number - start - 1] else FIELD.match(line)
         if match:
             key = _strip_md(match.group("name")).rstrip(":").strip().casefold()
             raw = match.group("value")

@@ -1,7 +1,8 @@
 """The zylos entry grammar, one definition for the reader and the writer.
 
 A reference file (`reference/*.md`) is a run of blocks: a `### Title` heading opens an entry, which
-runs until the next heading of level 1-3 outside fenced code; `## Section` headings set the section.
+runs until the next heading of level 1-3 outside fenced code (fences paired as CommonMark pairs them,
+`text.lines.fenced_blocks`); `## Section` headings set the section.
 A fence no later fence line closes (`unclosed_fence`) leaves the file's blocks unknown: read to the end
 of the file it would hide every heading after it, so one entry would take the ones written after it.
 An entry's lines are `- **Field:** value` fields (continued by indented lines) and notes. The
@@ -14,7 +15,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ...text.lines import FENCE, split_lines
+from ...text.lines import fenced_blocks, split_lines
 
 # rotate-session.js: `^# Session Log:\s*(\d{4}-\d{2}-\d{2})\s*$`, anywhere in the file.
 SESSION_HEADER = re.compile(r"^# Session Log:\s*(\d{4}-\d{2}-\d{2})\s*$", re.MULTILINE)
@@ -68,8 +69,7 @@ def parse_reference(text: str) -> ReferenceText:
     # quadratic in a field with many continuation lines.
     parts: dict[str, list[str]] = {}
     last_field: str | None = None
-    in_fence = False
-    fence_at = 0
+    fences = fenced_blocks(lines)
     boundaries: list[int] = []
 
     def close(end_index: int) -> None:
@@ -87,8 +87,7 @@ def parse_reference(text: str) -> ReferenceText:
         current = None
 
     for index, line in enumerate(lines, start=1):
-        if FENCE.match(line):
-            in_fence, fence_at = not in_fence, index
+        in_fence = fences.code[index - 1]
         heading = None if in_fence else HEADING.match(line)
         if heading and len(heading.group(1)) <= 3:
             boundaries.append(index)
@@ -124,7 +123,7 @@ def parse_reference(text: str) -> ReferenceText:
         else:
             last_field = None
     close(len(lines))
-    return ReferenceText(entries, boundaries, fence_at if in_fence else None)
+    return ReferenceText(entries, boundaries, fences.unclosed[0] + 1 if fences.unclosed else None)
 
 
 def parse_entries(text: str) -> list[Entry]:

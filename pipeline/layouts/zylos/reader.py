@@ -37,7 +37,7 @@ from ...rules.text import slugify
 from ...text.lines import split_lines
 from ...storage.files import Unreadable, as_date, mtime_of, parse_error, read_text_measured, rel, walk_files
 # The entry grammar, defined once for this reader and the writer (names kept importable from here).
-from .entries import FENCE, FIELD, HEADING, SESSION_HEADER, Entry, parse_entries, parse_reference  # noqa: F401
+from .entries import FIELD, HEADING, SESSION_HEADER, Entry, parse_entries, parse_reference  # noqa: F401
 from .rules.freshness import immune
 
 LAYOUT = "zylos"

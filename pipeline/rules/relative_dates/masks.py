@@ -11,8 +11,9 @@ from __future__ import annotations
 import bisect
 import re
 
+from ...text.lines import fenced_blocks, split_eol
 
-_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
+
 # Every alternative is linear: no lazy scan can run past a line or a bounded length.
 _MASKS = re.compile(
     r"(?:https?|ftp|file)://\S+|www\.\S+"  # URLs
@@ -29,20 +30,14 @@ _SKIPPED_LINE = re.compile(r"^[ \t]{0,3}(?:#{1,6}[ \t]|>)")
 def _masked_spans(text: str) -> list[tuple[int, int]]:
     """Where nothing may be rewritten: code fences and spans, quotations, URLs, paths, headings."""
     spans: list[tuple[int, int]] = []
-    pos, fence, fence_start = 0, "", 0
-    for line in text.splitlines(keepends=True):
-        opener = _FENCE.match(line)
-        if fence:
-            if opener and opener.group(1)[0] == fence[0] and len(opener.group(1)) >= len(fence):
-                spans.append((fence_start, pos + len(line)))
-                fence = ""
-        elif opener:
-            fence, fence_start = opener.group(1), pos
-        elif _SKIPPED_LINE.match(line):
+    lines = text.splitlines(keepends=True)
+    # A fence never closed runs to the end: safer than guessing where it stops.
+    in_code = fenced_blocks([split_eol(line)[0] for line in lines]).code_to_end()
+    pos = 0
+    for line, code in zip(lines, in_code):
+        if code or _SKIPPED_LINE.match(line):
             spans.append((pos, pos + len(line)))
         pos += len(line)
-    if fence:  # an unclosed fence runs to the end: safer than guessing where it stops
-        spans.append((fence_start, len(text)))
     spans.extend(_code_spans(text))
     spans.extend(_comments(text))
     spans.extend(m.span() for m in _MASKS.finditer(text))

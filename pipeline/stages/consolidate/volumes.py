@@ -1,7 +1,8 @@
 """Volumes: cutting an oversized consolidated body into sections, and grouping sections into volumes.
 
 Sections (numbered by code, shown to the split model): the body is cut at every markdown heading
-outside fenced code (a heading with nothing under it stays with what follows); a section still over
+outside fenced code (a heading with nothing under it stays with what follows; fences pair as CommonMark
+pairs them, `text.lines.fenced_blocks`, and one never closed runs to the end); a section still over
 the cap is cut into its paragraphs (the first keeps the heading), and a paragraph over the cap into
 runs of lines. A volume's body is its sections in body order, joined by one blank line, and its
 size is measured on exactly that text in the store's `sizeUnit`.
@@ -22,7 +23,7 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Callable, Iterable, Sequence
 
-from ...text.lines import ATX_HEADING
+from ...text.lines import ATX_HEADING, fenced_blocks
 from ...rules.text import significant_words
 
 Measure = Callable[[str], int]
@@ -38,17 +39,16 @@ class Section:
     text: str  # the section's lines, without surrounding blank lines
 
 
-def _is_fence(line: str) -> bool:
-    return line.strip().startswith(("```", "~~~"))
+def _in_code(lines: list[str]) -> list[bool]:
+    """Each line inside fenced code, fence lines included, as CommonMark reads them (a fence never
+    closed runs to the end: no cut inside what may be code)."""
+    return fenced_blocks(lines).code_to_end()
 
 
 def _blocks_at_headings(lines: list[str]) -> list[list[str]]:
     blocks: list[list[str]] = [[]]
-    in_fence = False
-    for line in lines:
-        if _is_fence(line):
-            in_fence = not in_fence
-        elif not in_fence and _HEADING.match(line) and any(x.strip() and not _HEADING.match(x) for x in blocks[-1]):
+    for line, in_fence in zip(lines, _in_code(lines)):
+        if not in_fence and _HEADING.match(line) and any(x.strip() and not _HEADING.match(x) for x in blocks[-1]):
             blocks.append([])
         blocks[-1].append(line)
     return [b for b in blocks if any(x.strip() for x in b)]
@@ -56,10 +56,7 @@ def _blocks_at_headings(lines: list[str]) -> list[list[str]]:
 
 def _paragraphs(lines: list[str]) -> list[list[str]]:
     paras: list[list[str]] = [[]]
-    in_fence = False
-    for line in lines:
-        if _is_fence(line):
-            in_fence = not in_fence
+    for line, in_fence in zip(lines, _in_code(lines)):
         if not in_fence and not line.strip():
             if paras[-1]:
                 paras.append([])
