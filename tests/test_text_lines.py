@@ -5,7 +5,7 @@ from __future__ import annotations
 from pipeline.layouts.crux.render import append_note, set_tracker_strength
 from pipeline.text.frontmatter_edit import set_keys
 from pipeline.text.lines import (
-    ATX_HEADING, append_paragraphs, decode_utf8, encode_utf8, newline_of, outside_fences, split_bom, split_eol,
+    ATX_HEADING, append_paragraphs, decode_utf8, encode_utf8, newline_of, fenced_blocks, split_bom, split_eol,
 )
 from pipeline.text.truncate import HOOK_STRIP, clip, shorten
 
@@ -52,7 +52,8 @@ def test_a_cr_only_file_gets_cr_lines_from_every_writer():
 
 def test_fences_hide_headings():
     lines = ["# a", "```", "# not a heading", "```", "## b"]
-    seen = [line for line, inside in outside_fences(lines) if not inside and ATX_HEADING.match(line)]
+    code = fenced_blocks(lines).code
+    seen = [line for line, inside in zip(lines, code) if not inside and ATX_HEADING.match(line)]
     assert seen == ["# a", "## b"]
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections import deque
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 UTF8_BOM = b"\xef\xbb\xbf"
@@ -126,20 +126,12 @@ def append_paragraphs(text: str, lines: Iterable[str]) -> str:
     return out
 
 
-# A fenced code block opens and closes on a line starting (after blanks) with ``` or ~~~.
-FENCE = re.compile(r"^[ \t]*(```|~~~)")
-
-
 # A whole fenced block in a text (opening fence to the same closing fence, or to the end): what the
 # readers of prose (refs, the conflict judge's statements) set aside as code.
 FENCED_BLOCK = re.compile(r"^[ \t]*(```|~~~)[^\n]*\n.*?(?:^[ \t]*\1[ \t]*$|\Z)", re.MULTILINE | re.DOTALL)
 
 # A list item's marker at the start of a line: "- ", "* ", "+ ", "1. ", "2) ".
 LIST_MARKER = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
-
-
-def is_fence(line: str) -> bool:
-    return FENCE.match(line) is not None
 
 
 # A fence line as CommonMark reads one: its run of 3 or more backticks or tildes, and what follows
@@ -194,17 +186,6 @@ def fenced_blocks(lines: Sequence[str]) -> Fences:
         code[i : end + 1] = [True] * (end + 1 - i)
         i = end + 1
     return Fences(code, unclosed)
-
-
-def outside_fences(lines: Iterable[str]) -> Iterator[tuple[str, bool]]:
-    """(line, inside a fenced block) for each line; a fence line itself counts as inside."""
-    inside = False
-    for line in lines:
-        if is_fence(line):
-            inside = not inside
-            yield line, True
-            continue
-        yield line, inside
 
 
 # An ATX heading as CommonMark has it: up to 3 spaces, 1-6 #, a blank, the text, optional closing #s.
