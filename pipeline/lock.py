@@ -13,11 +13,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
 
-from .errors import RunFailed, UsageError, os_reason
+from .errors import UNWRITABLE, RunFailed, UsageError, os_reason
 from .config import STATE_DIR
 from .storage import anchored
-# The store (or its state folder) cannot be written at all: the user's to fix, so exit 2, not a failed run.
-UNWRITABLE = (errno.EROFS, errno.EACCES, errno.EPERM)
 
 
 class LockHeld(RunFailed):

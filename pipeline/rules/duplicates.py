@@ -210,7 +210,8 @@ def merge_duplicates(memories: list[Memory], groups: TextGroups | None = None) -
                 )
             )
         retired.sort(key=lambda m: m.key)
-        differs = [bool(differing_parts([survivor, m])) for m in retired]
+        own = _parts(survivor)
+        differs = [_parts(m) != own for m in retired]  # `differing_parts` of the two, the survivor's read once
         same = [m for m, d in zip(retired, differs) if not d]
         if same:
             merge = merge_action([survivor, *same], "normalized text identical")

@@ -80,9 +80,9 @@ def _open_part(fd: int, name: str, make: bool, walked: str, path: str) -> int:
 
 
 @contextmanager
-def folder(root: Path, rel: str, make: bool = False) -> Iterator[int]:
+def folder(root: Path, rel: str) -> Iterator[int]:
     """The store folder `rel`, open for the `with` block (see open_folder)."""
-    fd = open_folder(root, rel, make)
+    fd = open_folder(root, rel)
     try:
         yield fd
     finally:

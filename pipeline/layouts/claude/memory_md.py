@@ -1375,7 +1375,8 @@ def _warnings(r: Rendered, untouched: Rendered, limits: Limits, new: int | None,
     """What the rebuild shortened or could not fit, for the plan's reason and the run's notes."""
     out: list[str] = []
     size = _size(r, limits)
-    lines = parse(r.text) if r.cut or line_count(r.text) > limits.max_lines else []
+    count = line_count(r.text)  # as Claude Code counts them: at line breaks only
+    lines = parse(r.text) if r.cut or count > limits.max_lines else []
     if r.cut:
         longest = max(len(listing(p)[1]) for p in lines if p.entry in r.cut)
         out.append(
@@ -1392,7 +1393,6 @@ def _warnings(r: Rendered, untouched: Rendered, limits: Limits, new: int | None,
     if old is None and limits.budget < size <= limits.load_bytes:
         out.append(f"index is {size} bytes, over its {limits.budget}-byte target but within the {limits.load_bytes} Claude Code loads: "
                    "hand-written hooks kept as written")
-    count = line_count(r.text)  # as Claude Code counts them: at line breaks only
     if count > limits.max_lines:
         late = [p.entry or "" for p in lines[limits.max_lines :] if p.entry in added and not p.code]
         past = f"; {plural(len(late), 'new entry', 'new entries')} past them ({', '.join(late)})" if late else ""

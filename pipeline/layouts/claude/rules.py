@@ -21,7 +21,7 @@ from ...rules.outcome import Outcome
 from ...storage.since_plan import DiskReads
 from ...text.counts import plural
 from . import index_rebuild
-from .decisions import INDEX_KINDS, StaleInfo, decide, unmovable_in
+from .decisions import INDEX_KINDS, StaleInfo, decide, unmovable_in, unreadable_keys
 from .memory_md import MAX_LINES
 from .paths import folder_of
 
@@ -113,7 +113,7 @@ def without_unedited_indexes(corpus: Corpus, actions: list[Action]) -> list[Acti
     """`actions` without a `rebuild_index` or `trim_budget` of an index the reader reported
     (`parse_error`: one with a code fence never closed is read, never edited): apply would skip it
     every time, and the finding says why."""
-    reported = {t for f in corpus.findings if f.kind == FindingKind.PARSE_ERROR for t in f.targets}
+    reported = unreadable_keys(corpus)
     return [a for a in actions
             if not (a.kind in (ActionKind.REBUILD_INDEX, ActionKind.TRIM_BUDGET) and a.targets and a.targets[0] in reported)]
 

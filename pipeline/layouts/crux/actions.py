@@ -17,7 +17,7 @@ from ...model import Action
 from ...printable import printable
 from .members import ARCHIVED, type_of
 from .rules.common import target_dir
-from .reader import CRUX_SUFFIX, PLAIN_SUFFIX
+from .reader import twin_path
 from .render import set_tracker_strength
 from .state import Live, Run
 from ...storage.files import Unreadable
@@ -32,11 +32,6 @@ def _name(path: str) -> str:
     return PurePosixPath(path).name
 
 
-def _twin_name(path: str) -> str:
-    """The path the other file of a twin pair would have."""
-    if path.endswith(CRUX_SUFFIX):
-        return path[: -len(CRUX_SUFFIX)] + PLAIN_SUFFIX
-    return path[: -len(PLAIN_SUFFIX)] + CRUX_SUFFIX
 
 
 # --- prune_stale ---------------------------------------------------------------------------------
@@ -296,7 +291,7 @@ def move(run: Run, a: Action) -> None:
             run.skip(a, f"{d} already exists: a move never overwrites a file")
             return
     # A lone file moved next to another memory's file of the same slug would be read as its twin.
-    other = _twin_name(dests[0])
+    other = twin_path(dests[0])
     if not live.twin and run.ov.exists(other):
         run.skip(a, f"{other} already exists: the moved file would become its twin")
         return

@@ -17,7 +17,7 @@ from typing import Any
 from ...actions import ConsolidateAction, Output, RebalanceVolumesAction, outputs_of
 from ...kinds import ActionKind
 from ...model import Action, Tracker
-from .rules.common import target_dir
+from .rules.common import file_slug, target_dir
 from .reader import CRUX_SUFFIX, PLAIN_SUFFIX, body_size
 from .render import new_memory_text, twin_text
 from .state import Live, Run
@@ -25,19 +25,13 @@ from .trackers import distribute, merge_trackers, render_tracker
 from ...storage.files import Unreadable, as_int
 
 
-def _slug(path: str) -> str:
-    name = PurePosixPath(path).name
-    for suffix in (CRUX_SUFFIX, PLAIN_SUFFIX):
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
-    return name
 
 
 def _sibling(path: str) -> str:
     """The other file of a twin pair."""
     folder = PurePosixPath(path).parent
     other = PLAIN_SUFFIX if path.endswith(CRUX_SUFFIX) else CRUX_SUFFIX
-    return (folder / f"{_slug(path)}{other}").as_posix()
+    return (folder / f"{file_slug(path)}{other}").as_posix()
 
 
 def _outputs(a: Action) -> list[Output] | str:
@@ -102,7 +96,7 @@ def _check_outputs(run: Run, a: Action, members: list[Live], outputs: list[dict[
         folder = target_dir(members[0].m, new_type, run.crux)
         if PurePosixPath(path).parent.as_posix() != folder:
             return f"output {path} is not in its type folder {folder}/"
-        slug = _slug(path)
+        slug = file_slug(path)
         if slug in seen:
             return f"two outputs named {slug}"
         seen.add(slug)
@@ -131,7 +125,7 @@ def _output_trackers(run: Run, trackers: list[Tracker], outputs: list[dict[str, 
     by size (at least 1 each when there is enough), with the same `last_referenced` and history."""
     if not trackers:
         return []
-    slugs = [_slug(o["path"]) for o in outputs]
+    slugs = [file_slug(o["path"]) for o in outputs]
     merged = merge_trackers(trackers, slugs[0], run.tracker_path(slugs[0]), None, run.crux.maxReferencesStored)
     counts = distribute(merged.references, [_size(run, o) for o in outputs]) if len(outputs) > 1 else [merged.references]
     return [
@@ -195,9 +189,9 @@ def consolidate(run: Run, a: Action) -> None:
     topic = a.topic if isinstance(a, (ConsolidateAction, RebalanceVolumesAction)) else None
     if a.kind == ActionKind.REBALANCE_VOLUMES:
         old = sum(1 for x in members if x.m.extra.get("consolidation_topic") == topic) or len(members)
-        run.summary.rebalanced.append((str(topic or _slug(outputs[0]["path"])), old, len(outputs), a.reason))
+        run.summary.rebalanced.append((str(topic or file_slug(outputs[0]["path"])), old, len(outputs), a.reason))
     else:
-        title = str(outputs[0]["frontmatter"].get("title") or _slug(outputs[0]["path"]))
+        title = str(outputs[0]["frontmatter"].get("title") or file_slug(outputs[0]["path"]))
         run.summary.consolidated.append({
             "title": str(topic) if topic and len(outputs) > 1 else title,
             "members": [x.m for x in members],

@@ -28,7 +28,7 @@ from ...storage.files import Unreadable, rel
 from ...storage.since_plan import LEFT_AS_IT_IS
 from .after import index_memories, old_entries, old_index
 from .index import records_the_same, render_crux_index
-from .reader import CRUX_SUFFIX, PLAIN_SUFFIX, index_keys, memory_files
+from .reader import index_keys, memory_files, twin_path
 from .rules.common import trackers_by_slug
 from .state import Run
 
@@ -104,15 +104,10 @@ def since_plan(run: Run) -> SincePlan:
         return SincePlan(None, [], [])
     reviewed = set(read)
     there = {rel(run.root, p) for p in memory_files(run.root, run.crux)}
-    gone = [key for key in sorted(reviewed - there) if _twin_path(key) not in there]
+    gone = [key for key in sorted(reviewed - there) if twin_path(key) not in there]
     return SincePlan(reviewed, sorted(there - reviewed), gone)
 
 
-def _twin_path(key: str) -> str:
-    """The other file of the memory `key` is one file of (`x.memory.md`, `x.memory.crux.md`)."""
-    if key.endswith(CRUX_SUFFIX):
-        return key.removesuffix(CRUX_SUFFIX) + PLAIN_SUFFIX
-    return key.removesuffix(PLAIN_SUFFIX) + CRUX_SUFFIX
 
 
 def rebuilt_keys(after: Corpus, primaries: list[str], previous: dict[str, dict[str, Any]], since: SincePlan,

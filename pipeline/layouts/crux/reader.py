@@ -292,11 +292,19 @@ class Parsed:
 Files = Mapping[str, bytes]
 
 
-def _slug_of(name: str) -> str:
+def slug_of(name: str) -> str:
+    """A memory file's name without its memory suffix: the slug its tracker is keyed by."""
     for suffix in (CRUX_SUFFIX, PLAIN_SUFFIX):
         if name.endswith(suffix):
             return name[: -len(suffix)]
     return name
+
+
+def twin_path(path: str) -> str:
+    """The path the other file of a twin pair (`x.memory.md`, `x.memory.crux.md`) would have."""
+    if path.endswith(CRUX_SUFFIX):
+        return path.removesuffix(CRUX_SUFFIX) + PLAIN_SUFFIX
+    return path.removesuffix(PLAIN_SUFFIX) + CRUX_SUFFIX
 
 
 def _parse(root: Path, key: str, settings: Settings, corpus: Corpus, files: Files | None) -> Parsed | None:
@@ -468,7 +476,7 @@ def load_memories(root: Path, settings: Settings, corpus: Corpus, files: Files |
     for key in _memory_keys(root, settings.crux, files):
         p = PurePosixPath(key)
         kind = "crux" if p.name.endswith(CRUX_SUFFIX) else "plain"
-        pairs.setdefault((p.parent.as_posix(), _slug_of(p.name)), {})[kind] = key
+        pairs.setdefault((p.parent.as_posix(), slug_of(p.name)), {})[kind] = key
     primaries: list[str] = []
     for _, pair in sorted(pairs.items()):
         crux_key, plain_key = pair.get("crux"), pair.get("plain")

@@ -542,7 +542,7 @@ class _Writer:
         """What the log says of lines the agent appended to `key` after the plan read it (they move
         with it: `changed_since_plan` let the rotation through for them), also a note of the run."""
         read = action.takes_appended_lines()
-        added = self.disk.lines_added(read) if read is not None and self.disk.state(key) != read.sha else None
+        added = self.disk.lines_added(read) if read is not None else None  # None for the file as the plan read it
         if not added:
             return ""  # none, or only the line break ending the last line the plan read
         lines = plural(line_count(added.decode("utf-8", "replace")), "line")

@@ -15,7 +15,7 @@ from ....actions import ACTION_TYPES, MoveAction
 from ....kinds import ActionKind
 from ....model import Corpus, Memory, Tracker
 from ..members import type_of
-from ..reader import CRUX_SUFFIX, PLAIN_SUFFIX
+from ..reader import CRUX_SUFFIX, PLAIN_SUFFIX, slug_of
 
 MEMORY_SUFFIXES = (CRUX_SUFFIX, PLAIN_SUFFIX)
 
@@ -28,11 +28,7 @@ class Staleness:
 
 def file_slug(key: str) -> str:
     """The slug a memory file answers to (its name without the memory suffix): trackers are keyed by it."""
-    name = PurePosixPath(key).name
-    for suffix in MEMORY_SUFFIXES:
-        if name.endswith(suffix):
-            return name[: -len(suffix)]
-    return name
+    return slug_of(PurePosixPath(key).name)
 
 
 def trackers_by_slug(corpus: Corpus) -> dict[str, Tracker]:

@@ -42,8 +42,7 @@ def _reason(m: Memory, holder: Memory) -> str:
         "Proposed on the assumption that its text is in the consolidated memory (not checked: compare "
         "them before you accept)"
     )
-    day = consolidated_on(holder)
-    if m.modified is not None and day is not None and m.modified > day:  # `after_consolidation`, its date kept
+    if m.modified is not None and after_consolidation(m.modified, holder) and (day := consolidated_on(holder)) is not None:
         reason += (f"; edited on {m.modified.isoformat()}, after the consolidation on {day.isoformat()}: "
                    "what it gained is not in the consolidated memory")
     return reason
