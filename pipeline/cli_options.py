@@ -163,4 +163,4 @@ def make_settings(opts: Options, store: str | None = None):
     })
     used = find_config(opts.config, store if store is not None and os.path.isdir(store) else None)
     flags = {dotted: flag for dotted, flag in _OVERRIDES.values()} | {"now": "--now"}
-    return build_settings(load_user_config(used, store), overrides, flags), used
+    return build_settings(load_user_config(used, store), overrides, flags, source=used), used

@@ -421,29 +421,41 @@ def _unknown_key(model: type[BaseModel], data: dict[str, Any], prefix: str) -> s
     return None
 
 
-def build_settings(user: dict[str, Any], overrides: dict[str, Any], flags: dict[str, str] | None = None) -> Settings:
+# Settings the environment gives, by the variable that gives them.
+_ENVIRONMENT = {"llm.model": "MEMCONSOLIDATE_MODEL", "llm.cache_dir": "MEMCONSOLIDATE_CACHE_DIR"}
+
+
+def build_settings(user: dict[str, Any], overrides: dict[str, Any], flags: dict[str, str] | None = None,
+                   source: Path | None = None) -> Settings:
     """Settings from the user's config file, the environment and the command line, in that order.
 
     `flags` names the command-line option of an override ("llm.max_calls": "--max-calls"), so an
-    impossible value given there is reported by the option the user typed."""
+    impossible value given there is reported by the option the user typed; `source` is the config
+    file `user` was read from, named in an error about a value it gave (a nightly run's log then
+    says which of the files that could apply is wrong)."""
     data: dict[str, Any] = {k: dict(v) if isinstance(v, dict) else v for k, v in user.items()}
-    env_model = os.environ.get("MEMCONSOLIDATE_MODEL")
-    if env_model:
-        data.setdefault("llm", {})["model"] = env_model
-    env_cache = os.environ.get("MEMCONSOLIDATE_CACHE_DIR")
-    if env_cache:
-        data.setdefault("llm", {})["cache_dir"] = env_cache
+    given_by: dict[str, str] = {}  # a setting's variable or option, when not the config file gives it
+    for dotted, variable in _ENVIRONMENT.items():
+        if value := os.environ.get(variable):
+            _set(data, dotted, value)
+            given_by[dotted] = variable
     for dotted, value in overrides.items():
-        if value is None:
-            continue
-        section, _, key = dotted.rpartition(".")
-        target = data.setdefault(section, {}) if section else data
-        target[key] = value
+        if value is not None:
+            _set(data, dotted, value)
+            given_by[dotted] = (flags or {}).get(dotted, "")
     try:
         return Settings.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(x) for x in first["loc"])
-        if flags and where in flags and overrides.get(where) is not None:
-            raise ConfigError(f"invalid {flags[where]}: {first['msg']}") from None
+        origin = given_by.get(where)
+        if origin and origin.startswith("--"):
+            raise ConfigError(f"invalid {origin}: {first['msg']}") from None
+        if source is not None and origin is None and _sets(user, where):
+            raise ConfigError(f"invalid setting {where}: {first['msg']} (in config {source})") from None
         raise ConfigError(f"invalid setting {where}: {first['msg']}") from None
+
+
+def _set(data: dict[str, Any], dotted: str, value: Any) -> None:
+    section, _, key = dotted.rpartition(".")
+    (data.setdefault(section, {}) if section else data)[key] = value

@@ -243,3 +243,22 @@ def test_the_highest_size_cap_is_not_memory_taken_up_front(tmp_path):
     finally:
         tracemalloc.stop()
     assert peak < 16 * 1024 * 1024, peak
+
+
+def test_an_out_of_range_value_names_the_config_file_it_came_from(tmp_path):
+    """A nightly log said "invalid setting max_file_bytes" with three files that could have given it
+    (--config, the store's own, the user's): the error names the one that did."""
+    store = claude_store(tmp_path / "s")
+    own = store / ".memconsolidate.toml"
+    own.write_text("max_file_bytes = -1\n")
+    line = one_line_exit_2(run_cli("plan", str(store), "--model", "none"))
+    assert line.startswith("memconsolidate: invalid setting max_file_bytes: "), line
+    assert line.endswith(f"(in config {own})"), line
+
+
+def test_a_value_an_option_overrides_is_not_blamed_on_the_config_file(tmp_path):
+    store = claude_store(tmp_path / "s")
+    (store / ".memconsolidate.toml").write_text("[llm]\nmax_calls = 5\n")
+    line = one_line_exit_2(run_cli("plan", str(store), "--model", "none", "--max-calls", "-1"))
+    assert line.startswith("memconsolidate: invalid --max-calls: "), line
+    assert "in config" not in line, line
