@@ -33,7 +33,7 @@ _EXPORTS = {
     # settings
     "Settings": "pipeline.config",
     "build_settings": "pipeline.config",
-    "load_user_config": "pipeline.config",
+    "load_user_config": "pipeline.storage.config_file",
     # records
     "Memory": "pipeline.model",
     "Tracker": "pipeline.model",
@@ -74,7 +74,8 @@ def __dir__() -> list[str]:
 
 if TYPE_CHECKING:  # what type checkers and IDEs see: the same names, eagerly
     from .api import ApplyResult, apply_plan, build_plan, open_store, select_actions, status, undo
-    from .config import Settings, build_settings, load_user_config
+    from .config import Settings, build_settings
+    from .storage.config_file import load_user_config
     from .errors import ConfigError, MemconsolidateError, RunFailed, UsageError
     from .journal import RunRecord
     from .kinds import ActionKind, FindingKind, StaleClass

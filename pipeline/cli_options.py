@@ -16,7 +16,8 @@ from typing import Annotated, Any, Callable, Optional
 
 import typer
 
-from .config import build_settings, find_config, load_user_config
+from .config import build_settings
+from .storage.config_file import find_config, load_user_config
 from .errors import UsageError
 from .layouts.registry import names as layout_names
 

@@ -9,11 +9,8 @@ command line override the rest.
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import re
-import stat
-import tomllib
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any, Literal
 
@@ -298,83 +295,7 @@ STORE_CONFIG_FORBIDS: dict[str, tuple[str, str | None]] = {
 }
 
 
-def user_config_path() -> Path:
-    base = os.environ.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-    return Path(base) / "memconsolidate" / "config.toml"
-
-
-def find_config(explicit: str | Path | None, store: str | Path | None) -> Path | None:
-    """The settings file to read: `--config`, else `<store>/.memconsolidate.toml`, else
-    `$XDG_CONFIG_HOME/memconsolidate/config.toml` (~/.config when unset), else none."""
-    if explicit is not None:
-        return Path(explicit)
-    candidates = [Path(store) / PROJECT_CONFIG] if store is not None else []
-    candidates.append(user_config_path())
-    return next((c for c in candidates if c.is_file()), None)
-
-
-def load_user_config(path: str | Path | None, store: str | Path | None = None) -> dict[str, Any]:
-    """Read a settings file (TOML or JSON) into a nested dict of Settings sections; every key is
-    checked against Settings, so a misspelt one is an error rather than silently ignored."""
-    if path is None:
-        return {}
-    p = Path(path)
-    own = store is not None and p.name == PROJECT_CONFIG and p.parent.resolve() == Path(store).resolve()
-    if own:
-        _refuse_leaving_the_store(p)
-    raw = _config_bytes(p)
-    try:
-        if p.suffix == ".json":
-            data = json.loads(raw.decode("utf-8"))
-        else:
-            data = tomllib.loads(raw.decode("utf-8"))
-    except (ValueError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"config {p} is not valid {'JSON' if p.suffix == '.json' else 'TOML'}: {exc}") from None
-    if not isinstance(data, dict):
-        raise ConfigError(f"config {p} must be a table of sections")
-    unknown = _unknown_key(Settings, data, "")
-    if unknown:
-        raise ConfigError(f"unknown setting {unknown} in config {p}")
-    if own:
-        inside = _paths_in_the_store(data, p)
-        for dotted, (what, option) in STORE_CONFIG_FORBIDS.items():
-            if _sets(data, dotted) and dotted not in inside:
-                instead = f"--config or {option}" if option else "--config"
-                raise ConfigError(f"config {p} is inside the store and may not set {dotted} ({what}): set it with {instead}")
-    return data
-
-
-def _paths_in_the_store(data: dict[str, Any], p: Path) -> set[str]:
-    """The path settings of a store's own config that stay in the store, which it may then make: its
-    `repo` a folder of the store (`repo = "."`: a claude project store its own repository), made
-    absolute here, so it is read from the store's root whatever folder the command runs in;
-    `claude.consult_log` a relative path without `..` (joined to the project folder, as the default
-    is). Any other value of theirs is refused (STORE_CONFIG_FORBIDS)."""
-    store = Path(os.path.realpath(p.parent))
-    kept: set[str] = set()
-    repo = data.get("repo")
-    if isinstance(repo, str) and repo and not os.path.isabs(repo):
-        folder = Path(os.path.realpath(store / repo))
-        if folder.is_relative_to(store) and folder.relative_to(store).parts[:1] != (STATE_DIR,):
-            data["repo"] = str(folder)
-            kept.add("repo")
-    claude = data.get("claude")
-    log = claude.get("consult_log") if isinstance(claude, dict) else None
-    if isinstance(log, str) and log and not os.path.isabs(log) and ".." not in Path(log).parts:
-        kept.add("claude.consult_log")
-    return kept
-
-
-def _refuse_leaving_the_store(p: Path) -> None:
-    """A store's own config that is a symlink out of the store (or into its state folder) is not
-    read: the store would choose a file of the user's to be read as settings."""
-    store = Path(os.path.realpath(p.parent))
-    target = Path(os.path.realpath(p))
-    if not target.is_relative_to(store) or target.relative_to(store).parts[:1] == (STATE_DIR,):
-        raise ConfigError(f"config {p} is a symlink to {target}, not a file of the store's own: not read")
-
-
-def _sets(data: dict[str, Any], dotted: str) -> bool:
+def sets(data: dict[str, Any], dotted: str) -> bool:
     """Whether a config's nested tables set `dotted` ("llm.api_base", "repo")."""
     *sections, key = dotted.split(".")
     node: Any = data
@@ -383,30 +304,7 @@ def _sets(data: dict[str, Any], dotted: str) -> bool:
     return isinstance(node, dict) and key in node
 
 
-MAX_CONFIG_BYTES = 1 << 20  # a settings file is a few lines; a store's own is the store's to make
-
-
-def _config_bytes(p: Path) -> bytes:
-    """The bytes of a settings file: a regular file (opening a FIFO waits for a writer forever, a
-    device may act on being opened), checked before the open and on what was opened, within the cap."""
-    if os.path.realpath(p) == os.devnull:  # `--config /dev/null`: the usual way to say "no settings"
-        return b""
-    try:
-        if not stat.S_ISREG(os.stat(p).st_mode):
-            raise ConfigError(f"config {p} is not a regular file")
-        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK)  # one swapped for a FIFO since the stat: no wait
-        with os.fdopen(fd, "rb") as fh:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise ConfigError(f"config {p} is not a regular file")
-            raw = fh.read(MAX_CONFIG_BYTES + 1)
-    except OSError as exc:
-        raise ConfigError(f"cannot read config {p}: {exc.strerror or exc}") from None
-    if len(raw) > MAX_CONFIG_BYTES:
-        raise ConfigError(f"config {p} is too large (over {MAX_CONFIG_BYTES} bytes)")
-    return raw
-
-
-def _unknown_key(model: type[BaseModel], data: dict[str, Any], prefix: str) -> str | None:
+def unknown_key(model: type[BaseModel], data: dict[str, Any], prefix: str) -> str | None:
     """The first key of `data` (dotted) that `model` has no field for, looking into sub-sections."""
     for key, value in data.items():
         field = model.model_fields.get(key)
@@ -415,7 +313,7 @@ def _unknown_key(model: type[BaseModel], data: dict[str, Any], prefix: str) -> s
             return f"{prefix}{key} (known: {known})"
         sub = field.annotation
         if isinstance(sub, type) and issubclass(sub, BaseModel) and isinstance(value, dict):
-            found = _unknown_key(sub, value, f"{prefix}{key}.")
+            found = unknown_key(sub, value, f"{prefix}{key}.")
             if found:
                 return found
     return None
@@ -451,7 +349,7 @@ def build_settings(user: dict[str, Any], overrides: dict[str, Any], flags: dict[
         origin = given_by.get(where)
         if origin and origin.startswith("--"):
             raise ConfigError(f"invalid {origin}: {first['msg']}") from None
-        if source is not None and origin is None and _sets(user, where):
+        if source is not None and origin is None and sets(user, where):
             raise ConfigError(f"invalid setting {where}: {first['msg']} (in config {source})") from None
         raise ConfigError(f"invalid setting {where}: {first['msg']}") from None
 

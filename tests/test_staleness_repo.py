@@ -7,7 +7,8 @@ from pathlib import Path
 
 from helpers import FIXTURES, NOW, plan_json, run_cli
 
-from pipeline.config import Settings, load_user_config
+from pipeline.config import Settings
+from pipeline.storage.config_file import load_user_config
 from pipeline.plan import run_rules
 from pipeline.evidence import repo_scan
 from pipeline.evidence.repo_scan import scan_repos

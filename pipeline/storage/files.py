@@ -51,10 +51,10 @@ def parse_error(key: str, reason: str) -> Finding:
 
 def inside(root: Path, path: Path) -> bool:
     """Whether `path`, with every symlink resolved, stays inside `root`."""
-    return _resolved_below(root, path) is not None
+    return resolved_below(root, path) is not None
 
 
-def _resolved_below(root: Path, path: Path) -> Path | None:
+def resolved_below(root: Path, path: Path) -> Path | None:
     try:
         return path.resolve().relative_to(_resolved_root(root))
     except (ValueError, OSError, RuntimeError):  # Python 3.11 raises RuntimeError on a symlink loop
@@ -114,10 +114,10 @@ def decode_text(data: bytes) -> str:
 
 def read_bytes(root: Path, path: Path, max_bytes: int) -> bytes:
     """The bytes of a store file within the size cap, never through a symlink leaving the store."""
-    return _read_capped(open_checked(root, path, max_bytes), max_bytes)
+    return read_capped(open_checked(root, path, max_bytes), max_bytes)
 
 
-def _read_capped(fh: BinaryIO, max_bytes: int) -> bytes:
+def read_capped(fh: BinaryIO, max_bytes: int) -> bytes:
     with fh:
         data = b"".join(read_chunks(fh, max_bytes + 1))  # bounded even if the file grew since the stat
     if len(data) > max_bytes:
@@ -151,7 +151,7 @@ def open_checked(root: Path, path: Path, max_bytes: int) -> BinaryIO:
     if path.is_symlink() and symlink_loop(path):
         raise Unreadable("symlink loop")
     # Every path, not only a symlinked file: a symlinked folder on the way leaves the store as well.
-    below = _resolved_below(root, path)  # resolved once: a stat per folder on the way
+    below = resolved_below(root, path)  # resolved once: a stat per folder on the way
     if below is None:
         raise Unreadable("symlink points outside the store")
     if STATE_DIR in below.parts:
@@ -209,7 +209,7 @@ def read_own(path: Path, max_bytes: int, *, folder_too: bool = False) -> bytes:
     the folder holding it. FileNotFoundError when there is none; `Unreadable` with a short reason
     for anything else (the file is data: whoever reads it goes on without it)."""
     if not folder_too:
-        return _read_capped(open_regular_file(path, max_bytes, follow=False), max_bytes)
+        return read_capped(open_regular_file(path, max_bytes, follow=False), max_bytes)
     try:
         if stat.S_ISLNK(os.lstat(path.parent).st_mode):
             raise Unreadable(f"its folder {path.parent.name}/ is a symlink (never followed)")
@@ -220,7 +220,7 @@ def read_own(path: Path, max_bytes: int, *, folder_too: bool = False) -> bytes:
     except OSError as exc:
         raise Unreadable(f"its folder {path.parent.name}/ cannot be opened: {exc.strerror or exc}") from None
     try:
-        return _read_capped(open_regular_file(Path(path.name), max_bytes, follow=False, folder=folder), max_bytes)
+        return read_capped(open_regular_file(Path(path.name), max_bytes, follow=False, folder=folder), max_bytes)
     finally:
         os.close(folder)
 
