@@ -31,7 +31,7 @@ from ...errors import ConfigError, UsageError
 from ...journal import ABSENT
 from ...storage.since_plan import listing_key, listing_state
 from ...model import Corpus, Finding, IndexEntry, Memory, Tracker
-from .members import ARCHIVED_COPY, absorbed, link_merged_members
+from .members import ARCHIVED_COPY, DECLARED_TYPE, absorbed, effective_type, link_merged_members
 from ...storage.files import (
     SKIP_DIRS,
     YAML_ERRORS,
@@ -383,6 +383,7 @@ def _to_memory(primary: Parsed, twin: Parsed | None, twin_key: str | None, setti
         "scope": where.scope,
         "agent": where.agent,
         "folder_type": where.folder_type,
+        DECLARED_TYPE: mtype,  # the `type_mismatch` finding and `is_archived` read the field itself
         "twin": twin_key,
         "compressed": primary.key.endswith(CRUX_SUFFIX) or meta.get("compressed") is True,
         "tracker": None,
@@ -405,7 +406,8 @@ def _to_memory(primary: Parsed, twin: Parsed | None, twin_key: str | None, setti
         title=_text(meta.get("title")),
         description=_text(meta.get("description")),
         body=primary.body,
-        type=mtype,
+        # The type every consumer reads: the folder's where the field disagrees (`members.type_of`).
+        type=effective_type(mtype, where.folder_type, crux),
         tags=as_tags(meta.get("tags")),
         strength=as_int(meta.get("strength")),
         created=as_date(meta.get("created")),
