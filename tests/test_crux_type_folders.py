@@ -11,13 +11,16 @@ import json
 from pathlib import Path
 
 import pytest
+import yaml
 
 from helpers import NOW, apply_json, files, plan_json, run_cli, snapshot
+from stage_helpers import settings_for
 
 from pipeline.config import CruxConfig, TypeTransition
-from pipeline.layouts.crux.members import type_of
+from pipeline.layouts.crux.members import is_archived, type_of
 from pipeline.layouts.crux.rules.consistency import type_mismatches
 from pipeline.layouts.crux.rules.promote import promotions
+from pipeline.layouts.registry import open_store
 from pipeline.model import Memory
 
 MOVES = ("promote", "demote", "archive")
@@ -185,3 +188,94 @@ def test_a_folder_that_is_no_type_leaves_the_type_field_in_charge():
     assert type_of(m, CruxConfig()) == "idea" and type_mismatches([m], CruxConfig()) == []
     [a] = promotions([m], CruxConfig()).actions
     assert (a.from_type, a.to_path) == ("idea", "memories/learning/x.memory.md")
+
+
+# --- every consumer of a crux memory's type reads it as its folder's (the reader's `Memory.type`) ---
+
+# The same memory, in core/ but typed learning (a promotion cut short between the file's move and
+# the type's edit), in each test below: each consumer must count, group and rank it as a core.
+CUT_SHORT = "memories/core/money-as-integers.memory.md"
+
+
+def write_memory(root: Path, key: str, type_: str, title: str, tags: str, strength: int = 2) -> None:
+    slug = Path(key).name.split(".")[0]
+    (root / key).parent.mkdir(parents=True, exist_ok=True)
+    (root / key).write_text("\n".join([
+        "---", f'title: "{title}"', f'description: "{title}."', f'type: "{type_}"', f"strength: {strength}",
+        "created: 2026-06-01", "modified: 2026-06-01", 'source: "adhoc"', f"tags: [{tags}]", "---", "",
+        f"# {title}", "", f"{title}.", ""]))
+    (root / f".crux/reference-tracking/{slug}.refs.yml").write_text(tracker_text(slug, strength, FRESH))
+
+
+def typed_store(root: Path, consolidation: bool = False) -> Path:
+    flags = [{"enableMemories": "true"}] + ([{"enableMemoryConsolidation": "true"}] if consolidation else [])
+    (root / ".crux/reference-tracking").mkdir(parents=True)
+    (root / ".crux/crux-memories.json").write_text(json.dumps({"flags": flags}))
+    write_memory(root, CUT_SHORT, "learning", "Always store money amounts as integer minor units",
+                 "money, database, api, currency", strength=4)
+    return root
+
+
+def test_the_reader_gives_the_folders_type_and_keeps_the_field_for_the_finding(tmp_path):
+    root = typed_store(tmp_path / "crux")
+    write_memory(root, "memories/learning/typed-archived.memory.md", "archived", "Typed archived", "misc")
+    corpus, _ = open_store(root, settings_for("none"))
+    cut, archived = corpus.by_key()[CUT_SHORT], corpus.by_key()["memories/learning/typed-archived.memory.md"]
+    assert cut.type == "core"
+    # typed archived in learning/: read as a learning, but archived (no move) as its type says
+    assert archived.type == "learning" and is_archived(archived)
+    # the finding still reads the field itself
+    found = {f.targets[0]: f.reason for f in type_mismatches(corpus.memories, CruxConfig())}
+    assert found[CUT_SHORT].startswith("in memories/core/ but typed learning: read as core")
+    assert found[archived.key].startswith("in memories/learning/ but typed archived: read as archived, as its type says")
+
+
+def test_a_conflict_names_the_memory_in_core_as_the_core_one(tmp_path):
+    root = typed_store(tmp_path / "crux")
+    write_memory(root, "memories/idea/money-as-decimals.memory.md", "idea",
+                 "Never store money amounts as integer minor units", "money, database, currency, decimal", strength=1)
+    [conflict] = [a for a in plan_json(root, "--model", "stub")["actions"] if a["kind"] == "conflict"]
+    assert conflict["reason"].endswith(f" — a idea memory contradicts a core memory ({CUT_SHORT})")
+
+
+def test_a_consolidation_groups_the_memory_in_core_with_the_core_ones(tmp_path):
+    root = typed_store(tmp_path / "crux", consolidation=True)
+    for slug, extra in (("ack-webhooks", "latency"), ("dedupe-webhooks", "idempotency")):
+        write_memory(root, f"memories/core/{slug}.memory.md", "core", f"Webhooks {slug}", f"webhooks, reliability, payments, {extra}")
+    # first in merge order (created alike, then by key): the merged memory takes its type
+    retry = "memories/core/a-retry-webhooks.memory.md"
+    write_memory(root, retry, "learning", "Webhooks retry", "webhooks, reliability, payments, backoff")
+    plan = plan_json(root, "--model", "stub", "--max-retire", "1")  # three of four memories retire
+    [group] = [a for a in plan["actions"] if a["kind"] == "consolidate"]
+    assert group["targets"][0] == retry and len(group["targets"]) == 3
+    # one type, so the reason names none, and the merged memory is a core written into core/
+    assert "; types" not in group["reason"]
+    [merged] = group["outputs"]
+    assert (group["to_type"], merged["frontmatter"]["type"]) == ("core", "core")
+    assert merged["path"].startswith("memories/core/")
+
+
+def run_typed_store(root: Path) -> Path:
+    """The store with a stronger learning beside the memory in core/, run with no model: no index
+    yet, so the run rebuilds it, and writes its REM summary."""
+    typed_store(root)
+    write_memory(root, "memories/learning/a-learning.memory.md", "learning", "A learning", "misc", strength=9)
+    out = run_json(root, "--model", "none")
+    assert [a["kind"] for a in out["apply"]["applied"]] == ["rebuild_index"]
+    return root
+
+
+def test_the_rebuilt_index_types_and_ranks_the_memory_in_core_as_a_core(tmp_path):
+    root = run_typed_store(tmp_path / "crux")
+    entries = yaml.safe_load((root / ".crux/memory-index.yml").read_text())["memories"]
+    # ahead of the stronger learning: ranked by type first
+    assert [(e["file"], e["type"]) for e in entries] == [(CUT_SHORT, "core"), ("memories/learning/a-learning.memory.md", "learning")]
+
+
+def test_the_rem_summary_and_status_count_the_memory_in_core_as_a_core(tmp_path):
+    root = run_typed_store(tmp_path / "crux")
+    [rem] = (root / ".ai-ignored/executed").glob("rem-*.md")
+    assert "- By type: core=1, redflag=0, goal=0, learning=1, idea=0, archived=0\n" in rem.read_text()
+    status = run_cli("status", str(root), "--json", "--now", NOW)
+    assert status.returncode == 0, status.stderr
+    assert json.loads(status.stdout)["by_type"] == {"core": 1, "learning": 1}

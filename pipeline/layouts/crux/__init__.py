@@ -33,7 +33,7 @@ class CruxLayout(ModuleLayout):
 
     def depends_on(self, corpus: Corpus, action: Action) -> list[str]:
         # The rebuilt index lists the memory files there are: a rebuild is judged on their folders'
-        # listings too (reader.memory_listings), so one added or removed since changes its fingerprint.
+        # listings too (reader.MemoryFolders.listings), so one added or removed since changes its fingerprint.
         return sorted(k for k in corpus.index_shas if is_listing(k)) if action.kind == ActionKind.REBUILD_INDEX else []
 
     def run_report(self, touched: list[str]) -> str | None:

@@ -19,13 +19,12 @@ from ...text.yaml_load import safe_load
 from ...kinds import FindingKind
 from ...config import Settings
 from ...model import Corpus, Memory
-from .reader import (CRUX_SUFFIX, PLAIN_SUFFIX, TRACKER_SUFFIX, Files, archive_is_apart, load_memories, load_trackers,
-                     memory_files, place_of, under)
+from .reader import (MEMORY_SUFFIXES, TRACKER_SUFFIX, Files, archive_is_apart, load_memories, load_trackers, memory_files,
+                     memory_keys_in, place_of, under)
 from .overlay import Overlay
 from ...storage.files import Unreadable, as_int, as_tags, decode_text, rel, walk_files
 
 UNREADABLE_STAND_IN = b"\x00"
-_MEMORY_FILES = (PLAIN_SUFFIX, CRUX_SUFFIX)
 
 
 def after_corpus(root: Path, ov: Overlay, settings: Settings, unreadable: set[str]) -> tuple[Corpus, list[str]]:
@@ -35,7 +34,7 @@ def after_corpus(root: Path, ov: Overlay, settings: Settings, unreadable: set[st
     originals = [rel(root, p) for p in memory_files(root, crux)]
     originals += [rel(root, p) for p in walk_files(root, root / crux.trackingDir, (TRACKER_SUFFIX,))]
     final = _final_files(ov, originals, unreadable, lambda path: (
-        (path.endswith(_MEMORY_FILES) and any(under(path, w) for w in working))
+        (path.endswith(MEMORY_SUFFIXES) and any(under(path, w) for w in working))
         or (path.endswith(TRACKER_SUFFIX) and under(path, crux.trackingDir))
     ))
 
@@ -45,12 +44,12 @@ def after_corpus(root: Path, ov: Overlay, settings: Settings, unreadable: set[st
         sources = crux.storage.compressionSourceArchive
         if not archive_is_apart(crux):
             return final
-        archived = [rel(root, p) for p in walk_files(root, root / sources, _MEMORY_FILES)]
+        archived = [rel(root, p) for p in walk_files(root, root / sources, MEMORY_SUFFIXES)]
         return final | _final_files(ov, archived, unreadable,
-                                    lambda path: path.endswith(_MEMORY_FILES) and under(path, sources))
+                                    lambda path: path.endswith(MEMORY_SUFFIXES) and under(path, sources))
 
     corpus = Corpus(layout="crux", root=str(root))
-    primaries = load_memories(root, settings, corpus, files=final, archive=with_archive)
+    primaries = load_memories(root, settings, corpus, memory_keys_in(final, crux), files=final, archive=with_archive)
     load_trackers(root, settings, corpus, files=final)
     corpus.findings = [f for f in corpus.findings if f.kind == FindingKind.PARSE_ERROR]
     return corpus, primaries

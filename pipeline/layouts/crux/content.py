@@ -18,20 +18,11 @@ from ...actions import ConsolidateAction, Output, RebalanceVolumesAction, output
 from ...kinds import ActionKind
 from ...model import Action, Tracker
 from .rules.common import file_slug, target_dir
-from .reader import CRUX_SUFFIX, PLAIN_SUFFIX, body_size
+from .reader import MEMORY_SUFFIXES, PLAIN_SUFFIX, body_size, twin_path
 from .render import new_memory_text, twin_text
 from .state import Live, Run
 from .trackers import distribute, merge_trackers, render_tracker
 from ...storage.files import Unreadable, as_int
-
-
-
-
-def _sibling(path: str) -> str:
-    """The other file of a twin pair."""
-    folder = PurePosixPath(path).parent
-    other = PLAIN_SUFFIX if path.endswith(CRUX_SUFFIX) else CRUX_SUFFIX
-    return (folder / f"{file_slug(path)}{other}").as_posix()
 
 
 def _outputs(a: Action) -> list[Output] | str:
@@ -49,7 +40,7 @@ def _bad_path(run: Run, path: str) -> str | None:
     p = PurePosixPath(path)
     if p.is_absolute() or ".." in p.parts or "\\" in path:
         return f"output {path} is not a path inside the store"
-    if not path.endswith((PLAIN_SUFFIX, CRUX_SUFFIX)):
+    if not path.endswith(MEMORY_SUFFIXES):
         return f"output {path} is not a memory file"
     return None
 
@@ -100,7 +91,7 @@ def _check_outputs(run: Run, a: Action, members: list[Live], outputs: list[dict[
         if slug in seen:
             return f"two outputs named {slug}"
         seen.add(slug)
-        for p in (path, _sibling(path)):
+        for p in (path, twin_path(path)):
             if run.ov.exists(p) and p not in member_files:
                 return f"{p} already exists: an output never replaces a file"
         others = run.live_users(slug, besides)
@@ -215,7 +206,7 @@ def compress(run: Run, a: Action) -> None:
     if live.twin or not live.path.endswith(PLAIN_SUFFIX):
         run.skip(a, f"{live.path} already has a compressed twin")
         return
-    expected = _sibling(live.path)
+    expected = twin_path(live.path)
     if o["path"] != expected:
         run.skip(a, f"output {o['path']} is not the twin path {expected}")
         return

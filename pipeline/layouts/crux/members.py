@@ -41,6 +41,7 @@ BY_ID = "id"
 BY_TITLE_HASH = "title hash"
 BY_SLUG = "slug"
 ARCHIVED_COPY = "archived_copy"  # extra key of a file read from compressionSourceArchive
+DECLARED_TYPE = "declared_type"  # extra key: the `type` field, where `Memory.type` is `type_of` (`declared_type`)
 # The keys a move records (seed step 13, "Moving Files"): the move also sets `modified` to its day.
 MOVED_KEYS = ("promoted_from", "demoted_from")
 
@@ -66,26 +67,41 @@ def is_archived(m: Memory) -> bool:
     The seed's file move (step 13, "File Move Procedure") moves the file into `{type}/` first and
     sets `type` after: a file in `archived/` still typed `learning` is an archive cut short, not a
     learning to promote out of the archive, demote into `idea/` or archive onto itself."""
-    return m.type == ARCHIVED or m.extra.get("folder_type") == ARCHIVED
+    return declared_type(m) == ARCHIVED or m.extra.get("folder_type") == ARCHIVED
+
+
+def declared_type(m: Memory) -> str | None:
+    """Its `type` field as the file writes it (its type folder's when it writes none). The reader
+    keeps it apart (`DECLARED_TYPE`) because `Memory.type` is `type_of`; a memory made elsewhere
+    (a test's, say) has only `Memory.type`, which then is the field."""
+    declared: str | None = m.extra.get(DECLARED_TYPE, m.type)
+    return declared
+
+
+def effective_type(declared: str | None, folder: str | None, crux: CruxConfig) -> str | None:
+    """The type folder's type (one of `typePriority`, or `archived`) when the file sits in one, else
+    its `declared` type: what `type_of` answers, from the parts the reader has before the memory."""
+    if folder and (folder in crux.typePriority or folder == ARCHIVED):
+        return folder
+    return declared
 
 
 def type_of(m: Memory, crux: CruxConfig) -> str | None:
     """The type the rules judge a memory by: its type folder's (one of `typePriority`, or
-    `archived`) when it sits in one, else its `type` field.
+    `archived`) when it sits in one, else its `type` field. The reader gives it as `Memory.type`,
+    so everything that reads a crux memory's type (grouping, conflicts, the index, the REM summary)
+    reads this one.
 
     The seed's file move (step 13, "File Move Procedure") moves the file into `{new_type}/` first
     and sets `type` after: a file in `learning/` still typed `idea` is a move cut short, and the
     folder says where it went. Judged by its `type`, it would be promoted or demoted into the
     folder it is already in, which apply skips ("already in") and the next plan offers again."""
-    folder = m.extra.get("folder_type")
-    if folder and (folder in crux.typePriority or folder == ARCHIVED):
-        return str(folder)
-    return m.type
+    return effective_type(declared_type(m), m.extra.get("folder_type"), crux)
 
 
 def type_mismatch(m: Memory, crux: CruxConfig) -> bool:
-    """Its `type` field disagrees with the type folder it sits in (`type_of`)."""
-    return m.type != type_of(m, crux)
+    """Its `type` field (`declared_type`) disagrees with the type folder it sits in (`type_of`)."""
+    return declared_type(m) != type_of(m, crux)
 
 
 def consolidated_on(m: Memory) -> dt.date | None:

@@ -19,7 +19,7 @@ import math
 import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
-from typing import Any, Callable, Collection, Mapping
+from typing import Any, Callable, Collection, Iterable, Mapping
 
 from pydantic import ValidationError
 
@@ -31,7 +31,7 @@ from ...errors import ConfigError, UsageError
 from ...journal import ABSENT
 from ...storage.since_plan import listing_key, listing_state
 from ...model import Corpus, Finding, IndexEntry, Memory, Tracker
-from .members import ARCHIVED_COPY, absorbed, link_merged_members
+from .members import ARCHIVED_COPY, DECLARED_TYPE, absorbed, effective_type, link_merged_members
 from ...storage.files import (
     SKIP_DIRS,
     YAML_ERRORS,
@@ -55,6 +55,7 @@ LAYOUT = "crux"
 CONFIG_FILE = ".crux/crux-memories.json"
 CRUX_SUFFIX = ".memory.crux.md"
 PLAIN_SUFFIX = ".memory.md"
+MEMORY_SUFFIXES = (CRUX_SUFFIX, PLAIN_SUFFIX)
 TRACKER_SUFFIX = ".refs.yml"
 DEFAULT_WORK_DIR = "specs"
 DEFAULT_UNIT_OF_WORK = "spec"
@@ -294,7 +295,7 @@ Files = Mapping[str, bytes]
 
 def slug_of(name: str) -> str:
     """A memory file's name without its memory suffix: the slug its tracker is keyed by."""
-    for suffix in (CRUX_SUFFIX, PLAIN_SUFFIX):
+    for suffix in MEMORY_SUFFIXES:
         if name.endswith(suffix):
             return name[: -len(suffix)]
     return name
@@ -383,6 +384,7 @@ def _to_memory(primary: Parsed, twin: Parsed | None, twin_key: str | None, setti
         "scope": where.scope,
         "agent": where.agent,
         "folder_type": where.folder_type,
+        DECLARED_TYPE: mtype,  # the `type_mismatch` finding and `is_archived` read the field itself
         "twin": twin_key,
         "compressed": primary.key.endswith(CRUX_SUFFIX) or meta.get("compressed") is True,
         "tracker": None,
@@ -405,7 +407,8 @@ def _to_memory(primary: Parsed, twin: Parsed | None, twin_key: str | None, setti
         title=_text(meta.get("title")),
         description=_text(meta.get("description")),
         body=primary.body,
-        type=mtype,
+        # The type every consumer reads: the folder's where the field disagrees (`members.type_of`).
+        type=effective_type(mtype, where.folder_type, crux),
         tags=as_tags(meta.get("tags")),
         strength=as_int(meta.get("strength")),
         created=as_date(meta.get("created")),
@@ -420,27 +423,55 @@ def _to_memory(primary: Parsed, twin: Parsed | None, twin_key: str | None, setti
     )
 
 
-def memory_files(root: Path, crux: CruxConfig, not_followed: list[Path] | None = None) -> list[Path]:
-    """Every `*.memory.md` / `*.memory.crux.md` under memoriesDir and agentMemoriesDir, sorted (the
-    symlinked folders among them, not followed, added to `not_followed` when given)."""
-    found: dict[str, Path] = {}
-    for folder in (crux.storage.memoriesDir, crux.storage.agentMemoriesDir):
-        for path in walk_files(root, root / folder, (CRUX_SUFFIX, PLAIN_SUFFIX), not_followed):
-            found.setdefault(rel(root, path), path)
-    return [found[k] for k in sorted(found)]
+def memory_folders(crux: CruxConfig) -> list[str]:
+    """The folders memories are read from: memoriesDir and agentMemoriesDir (once when they are one)."""
+    return list(dict.fromkeys((crux.storage.memoriesDir, crux.storage.agentMemoriesDir)))
+
+
+def _names_under(folder: Path, paths: Iterable[Path]) -> list[str]:
+    return [p.relative_to(folder).as_posix() for p in paths]
+
+
+@dataclass
+class MemoryFolders:
+    """One walk of each folder memories are read from (`memory_folders`): the files a load reads and
+    reports, each folder's listing a rebuild is judged on, and the symlinked folders not followed."""
+
+    root: Path
+    walked: dict[str, list[Path]]  # folder -> the memory files `walk_files` finds under it
+    not_followed: list[Path]
+
+    def files(self) -> list[Path]:
+        """Every memory file, once (agentMemoriesDir usually lies inside memoriesDir), sorted by key."""
+        found: dict[str, Path] = {}
+        for paths in self.walked.values():
+            for path in paths:
+                found.setdefault(rel(self.root, path), path)
+        return [found[k] for k in sorted(found)]
+
+    def listings(self) -> dict[str, str]:
+        """Each folder (`listing_key`) -> the state of its listing: which files the rebuilt index
+        lists, so one added or removed since the plan is a change of what a rebuild does. The names
+        are `memory_names`', the writer's lister's, for the same walk."""
+        return {listing_key(folder): listing_state(_names_under(self.root / folder, paths))
+                for folder, paths in self.walked.items()}
+
+
+def walk_memory_folders(root: Path, crux: CruxConfig) -> MemoryFolders:
+    not_followed: list[Path] = []
+    walked = {folder: list(walk_files(root, root / folder, MEMORY_SUFFIXES, not_followed)) for folder in memory_folders(crux)}
+    return MemoryFolders(root, walked, not_followed)
+
+
+def memory_files(root: Path, crux: CruxConfig) -> list[Path]:
+    """Every `*.memory.md` / `*.memory.crux.md` under memoriesDir and agentMemoriesDir, sorted."""
+    return walk_memory_folders(root, crux).files()
 
 
 def memory_names(folder: Path) -> list[str]:
-    """The memory files under `folder` (as `memory_files` walks it), relative to it: the listing a
-    rebuild of the index is judged on (`listing_state`; the writer's `DiskReads` lister)."""
-    return [p.relative_to(folder).as_posix() for p in walk_files(folder, folder, (CRUX_SUFFIX, PLAIN_SUFFIX))]
-
-
-def memory_listings(root: Path, crux: CruxConfig) -> dict[str, str]:
-    """Each folder memories are read from (`listing_key`) -> the state of its listing: which files the
-    rebuilt index lists, so one added or removed since the plan is a change of what a rebuild does."""
-    folders = dict.fromkeys((crux.storage.memoriesDir, crux.storage.agentMemoriesDir))
-    return {listing_key(folder): listing_state(memory_names(root / folder)) for folder in folders}
+    """The memory files under `folder` (as `walk_memory_folders` walks it), relative to it: the
+    listing a rebuild of the index is judged on (`listing_state`; the writer's `DiskReads` lister)."""
+    return _names_under(folder, walk_files(folder, folder, MEMORY_SUFFIXES))
 
 
 def under(path: str, folder: str) -> bool:
@@ -460,20 +491,20 @@ def keys_in(files: Files, folders: list[str], suffixes: tuple[str, ...]) -> list
     return sorted(out)
 
 
-def _memory_keys(root: Path, crux: CruxConfig, files: Files | None) -> list[str]:
-    if files is None:
-        return [rel(root, p) for p in memory_files(root, crux)]
-    return keys_in(files, [crux.storage.memoriesDir, crux.storage.agentMemoriesDir], (CRUX_SUFFIX, PLAIN_SUFFIX))
+def memory_keys_in(files: Files, crux: CruxConfig) -> list[str]:
+    """The memory files `walk_memory_folders` would find if `files` were the disk."""
+    return keys_in(files, memory_folders(crux), MEMORY_SUFFIXES)
 
 
-def load_memories(root: Path, settings: Settings, corpus: Corpus, files: Files | None = None,
+def load_memories(root: Path, settings: Settings, corpus: Corpus, keys: list[str], files: Files | None = None,
                   archive: Callable[[], Files] | None = None) -> list[str]:
-    """Read every memory file into `corpus.memories`; returns the primary file keys on disk (or in
-    `files`, when given: then nothing is read from the disk). `archive`, when given, gives the files
-    to look for archived copies in instead of `files` (`archived_copies`); like the disk's, it is
-    asked for only when a memory lists members (`consolidated_from`)."""
+    """Read the memory files `keys` into `corpus.memories`; returns the primary file keys. `keys`: the
+    files on disk (`walk_memory_folders`), or in `files`, when given (`memory_keys_in`): then
+    nothing is read from the disk. `archive`, when given, gives the files to look for archived
+    copies in instead of `files` (`archived_copies`); like the disk's, it is asked for only when a
+    memory lists members (`consolidated_from`)."""
     pairs: dict[tuple[str, str], dict[str, str]] = {}
-    for key in _memory_keys(root, settings.crux, files):
+    for key in keys:
         p = PurePosixPath(key)
         kind = "crux" if p.name.endswith(CRUX_SUFFIX) else "plain"
         pairs.setdefault((p.parent.as_posix(), slug_of(p.name)), {})[kind] = key
@@ -514,9 +545,9 @@ def archived_copies(root: Path, settings: Settings, files: Files | None = None) 
         return []
     folder = crux.storage.compressionSourceArchive
     if files is None:
-        keys = [rel(root, p) for p in walk_files(root, root / folder, (CRUX_SUFFIX, PLAIN_SUFFIX))]
+        keys = [rel(root, p) for p in walk_files(root, root / folder, MEMORY_SUFFIXES)]
     else:
-        keys = keys_in(files, [folder], (CRUX_SUFFIX, PLAIN_SUFFIX))
+        keys = keys_in(files, [folder], MEMORY_SUFFIXES)
     scratch = Corpus(layout="crux", root=str(root))  # its findings: not the store's to report
     out = []
     for key in keys:
@@ -650,16 +681,16 @@ def _units_present(root: Path, folders: list[str]) -> list[str]:
 def load(root: Path, settings: Settings) -> Corpus:
     store = read_config(root, settings)
     corpus = Corpus(layout="crux", root=str(root))
-    primaries = load_memories(root, settings, corpus)
+    folders = walk_memory_folders(root, settings.crux)  # once: what is read, reported and indexed
+    on_disk = [rel(root, p) for p in folders.files()]
+    primaries = load_memories(root, settings, corpus, on_disk)
     load_trackers(root, settings, corpus)
     load_index(root, settings, corpus, primaries)
     index = settings.crux.storage.indexFile
     listed = {e.target for e in corpus.index_entries if e.index == index}
     corpus.indexes[index] = index_keys(corpus.memories, primaries, listed)
-    corpus.index_shas.update(memory_listings(root, settings.crux))  # what a rebuild_index indexes (CruxLayout.depends_on)
-    links: list[Path] = []
-    on_disk = [rel(root, p) for p in memory_files(root, settings.crux, links)]
-    for link in sorted(set(links)):  # said: a type folder linked elsewhere is not silently a smaller store
+    corpus.index_shas.update(folders.listings())  # what a rebuild_index indexes (CruxLayout.depends_on)
+    for link in sorted(set(folders.not_followed)):  # said: a type folder linked elsewhere is not silently a smaller store
         corpus.findings.append(Finding(kind=FindingKind.SYMLINK_SKIPPED, targets=[rel(root, link)],
                                        reason="a symlinked folder: not followed (its memories are not read, nothing is moved into it)"))
     failed = {t for f in corpus.findings if f.kind == FindingKind.PARSE_ERROR for t in f.targets}

@@ -15,9 +15,7 @@ from ....actions import ACTION_TYPES, MoveAction
 from ....kinds import ActionKind
 from ....model import Corpus, Memory, Tracker
 from ..members import type_of
-from ..reader import CRUX_SUFFIX, PLAIN_SUFFIX, slug_of
-
-MEMORY_SUFFIXES = (CRUX_SUFFIX, PLAIN_SUFFIX)
+from ..reader import MEMORY_SUFFIXES, slug_of
 
 
 @dataclass(frozen=True)

@@ -1,0 +1,65 @@
+"""A crux load walks each memory folder once (`reader.walk_memory_folders`): the files it reads, the
+files it reports, the symlinked folders it says it did not follow, and each folder's listing that a
+`rebuild_index` is judged on all come from that one walk, and agree with the writer's own listers."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from helpers import NOW
+
+from pipeline.config import build_settings
+from pipeline.layouts.crux import reader
+from pipeline.storage.files import rel
+from pipeline.storage.since_plan import listing_key, listing_state
+
+FILES = ("memories/core/a.memory.md", "memories/idea/b.memory.md", "memories/idea/b.memory.crux.md",
+         "memories/agents/bot/learning/c.memory.md")
+
+
+def store(tmp_path: Path) -> Path:
+    root, elsewhere = tmp_path / "crux", tmp_path / "elsewhere"
+    (root / ".crux").mkdir(parents=True)
+    (root / ".crux/crux-memories.json").write_text(json.dumps({"flags": [{"enableMemories": "true"}]}))
+    for key in FILES:
+        (root / key).parent.mkdir(parents=True, exist_ok=True)
+        (root / key).write_text(f"---\ntitle: \"{Path(key).name}\"\nstrength: 1\n---\n\nBody.\n")
+    (elsewhere / "goal").mkdir(parents=True)
+    (elsewhere / "goal/d.memory.md").write_text("---\ntitle: \"d\"\n---\n\nBody.\n")
+    os.symlink(elsewhere / "goal", root / "memories/goal")
+    return root
+
+
+def test_a_load_walks_each_memory_folder_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    root = store(tmp_path)
+    walked: Counter[str] = Counter()
+    walk = reader.walk_files
+
+    def counted(top: Path, start: Path, *args):  # type: ignore[no-untyped-def]
+        walked[rel(root, start)] += 1
+        return walk(top, start, *args)
+
+    monkeypatch.setattr(reader, "walk_files", counted)
+    reader.load(root, build_settings({}, {"now": NOW}))
+    # the trackers' folder and the archive are walked too, each once; the memory folders once each
+    assert walked["memories"] == 1 and walked["memories/agents"] == 1
+    assert set(walked.values()) == {1}
+
+
+def test_what_the_load_reads_reports_and_fingerprints_is_what_the_writer_lists(tmp_path: Path) -> None:
+    root = store(tmp_path)
+    settings = build_settings({}, {"now": NOW})
+    corpus = reader.load(root, settings)
+    on_disk = [rel(root, p) for p in reader.memory_files(root, settings.crux)]
+    assert on_disk == sorted(FILES) and corpus.extra["crux"]["memory_files"] == on_disk
+    assert sorted(m.key for m in corpus.memories) == [k for k in sorted(FILES) if k != "memories/idea/b.memory.md"]
+    # the symlinked type folder: said, not read
+    assert [f.targets for f in corpus.findings if f.kind == "symlink_skipped"] == [["memories/goal"]]
+    # each folder's listing as the writer's lister (`DiskReads`) will judge it at apply
+    listings = {k: v for k, v in corpus.index_shas.items() if k.endswith("/")}
+    assert listings == {listing_key(f): listing_state(reader.memory_names(root / f)) for f in ("memories", "memories/agents")}
