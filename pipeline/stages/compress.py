@@ -31,7 +31,7 @@ from ..actions import CompressAction, outputs_of
 from ..model import Corpus, Finding
 from ..rules.outcome import Outcome
 from ..layouts.crux.members import is_archived
-from ..layouts.crux.reader import body_size
+from ..layouts.crux.reader import PLAIN_SUFFIX, body_size, twin_path
 from .base import StageContext
 from .consolidate.fields import plain, short_hash
 from .consolidate.groups import busy_keys
@@ -89,16 +89,12 @@ class Candidate:
     why: str
 
 
-def _twin_path(path: str) -> str:
-    return path[: -len(".memory.md")] + ".memory.crux.md" if path.endswith(".memory.md") else path
-
-
 def _from_memories(corpus: Corpus, outcome: Outcome, settings: Settings) -> list[Candidate]:
     crux = settings.crux
     busy = busy_keys(corpus, outcome)
     out = []
     for m in corpus.memories:
-        if (not m.key.endswith(".memory.md") or m.extra.get("twin") or m.key in busy or m.pinned
+        if (not m.key.endswith(PLAIN_SUFFIX) or m.extra.get("twin") or m.key in busy or m.pinned
                 or m.extra.get("merged_into") or is_archived(m)):
             continue
         lines = len(m.body.splitlines())
@@ -115,7 +111,7 @@ def _from_consolidations(outcome: Outcome, settings: Settings) -> list[Candidate
         if a.kind not in (ActionKind.CONSOLIDATE, ActionKind.REBALANCE_VOLUMES):
             continue
         for o in outputs_of(a):
-            if not str(o.get("path", "")).endswith(".memory.md"):
+            if not str(o.get("path", "")).endswith(PLAIN_SUFFIX):
                 continue
             fm = o.get("frontmatter") or {}
             out.append(Candidate(key=o["path"], path=o["path"], title=str(fm.get("title") or ""), meta=dict(fm), body=o["body"],
@@ -181,7 +177,7 @@ class CompressStage:
             out.actions.append(CompressAction(
                 targets=[c.key], source=ctx.source(NAME),
                 reason=f"{c.why}; twin at {percent}% of the original ({size} {unit}, target {crux.compressionTarget}%, cap {c.cap})",
-                outputs=[{"path": _twin_path(c.path), "frontmatter": fm, "body": twin, "size": size}],
+                outputs=[{"path": twin_path(c.path), "frontmatter": fm, "body": twin, "size": size}],
             ))
         return out
 
