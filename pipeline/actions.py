@@ -224,6 +224,10 @@ class ConflictAction(Action):
     clauses: list[str] | None = None
     conflict_kind: str | None = None
     resolution_options: list[str] | None = None
+    # claude: the side `--resolve newer` keeps when a file's modification time dates a side (it has
+    # no front-matter date). No hash covers a file time: recorded here, the fingerprint covers it,
+    # and apply archives the other side only while the file times still say so.
+    newer: str | None = None
 
 
 class ConsolidateAction(Action):

@@ -1050,11 +1050,7 @@ def rollback(root: Path, run: Path, record: RunRecord, key: bytes | None = None)
             out.error(root, p, exc)
     _remove_created(root, run, record, now, created, out)
     _sweep_touched(root, record)  # a kill mid-write left a temp file: before the folders go
-    for d in sorted(record.dirs_created, key=lambda d: (-d.count("/"), d)):
-        try:
-            anchored.remove_folder(root, root / d)
-        except OSError:
-            pass  # not empty: something else lives there now (or a symlink put in its place); keep it
+    _remove_created_dirs(root, record)
     _settle_live(root, run, record, out)
     if out.errors:
         return out  # still "prepared": the next command tries again
@@ -1166,7 +1162,9 @@ def recover(root: Path, strict: bool = True, discard: bool = True) -> list[str]:
     """Roll back every run of ours a crash left unfinished and remove its temp files. Returns one
     message per run recovered. With `strict` (every command that writes), an unfinished journal
     that is not ours, or not of our shape, stops the command (RunFailed); either way it is never
-    acted on."""
+    acted on. With `discard` (every command that writes; `plan` only reports), a run folder
+    interrupted before its journal is removed, and an undo killed just past its commit finishes
+    removing the folders the run it undid had created (`_finish_cut_short_undo`)."""
     messages = []
     views = run_views(root)
     for view in views:
@@ -1192,11 +1190,33 @@ def recover(root: Path, strict: bool = True, discard: bool = True) -> list[str]:
             messages.append(_recover_one(root, view))
         _sweep(root, f"{STATE_DIR}/runs/{view.name}")
     _sweep(root, STATE_DIR)
+    if discard:
+        messages.extend(_finish_cut_short_undo(root, views))
     blocked = [v for v in views if v.problem and v.unfinished]
     if strict and blocked:
         more = f" (and {len(blocked) - 1} more)" if len(blocked) > 1 else ""
         raise RunFailed(blocked[0].refusal() + more)
     return messages
+
+
+def _finish_cut_short_undo(root: Path, views: list[RunView]) -> list[str]:
+    """The last step of an undo a kill cut short just past its commit: the folders the undone run
+    created, emptied by the undo, removed (`_remove_created_dirs`: only those its signed journal
+    records, only empty ones); a message when any went. Only while that undo is the store's last
+    run: any run since was made by a command whose recovery came first. The undone run stays
+    recorded as committed, as the kill left it: `undo` records it undone (a second `undo` after the
+    kill finishes the first, never undoing the run before it as well)."""
+    ours = sorted((v.record for v in views if v.record is not None and not v.problem), key=lambda r: (r.created, r.run_id))
+    last = ours[-1] if ours else None
+    if last is None or last.status != "committed" or "undo_of" not in last.info:
+        return []
+    undone = [r for r in ours if r.run_id == last.info["undo_of"] and r.status == "committed"]
+    removed = _remove_created_dirs(root, undone[0]) if undone else []
+    if not removed:
+        return []
+    shown = ", ".join(removed[:3]) + (f" and {len(removed) - 3} more" if len(removed) > 3 else "")
+    return [f"run {last.run_id}, the undo of run {undone[0].run_id}, was interrupted after its commit: removed the "
+            f"empty folders that run had created ({shown})"]
 
 
 def _recover_one(root: Path, view: RunView) -> str:
@@ -1454,10 +1474,16 @@ def undo(root: Path, run_id: str | None = None) -> RunRecord:
     return result
 
 
-def _remove_created_dirs(root: Path, target: RunRecord) -> None:
-    """Remove the folders the undone run created, deepest first, if they are empty again."""
-    for d in sorted(target.dirs_created, key=lambda d: (-d.count("/"), d)):
+def _remove_created_dirs(root: Path, record: RunRecord) -> list[str]:
+    """Remove the folders the run `record` journaled creating (rolled back or undone), deepest
+    first, those that are empty again; returns the ones removed. Each goes by its name in its
+    parent opened from the root down (anchored): never through a symlink, nor a symlink put in its
+    place, nor a folder something else lives in now."""
+    removed = []
+    for d in sorted(record.dirs_created, key=lambda d: (-d.count("/"), d)):
         try:
             anchored.remove_folder(root, root / d)
         except OSError:
-            pass
+            continue  # not empty, gone already, or not a folder of the store any more: kept as it is
+        removed.append(d)
+    return removed

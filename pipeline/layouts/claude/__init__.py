@@ -8,7 +8,7 @@ from ...config import ClaudeConfig, Settings
 from ...model import Action, Corpus, Finding
 from ...rules.outcome import Outcome
 from ..base import ModuleLayout
-from . import index_reads, reader, rules, writer
+from . import decisions, index_reads, reader, rules, writer
 
 if TYPE_CHECKING:
     from ...changes import ChangeSet
@@ -39,7 +39,8 @@ class ClaudeLayout(ModuleLayout):
         return index_reads.depends_on(corpus, action)
 
     def explain(self, corpus: Corpus, actions: list[Action], settings: Settings) -> list[Action]:
-        return rules.explain(corpus, actions, settings)
+        # A conflict the file times date carries its newer side: what `--resolve newer` archives.
+        return rules.explain(corpus, decisions.newer_sides(corpus, actions), settings)
 
     def changes(self, corpus: Corpus, actions: list[Action], settings: Settings, run_id: str, resolve: str | None,
                 findings: list[Finding] | None = None) -> ChangeSet:

@@ -16,7 +16,7 @@ from typing import Callable, NamedTuple
 
 import yaml
 
-from ...actions import MergeDuplicateAction, outputs_of
+from ...actions import ConflictAction, MergeDuplicateAction, outputs_of
 from ...kinds import ActionKind, FindingKind
 from ...model import Action, Corpus, Finding, Memory
 from .paths import _name, folder_of
@@ -122,14 +122,64 @@ def _older_of(a: Memory, b: Memory) -> tuple[Memory, Memory] | str:
     return f"cannot tell which is newer: both dated {da.isoformat()}"
 
 
+def _by_file_time(a: Memory, b: Memory) -> bool:
+    """Whether `_older_of(a, b)` rests on a file's modification time (a side has no front-matter
+    date), which no hash of the plan covers: a `touch` changes it and no content."""
+    return _effective_date(a)[1] is not None or _effective_date(b)[1] is not None
+
+
+def _ref(key: str, near: str) -> str:
+    """`key` as said beside `near`: its file name in the same folder, else the whole key."""
+    return _name(key) if folder_of(key) == folder_of(near) else key
+
+
+def _sides(a: Action, by_key: dict[str, Memory]) -> tuple[Memory, Memory] | None:
+    """The two memories a conflict is between, or None when it does not name two of them."""
+    sides = list(dict.fromkeys(a.targets))[:2]
+    if len(sides) < 2 or any(t not in by_key for t in sides):
+        return None
+    return by_key[sides[0]], by_key[sides[1]]
+
+
+def newer_sides(corpus: Corpus, actions: list[Action]) -> list[Action]:
+    """Plan time: `actions` with each conflict whose newer side a file's modification time tells
+    carrying that side (`newer`) and saying, in its reason, what `--resolve newer` archives. The
+    plan decides and apply executes: the fingerprint then covers the file times too, so a pinned
+    apply after a `touch` that turned the order is refused as changed, and `decide` archives the
+    side the plan named or none. Conflicts dated by their front matter are left as they are (their
+    dates are in the hashed content)."""
+    by_key = corpus.by_key()
+    out: list[Action] = []
+    for a in actions:
+        sides = _sides(a, by_key) if isinstance(a, ConflictAction) else None
+        order = _older_of(*sides) if sides is not None and _by_file_time(*sides) else None
+        if isinstance(order, tuple):
+            older, newer = order
+            said = (f"--resolve newer archives {_ref(older.key, newer.key)}, keeps {_ref(newer.key, older.key)} "
+                    "(newer by file modification time)")
+            a = a.model_copy(update={"newer": newer.key, "reason": f"{a.reason}; {said}"})
+        out.append(a)
+    return out
+
+
+def _as_planned(a: Action, ma: Memory, mb: Memory) -> tuple[Memory, Memory] | str:
+    """(older, newer) of a conflict's sides for `--resolve newer`, or why it is not resolved: the
+    order cannot be told, or the plan named the other side the newer by the file times
+    (`newer_sides`), which a `touch` since turned."""
+    order = _older_of(ma, mb)
+    planned = a.newer if isinstance(a, ConflictAction) else None
+    if isinstance(order, str) or planned is None or planned == order[1].key:
+        return order
+    now = order[1].key
+    return (f"the plan named {_ref(planned, now)} the newer by file modification time, and the file times now name "
+            f"{_ref(now, planned)}: nothing archived; plan again, or resolve it by hand")
+
+
 def decide(
     corpus: Corpus, actions: list[Action], resolve: str | None, unmovable: Callable[[str], str | None], stale: StaleInfo
 ) -> Decisions:
     by_key = corpus.by_key()
     d = Decisions()
-
-    def ref(key: str, near: str) -> str:
-        return _name(key) if folder_of(key) == folder_of(near) else key
 
     # 1. prunes
     for i, a in enumerate(actions):
@@ -166,7 +216,7 @@ def decide(
             keepable = [t for t in planned if t in members and t not in d.retire and not unmovable(t)]
             survivor = keepable[0] if keepable else None
             handover = (
-                f" (survives in place of {ref(a.survivor, survivor)}, archived in this run)" if survivor else ""
+                f" (survives in place of {_ref(a.survivor, survivor)}, archived in this run)" if survivor else ""
             )
         retired = []
         problems = []
@@ -178,10 +228,10 @@ def decide(
                 problems.append(f"{t}: {why}")
                 continue
             if survivor:
-                d.retire[t] = f"duplicate of {ref(survivor, t)}{handover}"
+                d.retire[t] = f"duplicate of {_ref(survivor, t)}{handover}"
                 d.successor[t] = survivor
             else:
-                d.retire[t] = f"duplicate of {ref(a.survivor, t)}, itself archived as fully stale"
+                d.retire[t] = f"duplicate of {_ref(a.survivor, t)}, itself archived as fully stale"
             retired.append(t)
         d.outcome[i] = None if retired else ("; ".join(problems) or "nothing left to retire")
 
@@ -213,20 +263,20 @@ def decide(
             continue
         ma, mb = by_key[sides[0]], by_key[sides[1]]
         if resolve == "newer":
-            order = _older_of(ma, mb)
+            order = _as_planned(a, ma, mb)
             if isinstance(order, str):
                 d.outcome[i] = order
                 continue
             older, newer = order
             when = _effective_date(newer)[0]
             conflict_retire.setdefault(
-                older.key, f"contradicted by newer {ref(newer.key, older.key)} ({when}): {a.reason}"
+                older.key, f"contradicted by newer {_ref(newer.key, older.key)} ({when}): {a.reason}"
             )
             d.resolved.append(folder_of(older.key))
             d.outcome[i] = None
         else:
-            d.notes.setdefault(ma.key, []).append(ref(mb.key, ma.key))
-            d.notes.setdefault(mb.key, []).append(ref(ma.key, mb.key))
+            d.notes.setdefault(ma.key, []).append(_ref(mb.key, ma.key))
+            d.notes.setdefault(mb.key, []).append(_ref(ma.key, mb.key))
             d.outcome[i] = None  # may still turn into "already noted" when the text is built
     for key, entry in conflict_retire.items():
         d.retire.setdefault(key, entry)
