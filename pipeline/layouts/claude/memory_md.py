@@ -472,6 +472,9 @@ class Reach:
     sub_indexes: list[str]
     # existing sibling -> the titles MEMORY.md and its sub-indexes give it (`leaf_titles`), in order
     titles: dict[str, list[str]] = field(default_factory=dict)
+    # sub-index -> the line of a code fence it never closes (`unclosed_fence`): read, never edited, as
+    # such a MEMORY.md is, and reported as one is
+    unclosed: dict[str, int] = field(default_factory=dict)
 
     @property
     def entries(self) -> list[str]:
@@ -512,6 +515,7 @@ def reach_lines(lines: list[Line], names: Collection[str], read: Callable[[str],
     titles: dict[str, list[str]] = {}
     _add_titles(titles, leaf_titles(lines, numbers))
     sub_indexes: list[str] = []
+    unclosed: dict[str, int] = {}
     queue = list(reached)
     while queue:
         name = queue.pop(0)
@@ -525,11 +529,14 @@ def reach_lines(lines: list[Line], names: Collection[str], read: Callable[[str],
         if index_like(parsed, names, numbers):
             sub_indexes.append(name)
             _add_titles(titles, leaf_titles(parsed, numbers))
+            if (fence := unclosed_fence(parsed)) is not None:
+                unclosed[name] = fence
         for n in below:
             if n not in reached:
                 reached[n] = f"sub-index {name}"
                 queue.append(n)
-    return Reach(lines, [line for line in entry_lines if line.entry != INDEX], list(inline), reached, sub_indexes, titles)
+    return Reach(lines, [line for line in entry_lines if line.entry != INDEX], list(inline), reached, sub_indexes, titles,
+                 unclosed)
 
 
 @lru_cache(maxsize=512)
