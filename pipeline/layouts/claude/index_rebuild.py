@@ -27,7 +27,7 @@ no entry is left dangling.
 
 A consolidation's new file takes the place, in each index listing any of its members (MEMORY.md and
 every sub-index), of the first member (in the plan's order) that index lists (`_replacements`):
-that member's entry line becomes the new file's, in the line's own style (`memory_md.restyled`: a
+that member's entry line becomes the new file's, in the line's own style (`memory_md.restyler`: a
 link stays a link, `- N. Title — hook` stays numbered); the other members' lines go. Its hook is
 made of the members' own index hooks (`_joined_hooks`), else of its description.
 
