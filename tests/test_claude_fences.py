@@ -23,7 +23,7 @@ from pipeline.actions import PruneStaleAction
 from pipeline.api import apply_plan, build_plan, open_store, undo
 from pipeline.config import Settings
 from pipeline.model import Action
-from pipeline.layouts.claude import memory_md
+from pipeline.layouts.claude import memory_md, rules
 from pipeline.rules.link_names import HREF
 from pipeline.text.lines import fenced_blocks
 
@@ -212,3 +212,46 @@ def test_a_sub_index_with_an_unclosed_fence_is_not_struck_when_a_file_it_lists_i
                for n in result.changes.notes)
     undo(tmp_path, result.run_id)
     assert snapshot(tmp_path) == before
+
+
+# ---------------------------------------------------------------------------------------------
+# what an index never edited misses, said before its fence is fixed
+
+
+def test_the_drift_of_an_index_with_an_unclosed_fence_is_a_finding_and_never_an_action(tmp_path):
+    # gamma.md is listed nowhere; delta.md, listed after the fence (read as text), is no file
+    store(tmp_path, UNCLOSED + "- [Delta](delta.md) — gone\n")
+    corpus, settings = open_store(tmp_path, S)
+    plan = build_plan(corpus, settings)
+    assert not [a for a in plan.actions if a.kind in ("rebuild_index", "trim_budget")]
+    [review] = [f for f in plan.findings if f.kind == "manual_review"]
+    assert review.targets == [f"{AGENT}/MEMORY.md"]
+    assert review.reason == (f"1 file not indexed: {AGENT}/gamma.md; 1 entry without a file: {AGENT}/delta.md: "
+                             + rules.UNEDITED_DRIFT)
+    before = snapshot(tmp_path)
+    apply_plan(corpus, plan, settings)  # nothing of it is the run's to fix
+    assert snapshot(tmp_path) == before
+
+
+def test_an_index_with_an_unclosed_fence_and_no_drift_gets_no_finding_but_its_parse_error(tmp_path):
+    store(tmp_path, UNCLOSED + "- [Gamma](gamma.md) — third\n")
+    plan = build_plan(*open_store(tmp_path, S))
+    assert [(f.kind, f.targets) for f in plan.findings if f.kind in ("parse_error", "manual_review")] == [
+        ("parse_error", [f"{AGENT}/MEMORY.md"])]
+
+
+def test_a_sub_index_with_an_unclosed_fence_is_a_parse_error_as_memory_md_is(tmp_path):
+    sub = "# Topics\n\n- [Alpha](alpha.md) — first\n- [Beta](beta.md) — second\n\n```\nan example\n"
+    folder = store(tmp_path, "# Memory\n\n- [Topics](topics.md) — every topic\n- [Gamma](gamma.md) — third\n"
+                             "- [Delta](delta.md) — gone\n")
+    (folder / "topics.md").write_text(sub, encoding="utf-8")
+    corpus, settings = open_store(tmp_path, S)
+    plan = build_plan(corpus, settings)
+    assert [(f.targets, f.reason) for f in plan.findings if f.kind == "parse_error"] == [
+        ([f"{AGENT}/topics.md"], memory_md.unclosed_fence_said(6))]
+    # MEMORY.md itself is edited as before: the rebuild of its own drift never touches the sub-index
+    [rebuild] = [a for a in plan.actions if a.kind == "rebuild_index"]
+    assert rebuild.targets == [f"{AGENT}/MEMORY.md"]
+    apply_plan(corpus, plan, settings, actions=[rebuild])
+    assert "delta.md" not in (folder / "MEMORY.md").read_text(encoding="utf-8")
+    assert (folder / "topics.md").read_text(encoding="utf-8") == sub

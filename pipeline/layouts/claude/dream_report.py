@@ -20,7 +20,7 @@ from ...model import Corpus, Finding
 from ...printable import printable
 from ...rules.refs import KNOWN_EXTENSIONS
 from .decisions import Decisions
-from .index_rebuild import UP_TO_DATE
+from .index_rebuild import NotWritten
 from .paths import ARCHIVE_DIR, _in_folder, archive_path, folder_of
 from .reader import INDEX
 
@@ -35,7 +35,7 @@ class FolderChange:
     noted: list[tuple[str, list[str]]] = field(default_factory=list)  # (key, other sides)
     index: str | None = None  # "rebuilt" summary, when MEMORY.md was rewritten
     index_whole: bool = True  # False: only the run's own edits (no rebuild_index/trim_budget applied)
-    index_note: str | None = None  # why it was not rewritten
+    index_note: NotWritten | None = None  # why it was not rewritten
 
 
 def _cell(text: str) -> str:
@@ -120,8 +120,8 @@ def dream_report(
         if fc.index:
             done = "REBUILT" if fc.index_whole else "EDITED"
             rows.append((index_key, f"| `{shown(index_key)}` | {done} | {_cell(fc.index)}; old copy in `{shown(archive_path(fc.folder, run_id, INDEX))}` |"))
-        elif fc.index_note and fc.index_note != UP_TO_DATE:
-            rows.append((index_key, f"| `{shown(index_key)}` | NOT REBUILT | {_cell(fc.index_note)} |"))
+        elif fc.index_note is not None and not fc.index_note.up_to_date:
+            rows.append((index_key, f"| `{shown(index_key)}` | NOT REBUILT | {_cell(fc.index_note.reason)} |"))
     lines.extend(row for _, row in sorted(rows))
     if not rows:
         lines.append("| — | — | nothing changed |")

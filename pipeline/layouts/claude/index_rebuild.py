@@ -27,7 +27,7 @@ no entry is left dangling.
 
 A consolidation's new file takes the place, in each index listing any of its members (MEMORY.md and
 every sub-index), of the first member (in the plan's order) that index lists (`_replacements`):
-that member's entry line becomes the new file's, in the line's own style (`memory_md.restyled`: a
+that member's entry line becomes the new file's, in the line's own style (`memory_md.restyler`: a
 link stays a link, `- N. Title — hook` stays numbered); the other members' lines go. Its hook is
 made of the members' own index hooks (`_joined_hooks`), else of its description.
 
@@ -82,8 +82,18 @@ def _encode(text: str, bom: bool) -> bytes:
 
 
 _LIST_MARKER = re.compile(r"^(?:[-*+]|\d+[.)])\s+")
-# Why an index is not written: what it would be is what it is (the run's own changes leave it as read).
-UP_TO_DATE = "index already up to date"
+
+
+@dataclass(frozen=True)
+class NotWritten:
+    """Why a MEMORY.md is not written: a problem the user is told of (in the run's notes and its
+    folder's REPORT.md), or none, `up_to_date`: what the run's edits make of it is what it is."""
+    reason: str
+    up_to_date: bool = False
+
+
+UP_TO_DATE = NotWritten("index already up to date", up_to_date=True)
+
 HOOK_CHARS = 150  # a derived hook is a pointer, not a summary
 # A consolidation's entry stands for several files: its hook, made of theirs, may be up to twice a
 # derived one (six review rounds' verdicts in 300 characters still read as verdicts).
@@ -174,9 +184,9 @@ def _rebuild_index(
     disk: DiskReads | None = None,
     fix_drift: bool = True,
     successors: Mapping[str, str] | None = None,
-) -> tuple[list[Op], str, str]:
+) -> tuple[list[Op], str, NotWritten | None]:
     """(the writes, archived copies first, of the new MEMORY.md and of the sub-indexes that pointed at
-    archived files; summary; why not) for one folder.
+    archived files; summary; why not, None when there are writes) for one folder.
 
     `fix_drift`: a rebuild the run applies (`rebuild_index`, `trim_budget`) also indexes the files no
     entry reaches, removes entries without a file and repeats, and trims hooks to fit. Without it only
@@ -186,13 +196,13 @@ def _rebuild_index(
     `successors` (`Decisions.successor`): each archived memory's content's new home, where an owner's
     note on it in MEMORY.md or a sub-index points once it is gone (`_homes`)."""
     if index_key not in corpus.indexes:
-        return [], "", "MEMORY.md could not be read: left untouched, not rebuilt"
+        return [], "", NotWritten("MEMORY.md could not be read: left untouched, not rebuilt")
     path = root / index_key
     if path.is_symlink():
-        return [], "", "MEMORY.md is a symlink: left untouched"
+        return [], "", NotWritten("MEMORY.md is a symlink: left untouched")
     if not fix_drift and not path.exists():
         # An index missing is drift: the rebuild the plan proposes creates it, listing every file.
-        return [], "", "no MEMORY.md: none created (rebuild_index creates it)"
+        return [], "", NotWritten("no MEMORY.md: none created (rebuild_index creates it)")
     old: bytes | None = None
     existing: str | None = None
     bom = False
@@ -204,7 +214,7 @@ def _rebuild_index(
                 raise Unreadable("it is gone")
             existing = decode_text(old)
         except Unreadable as exc:
-            return [], "", f"MEMORY.md could not be read again ({exc}): not rebuilt"
+            return [], "", NotWritten(f"MEMORY.md could not be read again ({exc}): not rebuilt")
         read_as = corpus.index_shas.get(index_key)
         if read_as is not None and sha(old) != read_as:
             # Rebuilt from the files this run read: a line an agent added since (a new memory, a
@@ -212,7 +222,7 @@ def _rebuild_index(
             # skipped before this by its `target_hashes` (a rebuild's, and an archive's or
             # consolidation's, carry the hash of the indexes they edit: index_reads.py); this keeps an
             # action that came without them (one a caller built) off it too.
-            return [], "", "MEMORY.md changed since this run read it (written meanwhile): not rebuilt, the next run will"
+            return [], "", NotWritten("MEMORY.md changed since this run read it (written meanwhile): not rebuilt, the next run will")
         bom = split_bom(old)[0]
     by_key = corpus.by_key()
     folder = folder_of(index_key)
@@ -229,7 +239,7 @@ def _rebuild_index(
     on_disk = _sibling_reader(root, folder, settings, disk)
     parsed = memory_md.parse(existing or "")  # MEMORY.md as read: its listings, and what it reached
     if (fence := memory_md.unclosed_fence(parsed)) is not None:
-        return [], "", f"MEMORY.md left untouched: {memory_md.unclosed_fence_said(fence)}"
+        return [], "", NotWritten(f"MEMORY.md left untouched: {memory_md.unclosed_fence_said(fence)}")
     listings = [memory_md.listed(lines, set(archived_here), gone_numbers)
                 for lines in [parsed] + [memory_md.parse(t) for t in _sub_index_texts(corpus, index_key, on_disk)]]
     made, groups = _consolidated(created or {}, listings)
@@ -294,13 +304,13 @@ def _rebuild_index(
     reached_anew = {_name(k) for k in made} | set(rebuilt.repointed) | subs.repointed
     if (not _sound(before, after, was, names, reached_anew, set(archived_here))
             or any(memory_md.numbered_entry_of(p, gone_numbers) for p in after.lines)):
-        return [], "", "the rebuilt index would not reach every file exactly once: left untouched"
+        return [], "", NotWritten("the rebuilt index would not reach every file exactly once: left untouched")
     out.notes.extend(f"{index_key}: {w}" for w in rebuilt.warnings)
     out.notes.extend(subs.notes)
     text = text if existing is None else with_old_line_endings(text, existing)
     data = _encode(text, bom)
     if old is not None and data == old:
-        return sub_ops, sub_summary, "" if sub_ops else UP_TO_DATE
+        return sub_ops, sub_summary, None if sub_ops else UP_TO_DATE
     removed = len(rebuilt.removed)
     summary = f"{removed} entr{'y' if removed == 1 else 'ies'} removed, {len(rebuilt.added)} added, {len(after.reached)} reached"
     if rebuilt.replaced:
@@ -312,7 +322,7 @@ def _rebuild_index(
     summary = "; ".join(filter(None, (summary, sub_summary)))
     copy = [Op("write", archive_path(folder, run_id, INDEX), data=old, expect=ABSENT)] if old is not None else []
     # built on `old`: a MEMORY.md edited since this read is not replaced
-    return copy + [Op("write", index_key, data=data, expect=ABSENT if old is None else sha(old))] + sub_ops, summary, ""
+    return copy + [Op("write", index_key, data=data, expect=ABSENT if old is None else sha(old))] + sub_ops, summary, None
 
 
 def _sound(before: memory_md.Reach, after: memory_md.Reach, was: memory_md.Reach | None, names: set[str], anew: set[str],

@@ -11,7 +11,7 @@ its own) does, and the definition line reaches that file itself (`link_names.ref
 
 An *entry line* is a list item whose text starts with the link (after a bold marker or a number),
 or a tree index's `- N. Title — hook`: the lines a rebuild may remove, make a consolidation's entry
-(`restyled`), or trim the hook of; a repeat of an earlier entry line saying something of its own is
+(`restyler`), or trim the hook of; a repeat of an earlier entry line saying something of its own is
 the author's note on the file, not a second entry (`listed_again`). Everything else (headings, prose,
 comments, code blocks, tables) is the author's and is kept as written, but a heading (ATX, or setext:
 a line of text over `===` or `---`) whose section the run's removals of files emptied, and the
@@ -90,6 +90,11 @@ class Line:
     number_at: int = -1  # where the number starts
     number_end: int = -1  # where the text after the number starts
     definition: str | None = None  # the sibling a reference definition line (`[label]: x.md`) names
+    # a reference definition line's label (`label_key`), whatever it names (a sibling, a URL), and its
+    # match (`reference_definition`: where its href is, and how it is spelled): read once per line
+    # (`_read_definition`), then every reader of the index's labels takes them from here
+    label: str | None = None
+    reference: re.Match[str] | None = None
     # a fence line no later fence line closes (`text.lines.fenced_blocks`): where its block would end
     # cannot be told, so the index is read (the lines after it as text) but never edited
     unclosed_fence: bool = False
@@ -107,6 +112,9 @@ def parse(text: str) -> list[Line]:
     lines = [Line(n, raw, code=code) for n, (raw, code) in enumerate(zip(texts, fences.code))]
     for n in fences.unclosed:  # a fence line, no text; the lines after it are read as they are
         lines[n].code = lines[n].unclosed_fence = True
+    for line in lines:
+        if not line.code:
+            _read_definition(line)
     labels = _labels(lines)  # a reference link's use may come before its definition
     for line in lines:
         if not line.code:
@@ -188,14 +196,22 @@ def _link_at(s: str, start: int) -> InlineLink | None:
     return next((lk for lk in inline_links(s) if lk.start == start), None)
 
 
+def _read_definition(line: Line) -> None:
+    """A line's reference definition (`[label]: x.md`), if it is one: its `label`, its match and the
+    sibling it names (`definition`; None for a URL or another folder)."""
+    d = reference_definition(line.text)
+    if d is not None:
+        line.reference, line.label, line.definition = d, label_key(d.group("label")), sibling(d.group("href"))
+
+
 def _labels(lines: Iterable[Line]) -> dict[str, str]:
     """The reference labels an index defines outside code (`[label]: x.md`, by `label_key`), each
     with the sibling its first definition names (as CommonMark, the first wins); not one naming a
     URL or another folder."""
     found: dict[str, str | None] = {}
     for line in lines:
-        if not line.code and (d := reference_definition(line.text)) is not None:
-            found.setdefault(label_key(d.group("label")), sibling(d.group("href")))
+        if not line.code and line.label is not None:
+            found.setdefault(line.label, line.definition)
     return {label: name for label, name in found.items() if name is not None}
 
 
@@ -257,10 +273,9 @@ def heading(s: str) -> tuple[int, str] | None:
 def _parse_line(line: Line, labels: Mapping[str, str]) -> None:
     """A line's links, mentions, heading and entry; `labels`: the index's reference labels (`_labels`),
     whose uses (`[text][label]`, `[label][]`, `[label]`) link their definition's file as inline
-    links do; a definition line reaches its file, and is nothing else."""
+    links do; a definition line (`_read_definition`, read first) reaches its file, and is nothing else."""
     s = line.text
-    if (d := reference_definition(s)) is not None:
-        line.definition = sibling(d.group("href"))
+    if line.label is not None:
         return
     line.heading = heading(s)
     for link in inline_links(s) if "](" in s else ():
@@ -472,6 +487,9 @@ class Reach:
     sub_indexes: list[str]
     # existing sibling -> the titles MEMORY.md and its sub-indexes give it (`leaf_titles`), in order
     titles: dict[str, list[str]] = field(default_factory=dict)
+    # sub-index -> the line of a code fence it never closes (`unclosed_fence`): read, never edited, as
+    # such a MEMORY.md is, and reported as one is
+    unclosed: dict[str, int] = field(default_factory=dict)
 
     @property
     def entries(self) -> list[str]:
@@ -512,6 +530,7 @@ def reach_lines(lines: list[Line], names: Collection[str], read: Callable[[str],
     titles: dict[str, list[str]] = {}
     _add_titles(titles, leaf_titles(lines, numbers))
     sub_indexes: list[str] = []
+    unclosed: dict[str, int] = {}
     queue = list(reached)
     while queue:
         name = queue.pop(0)
@@ -525,11 +544,14 @@ def reach_lines(lines: list[Line], names: Collection[str], read: Callable[[str],
         if index_like(parsed, names, numbers):
             sub_indexes.append(name)
             _add_titles(titles, leaf_titles(parsed, numbers))
+            if (fence := unclosed_fence(parsed)) is not None:
+                unclosed[name] = fence
         for n in below:
             if n not in reached:
                 reached[n] = f"sub-index {name}"
                 queue.append(n)
-    return Reach(lines, [line for line in entry_lines if line.entry != INDEX], list(inline), reached, sub_indexes, titles)
+    return Reach(lines, [line for line in entry_lines if line.entry != INDEX], list(inline), reached, sub_indexes, titles,
+                 unclosed)
 
 
 @lru_cache(maxsize=512)
@@ -592,28 +614,41 @@ def file_number(filename: str) -> int | None:
     return int(number) if number is not None else None
 
 
-def restyled(p: Line, item: IndexItem, hook: str) -> str:
-    """Entry line `p` (of a file now gone) made the entry of `item`, in the line's own style: a link
-    stays a link (indent, marker, bold and separator kept), a `- N. Title — hook` stays numbered when
-    the new file has a number (else it becomes a link under the same marker)."""
-    one = " ".join(hook.split())
+def restyler(p: Line, item: IndexItem) -> Callable[[str], str]:
+    """Entry line `p` (of a file now gone) made the entry of `item`, in the line's own style, by its
+    hook: a link stays a link (indent, marker, bold and separator kept), a `- N. Title — hook` stays
+    numbered when the new file has a number (else it becomes a link under the same marker). The line
+    is read once (its entry link's spelling scanned once), not again for each hook length `capped`
+    and the rebuild's bisection (`_shrink`) try."""
     if p.entry is not None:
         start, end = next((s, e) for s, e, _, name in p.links if name == p.entry)
         head = p.text[:start] + f"[{item.title}]({_href_as_written(_link_at(p.text, start), item.filename)})"
-        if p.hook_at >= 0 and one:
-            return head + p.text[end : p.hook_at] + one
         closing = _CLOSE.match(p.text, end)
         # a bold link's closing marker, not the blanks before the separator: a bare link ends the line
-        head += p.text[end : closing.end()].rstrip() if closing else ""
-        return head + (f" {p.sep or DEFAULT_SEP} {one}" if one else "")
+        bare = head + (p.text[end : closing.end()].rstrip() if closing else "")
+        own_sep = head + p.text[end : p.hook_at] if p.hook_at >= 0 else None  # up to its hook, separator as written
+
+        def linked(hook: str) -> str:
+            one = " ".join(hook.split())
+            if own_sep is not None and one:
+                return own_sep + one
+            return bare + (f" {p.sep or DEFAULT_SEP} {one}" if one else "")
+
+        return linked
     sep = _TITLE_END.search(p.text, p.number_end)
     mark = sep.group(0).strip() if sep else DEFAULT_SEP
     number = file_number(item.filename)
     if number is None:
-        lead = p.text[: p.number_at]
-        return f"{lead}[{item.title}]({item.filename})" + (f" {mark} {one}" if one else "")
-    dot = p.text[p.number_at:].lstrip("0123456789")[0]  # `.` or `)`, as the author writes them (after `001` too)
-    return f"{p.text[: p.number_at]}{number}{dot} {item.title}" + (f" {mark} {one}" if one else "")
+        lead = f"{p.text[: p.number_at]}[{item.title}]({item.filename})"
+    else:
+        dot = p.text[p.number_at:].lstrip("0123456789")[0]  # `.` or `)`, as the author writes them (after `001` too)
+        lead = f"{p.text[: p.number_at]}{number}{dot} {item.title}"
+
+    def numbered_line(hook: str) -> str:
+        one = " ".join(hook.split())
+        return lead + (f" {mark} {one}" if one else "")
+
+    return numbered_line
 
 
 def _href_as_written(link: InlineLink | None, filename: str) -> str:
@@ -819,7 +854,7 @@ def _definitions_edited(parsed: list[Line], lines: list[str], keep: list[bool], 
     """Each reference definition of a gone file (`[label]: gone.md`), edited in `lines` and `keep`:
     pointed at its file's home (`homes`), its href spelled as the author's (`href_like`), while a line
     the index keeps still uses its label (an owner's note kept, `_pointed_at`: the uses struck out
-    are no links any more, nor the entry link of a line a new file takes over, `restyled`); else
+    are no links any more, nor the entry link of a line a new file takes over, `restyler`); else
     removed, nothing left to need it. `labels`: the index's (`_labels`). Returns line -> the home it
     now names, or None: removed."""
     out: dict[int, str | None] = {}
@@ -830,9 +865,9 @@ def _definitions_edited(parsed: list[Line], lines: list[str], keep: list[bool], 
     used = {label for p in parsed if keep[p.n] and not p.code
             for start, _, _, label in reference_uses(lines[p.n], labels) if (p.n, start) not in taken_over}
     for n, name in of_gone.items():
-        d = reference_definition(parsed[n].text)
+        d = parsed[n].reference
         home = homes.get(name)
-        if d is not None and home is not None and label_key(d.group("label")) in used:
+        if d is not None and home is not None and parsed[n].label in used:
             lines[n] = parsed[n].text[: d.start("href")] + href_like(d, _unquoted(home)) + parsed[n].text[d.end("href") :]
             out[n] = sibling(home)
         else:
@@ -861,11 +896,16 @@ def _nested_under_removed(
     under its new entry). Returns (line -> the entry line it now sits under, the lines gone)."""
     moved: dict[int, int] = {}
     gone: list[int] = []
+    entries: dict[str, int] | None = None  # the kept entries, found in one walk when a line first needs one
     for n, home in homes_by_line.items():
         below = _continuation(parsed, n)
         if not below:
             continue
-        anchor = _entry_of(parsed, keep, sibling(home), swapped, notes) if home is not None else None
+        if entries is None:
+            # Walked once, not per removed entry: the lines dropped from `keep` below never change it,
+            # a nested line being no entry (`_continuation` ends at one).
+            entries = _kept_entries(parsed, keep, swapped, notes)
+        anchor = entries.get(name) if home is not None and (name := sibling(home)) is not None else None
         for c in below:
             keep[c] = False
             if anchor is not None:
@@ -875,15 +915,17 @@ def _nested_under_removed(
     return moved, gone
 
 
-def _entry_of(parsed: list[Line], keep: list[bool], name: str | None, swapped: Mapping[int, IndexItem],
-              notes: Collection[int]) -> int | None:
-    """The line of the first entry the edited index keeps for file `name` (not an owner's note on it)."""
+def _kept_entries(parsed: list[Line], keep: list[bool], swapped: Mapping[int, IndexItem], notes: Collection[int]) -> dict[str, int]:
+    """Each file the edited index keeps an entry of -> the line of its first such entry (not an owner's
+    note on it): its own entry line, or the one a consolidation's new file took over (by its href)."""
+    out: dict[str, int] = {}
     for p in parsed:
         if p.code or not keep[p.n] or p.n in notes:
             continue
-        if (p.n in swapped and swapped[p.n].filename == name) or (p.n not in swapped and p.entry is not None and p.entry == name):
-            return p.n
-    return None
+        name = swapped[p.n].filename if p.n in swapped else p.entry
+        if name is not None:
+            out.setdefault(name, p.n)
+    return out
 
 
 def _moved_lines(parsed: list[Line], lines: list[str], edits: _Edits) -> dict[int, list[tuple[int, str]]]:
@@ -920,9 +962,15 @@ def _notes_on(parsed: list[Line], notes: set[int], gone: Collection[str], homes:
             if p.n in notes or p.entry not in listings:  # its first listing, then its notes
                 listings.setdefault(p.entry, []).append(p.n)
     out = set(notes)
+    if not listings:
+        return out
+    # the sections listing each file, found in one walk, not one per gone file (None: the lines listing none)
+    sections_of: dict[str | None, set[int]] = {}
+    for p in parsed:
+        if not p.code and p.n not in notes:
+            sections_of.setdefault(p.entry, set()).add(section[p.n])
     for name, ns in listings.items():
-        home = sibling(homes[name])
-        beside = {section[p.n] for p in parsed if not p.code and p.entry == home and p.n not in notes}
+        beside = sections_of.get(sibling(homes[name]), set())
         out |= set(ns)
         out.discard(next((n for n in ns if section[n] in beside), ns[0]))
     return out
@@ -963,6 +1011,7 @@ def _pointed_at(p: Line, text: str, target: str, labels: Mapping[str, str]) -> L
         href = link.target
         text = text[: href.start("href")] + href_like(href, _unquoted(target)) + text[href.end("href") :]
     line = Line(p.n, text)
+    # No `_read_definition`: an entry line starts with its list marker, never a definition's `[`
     _parse_line(line, labels)
     return line
 
@@ -983,7 +1032,7 @@ def strike(
 ) -> Struck:
     """An index file (a sub-index) without the entry lines of `gone` files and of gone numbered
     leaves, inline links to them struck out, the entry line of each file in `replace` made its
-    replacement's (`restyled`), headings left empty by the removals gone; every other byte as it was
+    replacement's (`restyler`), headings left empty by the removals gone; every other byte as it was
     (line endings, repeats, trailing lines). The owner's note on a gone file is treated as in
     MEMORY.md (`rebuild`): pointed at its content's new home (`homes`), else gone with its file and
     quoted (`Struck.said`). `parsed`: `parse(text)`, when the caller has it (only read here)."""
@@ -998,7 +1047,8 @@ def strike(
             continue
         if p.n in edits.swapped:
             item = edits.swapped[p.n]
-            line = restyled(p, item, capped(_restyled_line(p, item), item.hook, house_width(parsed), item.fit))
+            line_of = restyler(p, item)
+            line = line_of(capped(line_of, item.hook, house_width(parsed), item.fit))
         out.append((line, eol))
     _put_moved(out, moved.get(len(parsed), []), pieces)
     return Struck(join_pieces(out), edits.removed, edits.replaced, _notes_said(parsed, edits), _pointed_now(edits))
@@ -1027,11 +1077,6 @@ def house_width(parsed: list[Line]) -> int | None:
 def _new_line(item: IndexItem, sep: str) -> Callable[[str], str]:
     """The entry line a new file gets, by its hook."""
     return lambda hook: entry_line(item, sep, hook)
-
-
-def _restyled_line(p: Line, item: IndexItem) -> Callable[[str], str]:
-    """Line `p` made `item`'s entry, by its hook."""
-    return lambda hook: restyled(p, item, hook)
 
 
 def capped(line: Callable[[str], str], hook: str, longest: int | None, fit: Callable[[int], str] | None = None) -> str:
@@ -1083,8 +1128,9 @@ def rebuild(
     after, at_end = _place(add, current, lines, keep, max_lines)
     longest = house_width(parsed)
     new_hooks = {i.filename: capped(_new_line(i, sep), i.hook, longest, i.fit) for i in add}
+    restyle = {idx: restyler(parsed[idx], item) for idx, item in swapped.items()}  # each line read once
     for idx, item in swapped.items():
-        new_hooks[item.filename] = capped(_restyled_line(parsed[idx], item), item.hook, longest, item.fit)
+        new_hooks[item.filename] = capped(restyle[idx], item.hook, longest, item.fit)
     has_section = any(p.heading and p.heading[1].strip() == UNINDEXED for p in parsed if not p.code)
     moved = _moved_lines(parsed, lines, edits)
 
@@ -1097,7 +1143,7 @@ def rebuild(
                 out.append(entry_line(item, sep, _cut(new_hooks[item.filename], new), _indent_of(parsed, idx)))
             if idx in swapped:  # made of the author's hooks, in place of longer lines: cut as theirs are
                 item = swapped[idx]
-                out.append(restyled(parsed[idx], item, _cut(new_hooks[item.filename], old)))
+                out.append(restyle[idx](_cut(new_hooks[item.filename], old)))
             elif keep[idx]:
                 out.append(_trimmed(current[idx], text, old, cut))
         out.extend(line for _, line in moved.get(len(lines), []))

@@ -15,7 +15,8 @@ sub-index files are indexes, not memories. A MEMORY.md with no topic files besid
 memories itself: one per bullet or paragraph of a section, keyed `MEMORY.md#<heading-slug>/<n>`.
 A MEMORY.md with a code fence no later fence line closes is a `parse_error`: its listings are read,
 the lines after the fence as text, but it is never edited, and no memory is read from it (where the
-one holding the fence ends cannot be told: cut out, it would take the rest of the file with it).
+one holding the fence ends cannot be told: cut out, it would take the rest of the file with it). A
+sub-index with one is a `parse_error` alike: read, never edited.
 
 Staleness is checked against the repository that holds the folder's `.claude/` (or `--repo`, or,
 for `~/.claude/projects/<encoded-path>/memory/`, the `cwd` its session transcripts record; else the
@@ -499,6 +500,10 @@ def load_folder(root: Path, folder: Path, settings: Settings, corpus: Corpus) ->
         # A `[[Heading]]` may name one of its sections (dangling_links.py)
         corpus.extra["index_headings"][index_key] = [line.heading[1] for line in found.lines if line.heading and not line.code]
         corpus.extra["index_lines"][index_key] = line_count(text)
+        for name, line in found.unclosed.items():
+            # a sub-index with a fence never closed is never edited either (index_rebuild._edit_sub_indexes):
+            # said in the plan as MEMORY.md's is, not only in the notes of a run that would have struck it
+            corpus.findings.append(parse_error(_key(folder_key, name), memory_md.unclosed_fence_said(line)))
         if found.sub_indexes:
             corpus.extra["sub_indexes"][index_key] = [_key(folder_key, n) for n in found.sub_indexes]
             # what the run's edits of them are judged on, as MEMORY.md's (layouts/claude/index_reads.py)

@@ -15,7 +15,7 @@ from ...config import Settings
 from ...kinds import ActionKind, FindingKind
 from ...actions import BudgetFinding, MergeDuplicateAction
 from ...kinds import StaleClass, retires
-from ...model import Action, Corpus
+from ...model import Action, Corpus, Finding
 from ...rules.index_drift import index_drift
 from ...rules.outcome import Outcome
 from ...storage.since_plan import DiskReads
@@ -65,9 +65,31 @@ def index_lines(corpus: Corpus, max_lines: int = MAX_LINES) -> Outcome:
     return out
 
 
+# What the drift of an index the reader reported is followed by: why it is a finding, not a rebuild.
+UNEDITED_DRIFT = ("left as it is, the index being read but never edited while it has the parse_error said of it: "
+                  "fix that, and the next plan proposes rebuild_index")
+
+
+def unedited_drift(corpus: Corpus) -> Outcome:
+    """The drift (files not indexed, entries without a file, repeats) of each index the reader
+    reported (`parse_error`: one with a code fence never closed is read, never edited), as
+    `manual_review` findings: no `rebuild_index` of it is proposed (`without_unedited_indexes`),
+    and without these what it misses went unsaid until the fence was fixed."""
+    reported = unreadable_keys(corpus) & corpus.indexes.keys()
+    out = Outcome()
+    if not reported:
+        return out  # the usual store: index_drift's walk of every index is not made for nothing
+    for a in index_drift(corpus).actions:  # one target each
+        if a.targets[0] in reported:
+            out.findings.append(Finding(kind=FindingKind.MANUAL_REVIEW, targets=list(a.targets),
+                                        reason=f"{a.reason}: {UNEDITED_DRIFT}"))
+    return out
+
+
 def rules(corpus: Corpus, settings: Settings) -> Outcome:
     claude = settings.claude
-    return index_budget(corpus, claude.index_budget_bytes, claude.index_load_bytes).extend(index_lines(corpus))
+    return (index_budget(corpus, claude.index_budget_bytes, claude.index_load_bytes)
+            .extend(index_lines(corpus)).extend(unedited_drift(corpus)))
 
 
 def hand_overs(outcome: Outcome) -> Outcome:
@@ -112,7 +134,7 @@ def without_settled_drift(corpus: Corpus, actions: list[Action]) -> list[Action]
 def without_unedited_indexes(corpus: Corpus, actions: list[Action]) -> list[Action]:
     """`actions` without a `rebuild_index` or `trim_budget` of an index the reader reported
     (`parse_error`: one with a code fence never closed is read, never edited): apply would skip it
-    every time, and the finding says why."""
+    every time, and the finding says why (its drift, `unedited_drift`'s, what it leaves)."""
     reported = unreadable_keys(corpus)
     return [a for a in actions
             if not (a.kind in (ActionKind.REBUILD_INDEX, ActionKind.TRIM_BUDGET) and a.targets and a.targets[0] in reported)]

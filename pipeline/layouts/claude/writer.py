@@ -55,7 +55,7 @@ from ...storage.since_plan import DiskReads, changed_since_plan
 from .decisions import StaleInfo, decide, unmovable_in, unreadable_keys
 from .dream_report import FolderChange, dream_report
 from .edits import apply_text_edits
-from .index_rebuild import UP_TO_DATE, _cut_index_memories, _decode, _encode, _rebuild_index
+from .index_rebuild import UP_TO_DATE, NotWritten, _cut_index_memories, _decode, _encode, _rebuild_index
 from .paths import _in_folder, _name, archive_path, folder_of
 from .reader import INDEX, topic_names
 
@@ -215,20 +215,20 @@ def changes(
         fc = folders[name]
         index_key = _in_folder(name, INDEX)
         if index_key in edited:
-            fc.index_note = edited[index_key]
+            fc.index_note = NotWritten(edited[index_key])
             continue
         created = {k: c for k, c in d.created.items() if folder_of(k) == name}
         # Drift is fixed only by the rebuild it asks for: a selected consolidation, archive or merge
         # edits the index for its own files and leaves the rest of the owner's index as it is.
         asked = index_key in d.index_actions
-        index_ops, summary, why = _rebuild_index(root, corpus, settings, run_id, index_key, archived_keys, out, created, disk,
-                                                 fix_drift=asked, successors=d.successor)
+        index_ops, summary, not_written = _rebuild_index(root, corpus, settings, run_id, index_key, archived_keys, out, created,
+                                                         disk, fix_drift=asked, successors=d.successor)
         if not index_ops:
-            fc.index_note = why
-            if why and why != UP_TO_DATE and (fc.archived or created):
+            fc.index_note = not_written
+            if not_written is not None and not not_written.up_to_date and (fc.archived or created):
                 # The run's files moved but its index could not follow: said where an apply's reader
                 # looks (its notes, the run report), not only in the folder's REPORT.md.
-                out.notes.append(f"{index_key}: not edited for this run's changes ({why}); it may still list what was "
+                out.notes.append(f"{index_key}: not edited for this run's changes ({not_written.reason}); it may still list what was "
                                  f"archived or miss what was written: the next plan proposes rebuild_index")
             continue
         ops_writes.extend(index_ops)
@@ -237,7 +237,7 @@ def changes(
     for index_key, idxs in d.index_actions.items():
         for i in idxs:
             fc = folders[folder_of(index_key)]
-            d.outcome[i] = None if index_key in index_written else (fc.index_note or UP_TO_DATE)
+            d.outcome[i] = None if index_key in index_written else (fc.index_note or UP_TO_DATE).reason
 
     outcome = {id(a): d.outcome.get(i, f"{a.kind} does not apply to claude memory folders") for i, a in enumerate(live)}
     for a in actions:
