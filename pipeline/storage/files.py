@@ -322,14 +322,9 @@ def walk_files(root: Path, start: Path, pattern_suffixes: tuple[str, ...], not_f
 
     Symlinked directories are not followed (they could loop or leave the store), and are added to
     `not_followed` when given, for the reader to say so; symlinked files are yielded so `read_text`
-    can report the ones that point outside. That holds for `start` too: a folder a layout's config
-    names (crux's agentMemoriesDir) that is a symlink, or lies below one, is not walked.
+    can report the ones that point outside.
     """
     if not start.is_dir():
-        return
-    if _through_a_symlink(root, start):
-        if not_followed is not None:
-            not_followed.append(start)
         return
     for dirpath, dirnames, filenames in os.walk(start):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
@@ -338,21 +333,6 @@ def walk_files(root: Path, start: Path, pattern_suffixes: tuple[str, ...], not_f
         for name in sorted(filenames):
             if name.endswith(pattern_suffixes):
                 yield Path(dirpath) / name
-
-
-def _through_a_symlink(root: Path, start: Path) -> bool:
-    """Whether a folder on the way from `root` down to `start` (itself included) is a symlink, or
-    `start` is not below `root` at all."""
-    try:
-        parts = start.relative_to(root).parts
-    except ValueError:
-        return True
-    folder = root
-    for part in parts:
-        folder = folder / part
-        if folder.is_symlink():
-            return True
-    return False
 
 
 def as_date(value: Any) -> dt.date | None:

@@ -41,7 +41,6 @@ from ...storage.files import (
     as_tags,
     decode_text,
     expands_within,
-    inside,
     memory_from_bytes,
     mtime_of,
     parse_error,
@@ -469,11 +468,10 @@ def memory_files(root: Path, crux: CruxConfig) -> list[Path]:
     return walk_memory_folders(root, crux).files()
 
 
-def memory_names(root: Path, folder: Path) -> list[str]:
-    """The memory files under `folder` of the store at `root` (as `walk_memory_folders` walks it),
-    relative to the folder: the listing a rebuild of the index is judged on (`listing_state`; the
-    writer's `DiskReads` lister, `functools.partial(memory_names, root)`)."""
-    return _names_under(folder, walk_files(root, folder, MEMORY_SUFFIXES))
+def memory_names(folder: Path) -> list[str]:
+    """The memory files under `folder` (as `walk_memory_folders` walks it), relative to it: the
+    listing a rebuild of the index is judged on (`listing_state`; the writer's `DiskReads` lister)."""
+    return _names_under(folder, walk_files(folder, folder, MEMORY_SUFFIXES))
 
 
 def under(path: str, folder: str) -> bool:
@@ -693,9 +691,8 @@ def load(root: Path, settings: Settings) -> Corpus:
     corpus.indexes[index] = index_keys(corpus.memories, primaries, listed)
     corpus.index_shas.update(folders.listings())  # what a rebuild_index indexes (CruxLayout.depends_on)
     for link in sorted(set(folders.not_followed)):  # said: a type folder linked elsewhere is not silently a smaller store
-        where = "" if inside(root, link) else " pointing outside the store"
         corpus.findings.append(Finding(kind=FindingKind.SYMLINK_SKIPPED, targets=[rel(root, link)],
-                                       reason=f"a symlinked folder{where}: not followed (its memories are not read, nothing is moved into it)"))
+                                       reason="a symlinked folder: not followed (its memories are not read, nothing is moved into it)"))
     failed = {t for f in corpus.findings if f.kind == FindingKind.PARSE_ERROR for t in f.targets}
     work_dir_exists = (root / store.work_dir).is_dir()
     corpus.extra["crux"] = {

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import datetime as dt
 from dataclasses import dataclass, field
-from functools import partial
 from pathlib import Path, PurePosixPath
 from typing import Any, Collection, Sequence
 
@@ -79,7 +78,7 @@ class Run:
         self.day = self.now.strftime("%Y%m%d")
         self.run_id = run_id
         self.root = Path(corpus.root)
-        self.ov = Overlay(self.root, settings.max_file_bytes, lister=partial(memory_names, self.root))  # a memory folder's listing: what a rebuild indexes
+        self.ov = Overlay(self.root, settings.max_file_bytes, lister=memory_names)  # a memory folder's listing: what a rebuild indexes
         self.out = ChangeSet()
         self.summary = Summary()
         self.unreadable = {t for f in corpus.findings if f.kind == FindingKind.PARSE_ERROR for t in f.targets}
