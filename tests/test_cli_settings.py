@@ -3,10 +3,13 @@
 
 import json
 import os
+from pathlib import Path
 
 import pytest
 
 from helpers import NOW, fifo_watch, run_cli
+
+from pipeline.errors import ConfigError
 
 
 def one_line(res) -> str:
@@ -102,6 +105,25 @@ def test_a_store_config_that_is_a_symlink_out_of_the_store_is_not_read(bank_stor
     (bank_store / "mine.toml").write_text('[llm]\nmodel = "none"\n')
     (bank_store / ".memconsolidate.toml").symlink_to("mine.toml")  # one inside the store is the store's
     assert "model none" in run_cli("plan", str(bank_store), "--now", NOW).stdout
+
+
+def test_a_store_given_by_a_relative_path_is_judged_where_it_is_not_where_the_process_was(tmp_path, monkeypatch):
+    # files.resolved_below caches each root it resolves by the path as given: a store named "." in a
+    # process that has changed folder since (a library caller) was judged as the first "." it resolved,
+    # and its own config, a symlink out of it into that folder, was read as the store's
+    from pipeline.storage.config_file import load_user_config
+    from pipeline.storage.files import inside
+
+    first, store = tmp_path / "first", tmp_path / "store"
+    first.mkdir()
+    store.mkdir()
+    (first / "users.toml").write_text("max_retire_fraction = 0.5\n")
+    (store / ".memconsolidate.toml").symlink_to(first / "users.toml")
+    monkeypatch.chdir(first)
+    assert inside(Path("."), Path("users.toml"))  # "." resolved while the process was in `first`
+    monkeypatch.chdir(store)
+    with pytest.raises(ConfigError, match="not a file of the store's own: not read"):
+        load_user_config(Path(".memconsolidate.toml"), ".")
 
 
 def test_config_dev_null_means_no_settings(bank_store):

@@ -69,7 +69,7 @@ def load_user_config(path: str | Path | None, store: str | Path | None = None) -
 
 def _of_the_store(store: Path, path: Path) -> Path | None:
     """`path` resolved, relative to `store`, when it stays inside it and out of a state folder."""
-    below = resolved_below(store, path)
+    below = resolved_below(store.resolve(), path)  # resolved here: resolved_below caches a root by its path as given
     return below if below is not None and STATE_DIR not in below.parts else None
 
 
