@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import NOW
+from helpers import NOW, plan_json
 
 from pipeline.config import build_settings
 from pipeline.layouts.crux import reader
@@ -63,3 +63,34 @@ def test_what_the_load_reads_reports_and_fingerprints_is_what_the_writer_lists(t
     # each folder's listing as the writer's lister (`DiskReads`) will judge it at apply
     listings = {k: v for k, v in corpus.index_shas.items() if k.endswith("/")}
     assert listings == {listing_key(f): listing_state(reader.memory_names(root / f)) for f in ("memories", "memories/agents")}
+
+
+def _automatic(plan: dict) -> list[tuple[str, tuple[str, ...]]]:
+    return [(a["kind"], tuple(a["targets"])) for a in plan["actions"] if not a["needs_user"]]
+
+
+def test_a_memories_folder_linked_inside_the_store_is_read(tmp_path: Path) -> None:
+    """memoriesDir a symlink to another folder of the store (`memories -> data/memories`): its
+    memories are read as before. A walk that refused every start folder reached through a link read
+    none, called every tracker an orphan and rebuilt the index empty, all automatically."""
+    root = store(tmp_path)
+    (root / "data").mkdir()
+    os.rename(root / "memories", root / "data/memories")
+    os.symlink("data/memories", root / "memories")
+    (root / ".crux/reference-tracking").mkdir(parents=True)
+    (root / ".crux/reference-tracking/a.refs.yml").write_text("slug: a\nreferences: []\n")
+    settings = build_settings({}, {"now": NOW})
+    corpus = reader.load(root, settings)
+    assert sorted(m.key for m in corpus.memories) == [k for k in sorted(FILES) if k != "memories/idea/b.memory.md"]
+    assert not [k for k in _automatic(plan_json(root, "--model", "none")) if k[0] == "remove_orphan_tracker"]
+
+
+def test_a_tracker_whose_memory_may_sit_behind_a_symlinked_folder_is_not_removed_automatically(tmp_path: Path) -> None:
+    """memories/goal links to a folder outside the store: its memory d is not read (said: not
+    followed), so d's tracker matched no memory file and a nightly run archived it as an orphan."""
+    root = store(tmp_path)
+    (root / ".crux/reference-tracking").mkdir(parents=True)
+    (root / ".crux/reference-tracking/d.refs.yml").write_text("slug: d\nreferences: 2\nstrength: 1\n")
+    removals = [a for a in plan_json(root, "--model", "none")["actions"] if a["kind"] == "remove_orphan_tracker"]
+    assert [a["targets"] for a in removals] == [[".crux/reference-tracking/d.refs.yml"]]
+    assert removals[0]["needs_user"] and "memories/goal not read" in removals[0]["reason"], removals[0]

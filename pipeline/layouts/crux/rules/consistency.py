@@ -18,15 +18,19 @@ NOT_A_UNIT = frozenset({"adhoc", "ad-hoc", "manual", "remember", "meditate", "us
                         "conversation", "unknown", "none", "n/a"})
 
 
-def orphan_trackers(trackers: list[Tracker], memory_files: list[str]) -> Outcome:
-    """A tracker whose slug matches no memory file on disk (readable or not) is orphaned (step 11)."""
+def orphan_trackers(trackers: list[Tracker], memory_files: list[str], not_read: list[str] | None = None) -> Outcome:
+    """A tracker whose slug matches no memory file on disk (readable or not) is orphaned (step 11).
+
+    `not_read`: the symlinked folders the reader did not follow. A memory of the tracker's slug may
+    sit behind one (a type folder linked to a shared one), so the removal is then the user's call."""
     slugs = {file_slug(k) for k in memory_files}
+    unsure = (f"; {', '.join(not_read)} not read (a symlinked folder): a memory with that slug may live there, "
+              "you decide") if not_read else ""
     out = Outcome()
     for t in trackers:
         if t.slug not in slugs:
-            out.actions.append(
-                Action(kind="remove_orphan_tracker", targets=[t.key], reason=f"no memory file with slug {t.slug!r}")
-            )
+            out.actions.append(Action(kind="remove_orphan_tracker", targets=[t.key],
+                                      reason=f"no memory file with slug {t.slug!r}{unsure}", needs_user=bool(not_read)))
     return out
 
 
