@@ -1211,7 +1211,11 @@ def _finish_cut_short_undo(root: Path, views: list[RunView]) -> list[str]:
     if last is None or last.status != "committed" or "undo_of" not in last.info:
         return []
     undone = [r for r in ours if r.run_id == last.info["undo_of"] and r.status == "committed"]
-    removed = _remove_created_dirs(root, undone[0]) if undone else []
+    # Only folders untouched since the undo's commit (its journal's last write): the undo emptied
+    # them before it; one made again since (an agent's mkdir before its write, the user's) is not
+    # ours, and after the first recovery there is nothing left to say.
+    committed = _journal_written(root, last.run_id)
+    removed = _remove_created_dirs(root, undone[0], committed) if undone and committed is not None else []
     if not removed:
         return []
     shown = ", ".join(removed[:3]) + (f" and {len(removed) - 3} more" if len(removed) > 3 else "")
@@ -1474,13 +1478,31 @@ def undo(root: Path, run_id: str | None = None) -> RunRecord:
     return result
 
 
-def _remove_created_dirs(root: Path, record: RunRecord) -> list[str]:
+def _journal_written(root: Path, run_id: str) -> int | None:
+    """When run `run_id`'s journal was last written (ns; its commit for a committed run), or None."""
+    try:
+        return os.stat(root / STATE_DIR / "runs" / run_id / JOURNAL, follow_symlinks=False).st_mtime_ns
+    except OSError:
+        return None
+
+
+def _unchanged_since(root: Path, folder: str, ns: int) -> bool:
+    try:
+        return anchored.changed_at(root, root / folder) <= ns
+    except OSError:
+        return False
+
+
+def _remove_created_dirs(root: Path, record: RunRecord, unchanged_since: int | None = None) -> list[str]:
     """Remove the folders the run `record` journaled creating (rolled back or undone), deepest
-    first, those that are empty again; returns the ones removed. Each goes by its name in its
-    parent opened from the root down (anchored): never through a symlink, nor a symlink put in its
-    place, nor a folder something else lives in now."""
+    first, those that are empty again (and, with `unchanged_since`, untouched since then); returns
+    the ones removed. Each goes by its name in its parent opened from the root down (anchored):
+    never through a symlink, nor a symlink put in its place, nor a folder something else lives in now."""
     removed = []
-    for d in sorted(record.dirs_created, key=lambda d: (-d.count("/"), d)):
+    folders = sorted(record.dirs_created, key=lambda d: (-d.count("/"), d))
+    if unchanged_since is not None:  # judged before any goes: removing a folder changes its parent
+        folders = [d for d in folders if _unchanged_since(root, d, unchanged_since)]
+    for d in folders:
         try:
             anchored.remove_folder(root, root / d)
         except OSError:

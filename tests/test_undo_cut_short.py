@@ -133,3 +133,18 @@ def test_only_empty_folders_the_signed_journal_records_are_removed_and_never_thr
     assert archive.is_dir()  # recorded, but not empty: kept
     assert (store / "notes").is_dir()
     assert not (store / ".memconsolidate" / "reports").exists()  # recorded and empty: removed
+
+
+def test_a_folder_made_again_since_the_undo_is_not_ours_to_remove(tmp_path):
+    """The undone run stays recorded as committed after the kill, so every later command that writes
+    looked again: an empty folder of the same name made since (an agent's mkdir just before its
+    write, or the user's) was removed each time, with the "interrupted" message each time."""
+    store = duplicates(tmp_path / "s")
+    run = applied(store)
+    kill_undo_after_its_commit(store, undo_steps(one_run(tmp_path / "twin")))
+    left = store / FOLDER / ".archive" / run
+    left.rmdir()
+    left.mkdir()  # made again, after the undo's commit: someone else's now
+    said = recover(store)  # what every command that writes starts with
+    assert left.is_dir() and not any(".archive" in m for m in said)  # only the folders untouched since went
+    assert recover(store) == [] and left.is_dir()  # and the next says nothing

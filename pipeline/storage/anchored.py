@@ -163,6 +163,13 @@ def remove_folder(root: Path, path: Path) -> None:
         os.rmdir(name, dir_fd=fd)
 
 
+def changed_at(root: Path, path: Path) -> int:
+    """When `path` (in store `root`) last changed, its inode's ctime in ns, never through a symlink:
+    OSError when there is none."""
+    with parent(root, path) as (fd, name):
+        return os.stat(name, dir_fd=fd, follow_symlinks=False).st_ctime_ns
+
+
 def remove_tree(root: Path, path: Path, ignore_errors: bool = False) -> None:
     """`rm -r path` (in store `root`): shutil.rmtree from the folder that holds it, which opens each
     folder below without following a symlink and refuses one at the top."""
