@@ -222,8 +222,8 @@ def test_the_reader_gives_the_folders_type_and_keeps_the_field_for_the_finding(t
     corpus, _ = open_store(root, settings_for("none"))
     cut, archived = corpus.by_key()[CUT_SHORT], corpus.by_key()["memories/learning/typed-archived.memory.md"]
     assert cut.type == "core"
-    # typed archived in learning/: read as a learning, but archived (no move) as its type says
-    assert archived.type == "learning" and is_archived(archived)
+    # typed archived in learning/: read as archived everywhere (no move), as its type says
+    assert archived.type == "archived" and is_archived(archived)
     # the finding still reads the field itself
     found = {f.targets[0]: f.reason for f in type_mismatches(corpus.memories, CruxConfig())}
     assert found[CUT_SHORT].startswith("in memories/core/ but typed learning: read as core")
@@ -279,3 +279,17 @@ def test_the_rem_summary_and_status_count_the_memory_in_core_as_a_core(tmp_path)
     status = run_cli("status", str(root), "--json", "--now", NOW)
     assert status.returncode == 0, status.stderr
     assert json.loads(status.stdout)["by_type"] == {"core": 1, "learning": 1}
+
+
+def test_a_memory_typed_archived_in_a_live_folder_is_indexed_and_counted_as_archived(tmp_path):
+    """The rules leave it alone as archived; the index and the REM summary said "learning", so the
+    agent loaded an archived memory as a learning, ranked among them."""
+    root = tmp_path / "crux"
+    typed_store(root)
+    write_memory(root, "memories/learning/typed-archived.memory.md", "archived", "Typed archived", "misc", strength=9)
+    out = run_json(root, "--model", "none")
+    assert [a["kind"] for a in out["apply"]["applied"]] == ["rebuild_index"]
+    entries = yaml.safe_load((root / ".crux/memory-index.yml").read_text())["memories"]
+    assert [(e["file"], e["type"]) for e in entries] == [(CUT_SHORT, "core"), ("memories/learning/typed-archived.memory.md", "archived")]
+    [rem] = (root / ".ai-ignored/executed").glob("rem-*.md")
+    assert "- By type: core=1, redflag=0, goal=0, learning=0, idea=0, archived=1\n" in rem.read_text()

@@ -79,16 +79,21 @@ def declared_type(m: Memory) -> str | None:
 
 
 def effective_type(declared: str | None, folder: str | None, crux: CruxConfig) -> str | None:
-    """The type folder's type (one of `typePriority`, or `archived`) when the file sits in one, else
-    its `declared` type: what `type_of` answers, from the parts the reader has before the memory."""
-    if folder and (folder in crux.typePriority or folder == ARCHIVED):
+    """`archived` when either says so (`is_archived`), else the type folder's type (one of
+    `typePriority`) when the file sits in one, else its `declared` type: what `type_of` answers,
+    from the parts the reader has before the memory. A file typed `archived` in `learning/` is read
+    as archived everywhere, the index and the REM summary included: the agent must not load it as a
+    learning while the rules leave it alone as archived."""
+    if ARCHIVED in (declared, folder):
+        return ARCHIVED
+    if folder and folder in crux.typePriority:
         return folder
     return declared
 
 
 def type_of(m: Memory, crux: CruxConfig) -> str | None:
-    """The type the rules judge a memory by: its type folder's (one of `typePriority`, or
-    `archived`) when it sits in one, else its `type` field. The reader gives it as `Memory.type`,
+    """The type the rules judge a memory by (`effective_type`): `archived` when its field or its
+    folder says so, else its type folder's when it sits in one, else its `type` field. The reader gives it as `Memory.type`,
     so everything that reads a crux memory's type (grouping, conflicts, the index, the REM summary)
     reads this one.
 
@@ -99,9 +104,16 @@ def type_of(m: Memory, crux: CruxConfig) -> str | None:
     return effective_type(declared_type(m), m.extra.get("folder_type"), crux)
 
 
+def folder_type(m: Memory, crux: CruxConfig) -> str | None:
+    """The type of the type folder it sits in (one of `typePriority`, or `archived`), or None."""
+    folder: str | None = m.extra.get("folder_type")
+    return folder if folder and (folder in crux.typePriority or folder == ARCHIVED) else None
+
+
 def type_mismatch(m: Memory, crux: CruxConfig) -> bool:
-    """Its `type` field (`declared_type`) disagrees with the type folder it sits in (`type_of`)."""
-    return declared_type(m) != type_of(m, crux)
+    """Its `type` field (`declared_type`) disagrees with the type folder it sits in."""
+    folder = folder_type(m, crux)
+    return folder is not None and declared_type(m) != folder
 
 
 def consolidated_on(m: Memory) -> dt.date | None:

@@ -10,7 +10,7 @@ from ....config import CruxConfig
 from ....kinds import FindingKind
 from ....model import Action, Finding, Memory, Tracker
 from ....rules.outcome import Outcome
-from ..members import ARCHIVED, declared_type, is_archived, type_of, type_mismatch
+from ..members import ARCHIVED, declared_type, folder_type, is_archived, type_of, type_mismatch
 from .common import file_slug, memories_by_slug, target_dir
 
 # Sources that name no unit of work: nothing on disk to look for.
@@ -149,7 +149,7 @@ def _from_key(old: str, new: str, crux: CruxConfig) -> str | None:
 
 
 def _mismatch_reason(m: Memory, crux: CruxConfig) -> str:
-    declared, folder = declared_type(m) or "", type_of(m, crux) or ""
+    declared, folder = declared_type(m) or "", folder_type(m, crux) or ""
     here = target_dir(m, folder, crux)
     if is_archived(m) and folder != ARCHIVED:
         read = "read as archived, as its type says: no move is proposed for it"
