@@ -349,9 +349,15 @@ def build_settings(user: dict[str, Any], overrides: dict[str, Any], flags: dict[
         origin = given_by.get(where)
         if origin and origin.startswith("--"):
             raise ConfigError(f"invalid {origin}: {first['msg']}") from None
-        if source is not None and origin is None and sets(user, where):
+        if source is not None and origin is None and _from_file(user, [str(x) for x in first["loc"]]):
             raise ConfigError(f"invalid setting {where}: {first['msg']} (in config {source})") from None
         raise ConfigError(f"invalid setting {where}: {first['msg']}") from None
+
+
+def _from_file(user: dict[str, Any], loc: list[str]) -> bool:
+    """Whether the config file gave the value an error is about: it sets `loc` or a table or list
+    holding it (`crux.typePriority.0`: an item of a list it sets)."""
+    return any(sets(user, ".".join(loc[:end])) for end in range(len(loc), 0, -1))
 
 
 def _set(data: dict[str, Any], dotted: str, value: Any) -> None:

@@ -262,3 +262,15 @@ def test_a_value_an_option_overrides_is_not_blamed_on_the_config_file(tmp_path):
     line = one_line_exit_2(run_cli("plan", str(store), "--model", "none", "--max-calls", "-1"))
     assert line.startswith("memconsolidate: invalid --max-calls: "), line
     assert "in config" not in line, line
+
+
+@pytest.mark.parametrize("toml, key", [
+    ('[crux]\ntypePriority = ["core", 5]\n', "crux.typePriority.1"),  # an item of a list the file sets
+    ('[crux.storage]\nindexFile = "index.txt"\n', "crux.storage"),  # a check of a table the file sets
+])
+def test_an_error_about_part_of_what_the_file_sets_names_the_file(tmp_path, toml, key):
+    store = claude_store(tmp_path / "s")
+    own = store / ".memconsolidate.toml"
+    own.write_text(toml)
+    line = one_line_exit_2(run_cli("plan", str(store), "--model", "none"))
+    assert line.startswith(f"memconsolidate: invalid setting {key}: ") and line.endswith(f"(in config {own})"), line
