@@ -1,0 +1,62 @@
+"""The fleet when things around it go wrong: its output or state file cannot be written, it is
+interrupted, killed and resumed within a budget, its inputs are odd (a `--stores` list from a pipe
+or with a byte-order mark, a state file with absurd numbers), a store hides inside another."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from fleet_helpers import lines
+from helpers import FIXTURES, NOW, REPO, copy_store, run_cli
+
+
+def _fleet_process(*args: str, env: dict | None = None, stdout=subprocess.PIPE) -> subprocess.Popen:
+    """`memconsolidate fleet ...` in a process group of its own (a terminal's Ctrl-C reaches the
+    whole group; a kill of the group ends the fleet, its forkserver and its workers)."""
+    return subprocess.Popen([sys.executable, "-m", "pipeline", "fleet", *args], cwd=REPO, env={**os.environ, **(env or {})},
+                            stdout=stdout, stderr=subprocess.PIPE, text=True, start_new_session=True)
+
+
+def _finish(proc: subprocess.Popen, timeout: float) -> tuple[str, str]:
+    try:
+        out, err = proc.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+        pytest.fail(f"the fleet still ran {timeout} s later")
+    return out or "", err
+
+
+def test_a_report_that_cannot_be_written_ends_the_fleet_instead_of_hanging_it(tmp_path):
+    # `fleet plan ... | head -1`: the reader is gone after one line. The broken pipe was taken for
+    # a dead worker's and the fleet waited for that worker, which was waiting for a store: forever.
+    # A full disk under the state file of `run --if-due` hung it the same way.
+    stores = [copy_store(FIXTURES / "bank", tmp_path / f"bank{i}") for i in range(6)]
+    proc = _fleet_process("plan", *map(str, stores), "--model", "none", "--now", NOW, "--workers", "2")
+    assert proc.stdout is not None and proc.stderr is not None
+    assert json.loads(proc.stdout.readline())["status"] == "ok"
+    proc.stdout.close()  # as `head -1` does
+    _, err = _finish(proc, timeout=60)
+    assert proc.returncode == 1 and err.strip().splitlines() == ["memconsolidate: cannot complete: broken pipe"], err
+
+
+def test_ctrl_c_is_one_line_from_the_fleet_not_a_traceback_from_each_worker(tmp_path):
+    stores = [copy_store(FIXTURES / "bank", tmp_path / "fleet" / f"bank{i}") for i in range(6)]
+    proc = _fleet_process("run", *map(str, stores), "--model", "none", "--now", NOW, "--workers", "3",
+                          env={"MEMCONSOLIDATE_FAULT_DELAY_MS": "300"})  # slow journal steps: the workers are mid-store
+    assert proc.stdout is not None
+    proc.stdout.readline()  # a store is done, the others are under way
+    os.killpg(proc.pid, signal.SIGINT)  # what Ctrl-C at a terminal does
+    _, err = _finish(proc, timeout=60)
+    assert proc.returncode == 130 and err.strip().splitlines() == ["memconsolidate: interrupted"], err
+    # each interrupted store is as it would be alone: undone or recovered by its next run, never half-applied
+    again = run_cli("fleet", "run", *map(str, stores), "--model", "none", "--now", NOW)
+    assert again.returncode == 0 and {r["status"] for r in lines(again.stdout).values()} == {"ok"}, again.stderr
