@@ -60,3 +60,38 @@ def test_ctrl_c_is_one_line_from_the_fleet_not_a_traceback_from_each_worker(tmp_
     # each interrupted store is as it would be alone: undone or recovered by its next run, never half-applied
     again = run_cli("fleet", "run", *map(str, stores), "--model", "none", "--now", NOW)
     assert again.returncode == 0 and {r["status"] for r in lines(again.stdout).values()} == {"ok"}, again.stderr
+
+
+# --- the --stores list ------------------------------------------------------------------------
+
+
+def test_a_stores_list_with_a_byte_order_mark_reads_its_first_line_as_the_others(tmp_path):
+    store = copy_store(FIXTURES / "bank", tmp_path / "bank")
+    listing = tmp_path / "stores.txt"
+    listing.write_bytes("# written by a Windows editor\r\nbank\r\n".encode("utf-8-sig"))
+    res = run_cli("fleet", "plan", "--stores", str(listing), "--now", NOW, "--model", "none")
+    assert res.returncode == 0, res.stderr  # the comment was a store named "\ufeff# written by ...", not found
+    assert list(lines(res.stdout)) == [str(store)]
+
+
+def test_a_stores_list_from_a_pipe_is_relative_to_the_current_folder(tmp_path):
+    # `find . -name ... | memconsolidate fleet plan --stores /dev/stdin`: a pipe has no folder of
+    # its own (/dev/stdin resolved to /proc/PID/fd/pipe:[N], and every store was "not found" there).
+    store = copy_store(FIXTURES / "bank", tmp_path / "tenants" / "bank")
+    res = subprocess.run([sys.executable, "-m", "pipeline", "fleet", "plan", "--stores", "/dev/stdin", "--now", NOW, "--model", "none"],
+                         input="./bank\n", capture_output=True, text=True, cwd=tmp_path / "tenants",
+                         env={**os.environ, "PYTHONPATH": str(REPO)}, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert list(lines(res.stdout)) == [str(store)]
+
+
+def test_a_stores_list_that_never_ends_is_refused_without_filling_the_memory(tmp_path):
+    # A process of its own, its memory capped: /dev/zero was read whole (MemoryError, or the OOM killer).
+    import resource
+
+    gib = 1 << 30
+    res = subprocess.run([sys.executable, "-m", "pipeline", "fleet", "plan", "--stores", "/dev/zero", "--model", "none"],
+                         cwd=REPO, capture_output=True, text=True, timeout=120,
+                         preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (2 * gib, 2 * gib)))
+    assert res.returncode == 2 and res.stdout == "", res.stderr
+    assert res.stderr.strip().splitlines() == ["memconsolidate: --stores /dev/zero is over 64 MiB: not a list of stores"]

@@ -13,12 +13,13 @@ readers skip, and never follows a symlinked folder (it could leave DIR or loop).
 from __future__ import annotations
 
 import os
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from ..errors import UsageError
-from ..storage.files import SKIP_DIRS
+from ..storage.files import SKIP_DIRS, Unreadable, read_chunks
 
 
 @dataclass
@@ -27,14 +28,26 @@ class Targets:
     warnings: list[str] = field(default_factory=list)
 
 
+# A path a line: a list of a million stores stays well below it. A bigger "list" is not one (a
+# link to /dev/zero would grow in memory until the machine ran out).
+MAX_STORES_FILE_BYTES = 64 << 20
+
+
 def read_stores_file(file: str) -> list[str]:
     """One path a line; blank lines and `#` comments skipped; relative paths are relative to the
-    file's folder (so the list means the same from any working directory)."""
+    file's folder (so the list means the same from any working directory), or to the current
+    folder for a list that is no file in a folder (`--stores /dev/stdin`, `--stores <(find ...)`)."""
     try:
-        text = Path(file).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        with open(file, "rb") as fh:
+            data = b"".join(read_chunks(fh, MAX_STORES_FILE_BYTES + 1))
+            in_a_folder = stat.S_ISREG(os.fstat(fh.fileno()).st_mode)
+        if len(data) > MAX_STORES_FILE_BYTES:
+            raise UsageError(f"--stores {file} is over {MAX_STORES_FILE_BYTES >> 20} MiB: not a list of stores")
+        text = data.decode("utf-8-sig")  # a list saved by an editor that starts it with a byte-order mark
+    except (OSError, Unreadable, UnicodeDecodeError) as exc:
         raise UsageError(f"cannot read --stores {file}: {getattr(exc, 'strerror', None) or exc}") from None
-    base = Path(file).resolve().parent
+    # A pipe's path names no folder: /dev/stdin resolves to /proc/PID/fd/pipe:[N].
+    base = Path(file).resolve().parent if in_a_folder else Path.cwd()
     out = []
     for line in text.splitlines():
         entry = line.strip()
