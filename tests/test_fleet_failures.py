@@ -16,6 +16,7 @@ import pytest
 
 from fleet_helpers import lines
 from helpers import FIXTURES, NOW, REPO, copy_store, run_cli
+from openai_server import fake_openai, status_reply  # noqa: F401 - fake_openai is a fixture
 
 
 def _fleet_process(*args: str, env: dict | None = None, stdout=subprocess.PIPE) -> subprocess.Popen:
@@ -95,3 +96,48 @@ def test_a_stores_list_that_never_ends_is_refused_without_filling_the_memory(tmp
                          preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_AS, (2 * gib, 2 * gib)))
     assert res.returncode == 2 and res.stdout == "", res.stderr
     assert res.stderr.strip().splitlines() == ["memconsolidate: --stores /dev/zero is over 64 MiB: not a list of stores"]
+
+
+# --- the budget of a resumed fleet run ----------------------------------------------------------
+
+
+def test_a_resumed_fleet_run_counts_what_the_stores_the_budget_cut_short_spent(tmp_path, fake_openai):
+    # Every request a server answers is one the budget counted: no retries, no re-asks. The server
+    # refuses each (400): a store's plan then has errors, but its calls were made and paid for.
+    fake_openai.responder = lambda body: status_reply(400)
+    config = tmp_path / "fleet.toml"
+    config.write_text("[llm]\nmax_attempts = 1\nmax_reasks = 0\n")
+    for i in range(3):
+        copy_store(FIXTURES / "bank", tmp_path / "fleet" / f"bank{i}")
+    state = tmp_path / "fleet.jsonl"
+    args = ("fleet", "run", "--discover", str(tmp_path / "fleet"), "--if-due", "--state", str(state), "--now", NOW,
+            "--model", fake_openai.model(), "--api-base", fake_openai.api_base, "--no-cache", "--config", str(config),
+            "--max-calls", "5", "--workers", "1")
+    env = {**os.environ, "OPENAI_API_KEY": "sk-test"}
+    first = run_cli(*args, env=env)
+    assert first.returncode == 1 and fake_openai.count == 5, first.stderr
+    # What a kill after the last store leaves: no closing line, so the next attempt resumes.
+    state.write_text("".join(line + "\n" for line in state.read_text().splitlines() if '"complete"' not in line))
+    again = run_cli(*args, env=env)
+    assert again.returncode == 1 and "fleet budget: 5 calls" in again.stderr, again.stderr
+    assert fake_openai.count == 5  # the resumed attempt had nothing left to spend (it made 5 more)
+    cut = [r for r in lines(first.stdout).values() if r["status"] == "budget_exhausted"]
+    assert sum(r["llm"]["calls"] for r in cut) == 5  # a store cut short says what it spent, as in `fleet plan`
+
+
+def test_absurd_numbers_in_a_fleet_state_exhaust_the_budget_instead_of_crashing_the_fleet(tmp_path):
+    import datetime as dt
+
+    stores = [copy_store(FIXTURES / "bank", tmp_path / "fleet" / f"bank{i}") for i in range(2)]
+    state = tmp_path / "fleet.jsonl"
+    started = dt.datetime.now(dt.timezone.utc).isoformat(timespec="seconds")
+    planted = {"path": str(stores[0]), "status": "ok", "llm": {"calls": 10**400, "cost_usd": 1e300}}
+    state.write_text(json.dumps({"schema": "memconsolidate.fleet-state/1", "fleet_run": "F1", "started": started}) + "\n"
+                     + json.dumps({"fleet_run": "F1", "store": planted}) + "\n")
+    for budget in (("--max-calls", "100"), ("--max-cost", "1")):
+        res = run_cli("fleet", "run", *map(str, stores), "--if-due", "--state", str(state), "--now", NOW, *budget)
+        assert res.returncode == 1 and "internal error" not in res.stderr, res.stderr  # was OverflowError, before any store
+        records = lines(res.stdout)
+        assert records[str(stores[0])]["resumed"] is True
+        assert records[str(stores[1])]["status"] == "budget_exhausted" and not (stores[1] / ".memconsolidate" / "runs").exists()
+        state.write_text("".join(line + "\n" for line in state.read_text().splitlines()[:2]))  # the same two lines again
