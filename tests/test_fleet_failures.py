@@ -141,3 +141,43 @@ def test_absurd_numbers_in_a_fleet_state_exhaust_the_budget_instead_of_crashing_
         assert records[str(stores[0])]["resumed"] is True
         assert records[str(stores[1])]["status"] == "budget_exhausted" and not (stores[1] / ".memconsolidate" / "runs").exists()
         state.write_text("".join(line + "\n" for line in state.read_text().splitlines()[:2]))  # the same two lines again
+
+
+# --- discovery ----------------------------------------------------------------------------------
+
+
+def test_discovery_names_the_stores_it_leaves_inside_a_claude_repository(tmp_path):
+    # A repository holding `.claude/` is one claude store; a bank or zylos store inside it overlaps
+    # it, so the fleet cannot take both. It was left out without a word, every night.
+    repo = copy_store(FIXTURES / "claude", tmp_path / "top" / "repo")
+    bank = copy_store(FIXTURES / "bank", repo / "tools" / "bank")
+    zylos = copy_store(FIXTURES / "zylos", repo / "zylos")
+    res = run_cli("fleet", "plan", "--discover", str(tmp_path / "top"), "--now", NOW, "--model", "none")
+    assert res.returncode == 0, res.stderr
+    assert list(lines(res.stdout)) == [str(repo)]
+    for inner, layout in ((bank, "bank"), (zylos, "zylos")):
+        assert (f"memconsolidate: {inner}: a {layout} store inside the claude store {repo}, left out "
+                "(stores overlap: run it on its own)") in res.stderr.splitlines()
+
+
+def test_discovery_goes_on_where_the_claude_layout_cannot_tell_for_folders_nested_too_deep(tmp_path, monkeypatch):
+    from pipeline.fleet.targets import discover
+    from pipeline.layouts.claude import reader
+
+    top = tmp_path / "top"
+    bank = copy_store(FIXTURES / "bank", top / "bank")
+    repo = copy_store(FIXTURES / "claude", top / "deep" / "d" / "repo")
+    walk = reader.detect
+
+    def detect(root: Path) -> bool:
+        # What the claude layout's walk (os.walk, recursive on Python 3.11) does above a tree
+        # nested deeper than the recursion limit: `--discover` was an internal error, no store run.
+        if root in (top, top / "deep"):
+            raise RecursionError("maximum recursion depth exceeded")
+        return walk(root)
+
+    monkeypatch.setattr(reader, "detect", detect)
+    warnings: list[str] = []
+    assert discover(str(top), warnings.append) == [str(bank), str(repo)]
+    assert warnings == [f"{top}: its folders nest too deep to tell at once whether it is a claude store: "
+                        "each folder below is looked at instead (slow)"]
