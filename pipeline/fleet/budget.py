@@ -22,6 +22,21 @@ from typing import Any, Callable, Protocol
 from ..llm.errors import BudgetExceeded
 
 _NANO = 1_000_000_000
+# The ledger's counters are 64-bit integers in shared memory: a count beyond this (from a corrupt or
+# planted fleet state, or a price gone wild) is held at it, an exhausted budget, instead of wrapping
+# around to a small number or overflowing.
+MAX_COUNT = 1 << 62
+
+
+def _saturated(count: int) -> int:
+    return min(max(0, count), MAX_COUNT)
+
+
+def _nano(usd: float) -> int:
+    """USD in billionths, within the ledger's range (NaN and negatives are nothing)."""
+    if not usd > 0:
+        return 0
+    return MAX_COUNT if usd >= MAX_COUNT / _NANO else _saturated(round(usd * _NANO))
 
 
 @dataclass(frozen=True)
@@ -63,15 +78,15 @@ class Ledger:
         return slot - now
 
     def spent(self, cost_usd: float) -> None:
-        self.state.cost_nano += max(0, round(cost_usd * _NANO))
+        self.state.cost_nano = _saturated(self.state.cost_nano + _nano(cost_usd))
 
     def snapshot(self) -> dict[str, Any]:
         return {"calls": int(self.state.calls), "cost_usd": self.state.cost_nano / _NANO, "refused": int(self.state.refused)}
 
 
 def start_state(limits: Limits, state: Any) -> Any:
-    state.calls = limits.spent_calls
-    state.cost_nano = round(limits.spent_cost * _NANO)
+    state.calls = _saturated(limits.spent_calls)
+    state.cost_nano = _nano(limits.spent_cost)
     state.next_slot = 0.0
     state.refused = 0
     return state

@@ -78,9 +78,7 @@ def _fleet(command: str, o: dict[str, Any], opts: Options, **task: Any) -> None:
         # are the fleet's (its schedule), made first so a bad option is exit 2 before any store.
         settings, _ = make_settings(opts)
         engine = get_engine(o["engine"], workers=o["workers"], address=o["address"])
-        targets = collect(o["paths"] or [], o["stores"], o["discover"])
-        for warning in targets.warnings:
-            say(warning)
+        targets = collect(o["paths"] or [], o["stores"], o["discover"], say)
         if task.get("plans_dir"):
             try:
                 plans_dir = Path(task["plans_dir"]).resolve()  # workers may run elsewhere

@@ -6,7 +6,8 @@ fleet of thousands of stores linear, and a kill can only tear the last line, whi
 
 A later `fleet run --if-due` resumes the file's fleet run if it is not complete and began less than
 `interval_hours` (minus the slack) ago: it skips the stores recorded as finished (every status but
-budget_exhausted) and counts what they spent against the budget; otherwise it starts a new one.
+budget_exhausted) and counts what every recorded store spent against the budget (a store the budget
+cut short made calls too); otherwise it starts a new one.
 The file is data, not instructions: a line counts only if it names one of this run's own targets
 (resolved paths); nothing read from it is ever opened, and a line that does not parse is skipped.
 
@@ -27,6 +28,7 @@ from typing import Any, Callable, Iterable
 from ..errors import UsageError
 from ..lock import open_regular
 from ..storage.files import TooLarge, Unreadable, read_own
+from .budget import MAX_COUNT
 from .targets import refuse_inside_a_store
 from .task import STATUSES
 
@@ -95,6 +97,10 @@ class FleetState:
             and not any(item.get("complete") is True and item.get("fleet_run") == header["fleet_run"] for item in lines)
         )
         self.finished: dict[str, dict[str, Any]] = {}
+        # What every earlier attempt of this fleet run spent: a store the budget cut short, or that
+        # failed, made its calls too (only a store in flight at the kill, or whose worker died, took
+        # its spend along).
+        self._spent: list[dict[str, Any]] = []
         if resumable:
             assert header is not None
             self.fleet_run = str(header["fleet_run"])
@@ -105,8 +111,9 @@ class FleetState:
                 where = record.get("path")
                 if not isinstance(where, str) or where not in wanted:
                     continue
+                self._spent.append(_clean(record))
                 if record.get("status") in FINISHED:
-                    self.finished[where] = _clean(record)
+                    self.finished[where] = self._spent[-1]
                 else:
                     self.finished.pop(where, None)
             self._fd = self._open(truncate=False)
@@ -138,9 +145,9 @@ class FleetState:
         os.fsync(self._fd)
 
     def spent(self) -> tuple[int, float]:
-        """Calls and cost the finished stores of earlier attempts used (they count against the budget)."""
+        """Calls and cost the earlier attempts of this fleet run used (they count against the budget)."""
         calls, cost = 0, 0.0
-        for record in self.finished.values():
+        for record in self._spent:
             llm = record.get("llm")
             if isinstance(llm, dict):
                 calls += _number(llm.get("calls"), int)
@@ -157,15 +164,16 @@ class FleetState:
 
 
 def _number(value: Any, kind: type) -> Any:
-    """A non-negative number from the file, or 0 for anything else (the file is data, not trusted)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or value < 0 or value == float("inf"):
+    """A non-negative number from the file, or 0 for anything else (the file is data, not trusted);
+    held at the budget's ceiling (a 400-digit integer is no float, 1e308 calls no 64-bit count)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or value < 0:
         return kind(0)
-    return kind(value)
+    return kind(min(value, MAX_COUNT))
 
 
 def _clean(record: dict[str, Any]) -> dict[str, Any]:
     """A record read back from the file, reduced to the report's fields with their types."""
-    out: dict[str, Any] = {"path": record["path"], "status": record["status"]}
+    out: dict[str, Any] = {"path": record["path"], "status": record.get("status")}
     out["layout"] = record.get("layout") if isinstance(record.get("layout"), str) else None
     out["run_id"] = record.get("run_id") if isinstance(record.get("run_id"), str) else None
     counts, llm, errors = record.get("counts"), record.get("llm"), record.get("errors")

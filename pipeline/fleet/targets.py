@@ -7,34 +7,47 @@ store only if no visible subfolder is detected as well: the repository holding `
 memory folder itself (a home folder whose repositories hold stores of their own has its
 `.claude/` found as one more store). Discovery never descends into a store (a store inside a store would be
 worked on twice, under two locks), nor into `.git`, `.memconsolidate` or the other folders the
-readers skip, and never follows a symlinked folder (it could leave DIR or loop).
+readers skip, and never follows a symlinked folder (it could leave DIR or loop). A store of a
+rooted layout inside a claude store is left out with a warning that names it.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+import stat
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from ..errors import UsageError
-from ..storage.files import SKIP_DIRS
+from ..storage.files import SKIP_DIRS, Unreadable, read_chunks
 
 
 @dataclass
 class Targets:
     paths: list[str]  # absolute, resolved, unique, in the order given or found
-    warnings: list[str] = field(default_factory=list)
+
+
+# A path a line: a list of a million stores stays well below it. A bigger "list" is not one (a
+# link to /dev/zero would grow in memory until the machine ran out).
+MAX_STORES_FILE_BYTES = 64 << 20
 
 
 def read_stores_file(file: str) -> list[str]:
     """One path a line; blank lines and `#` comments skipped; relative paths are relative to the
-    file's folder (so the list means the same from any working directory)."""
+    file's folder (so the list means the same from any working directory), or to the current
+    folder for a list that is no file in a folder (`--stores /dev/stdin`, `--stores <(find ...)`)."""
     try:
-        text = Path(file).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
+        with open(file, "rb") as fh:
+            data = b"".join(read_chunks(fh, MAX_STORES_FILE_BYTES + 1))
+            in_a_folder = stat.S_ISREG(os.fstat(fh.fileno()).st_mode)
+        if len(data) > MAX_STORES_FILE_BYTES:
+            raise UsageError(f"--stores {file} is over {MAX_STORES_FILE_BYTES >> 20} MiB: not a list of stores")
+        text = data.decode("utf-8-sig")  # a list saved by an editor that starts it with a byte-order mark
+    except (OSError, Unreadable, UnicodeDecodeError) as exc:
         raise UsageError(f"cannot read --stores {file}: {getattr(exc, 'strerror', None) or exc}") from None
-    base = Path(file).resolve().parent
+    # A pipe's path names no folder: /dev/stdin resolves to /proc/PID/fd/pipe:[N].
+    base = Path(file).resolve().parent if in_a_folder else Path.cwd()
     out = []
     for line in text.splitlines():
         entry = line.strip()
@@ -63,46 +76,90 @@ def _subdirs(folder: Path, warn: Callable[[str], None]) -> list[Path]:
     return [Path(e.path) for e in entries if e.name not in SKIP_DIRS and e.is_dir(follow_symlinks=False)]
 
 
-def _detects(layout, folder: Path) -> bool:
-    try:
-        return bool(layout.detect(folder))
-    except OSError:
-        return False
+class _Discovery:
+    """One `--discover` walk: the stores found, in the order met, and what it tells the user."""
+
+    def __init__(self, warn: Callable[[str], None]) -> None:
+        self.rooted, self.catch_all = _layouts()
+        self.warn = warn
+        self.found: list[str] = []
+        self._too_deep = False
+        # A catch-all layout walks all below a folder: asked of a folder as a child, then as itself.
+        self._seen: dict[tuple[str, Path], bool] = {}
+
+    def detects(self, layout: Any, folder: Path) -> bool:
+        key = (layout.name, folder)
+        if key not in self._seen:
+            self._seen[key] = self._detect(layout, folder)
+        return self._seen[key]
+
+    def _detect(self, layout: Any, folder: Path) -> bool:
+        try:
+            return bool(layout.detect(folder))
+        except OSError:
+            return False
+        except RecursionError:
+            # A catch-all layout walks the tree below (recursively, on Python 3.11): one nested
+            # thousands deep. The folders below are looked at one by one instead.
+            if not self._too_deep:
+                self._too_deep = True
+                self.warn(f"{folder.resolve()}: its folders nest too deep to tell at once whether it is a {layout.name} "
+                          "store: each folder below is looked at instead (slow)")
+            return False
+
+    def rooted_store(self, folder: Path) -> Any:
+        return next((layout for layout in self.rooted if self.detects(layout, folder)), None)
+
+    def walk(self, top: Path) -> None:
+        # A stack, not recursion: a tree nested deeper than Python's recursion limit is walked too.
+        stack = [top]
+        while stack:
+            folder = stack.pop()
+            if self.rooted_store(folder) is not None:
+                self.found.append(str(folder.resolve()))
+                continue
+            children = _subdirs(folder, self.warn)
+            # Not pruned when a catch-all layout does not detect a folder: claude's does not see a bare
+            # memory folder (MEMORY.md at its root) from the folder above it.
+            here = [layout for layout in self.catch_all if self.detects(layout, folder)]
+            if here and not any(self.detects(layout, c) for layout in here for c in children if not c.name.startswith(".")):
+                self.found.append(str(folder.resolve()))
+                self._left_inside(folder, here[0].name)
+                continue
+            stack.extend(reversed(children))
+
+    def _left_inside(self, store: Path, layout: str) -> None:
+        """Say which stores of a rooted layout lie inside the catch-all store `store` (a bank store in
+        a repository that also holds `.claude/`): they overlap it, so the fleet cannot take them too,
+        and leaving them out without a word made them look consolidated every night."""
+        stack = list(reversed(_subdirs(store, self.warn)))
+        while stack:
+            folder = stack.pop()
+            inner = self.rooted_store(folder)
+            if inner is None:
+                stack.extend(reversed(_subdirs(folder, self.warn)))
+                continue
+            self.warn(f"{folder.resolve()}: a {inner.name} store inside the {layout} store {store.resolve()}, left out "
+                      "(stores overlap: run it on its own)")
 
 
 def discover(root: str, warn: Callable[[str], None]) -> list[str]:
     top = Path(root).expanduser()
     if not top.is_dir():
         raise UsageError(f"--discover needs a directory: {root}")
-    rooted, catch_all = _layouts()
-    found: list[str] = []
-
-    def visit(folder: Path) -> None:
-        if any(_detects(layout, folder) for layout in rooted):
-            found.append(str(folder.resolve()))
-            return
-        children = _subdirs(folder, warn)
-        # Not pruned when a catch-all layout does not detect a folder: claude's does not see a bare
-        # memory folder (MEMORY.md at its root) from the folder above it.
-        here = [layout for layout in catch_all if _detects(layout, folder)]
-        if here and not any(_detects(layout, c) for layout in here for c in children if not c.name.startswith(".")):
-            found.append(str(folder.resolve()))
-            return
-        for child in children:
-            visit(child)
-
-    visit(top)
-    return found
+    walk = _Discovery(warn)
+    walk.walk(top)
+    return walk.found
 
 
-def collect(paths: Iterable[str], stores_file: str | None, discover_dir: str | None) -> Targets:
-    """Every target once, resolved; refuses overlapping targets (one store inside another)."""
-    warnings: list[str] = []
+def collect(paths: Iterable[str], stores_file: str | None, discover_dir: str | None, warn: Callable[[str], None]) -> Targets:
+    """Every target once, resolved; refuses overlapping targets (one store inside another). What
+    discovery has to say is said as it is found: also when no store is found at all (exit 2)."""
     given = list(paths)
     if stores_file:
         given += read_stores_file(stores_file)
     if discover_dir:
-        given += discover(discover_dir, warnings.append)
+        given += discover(discover_dir, warn)
     if not given:
         raise UsageError("no stores: give paths, --stores FILE or --discover DIR")
     seen: dict[str, None] = {}
@@ -110,7 +167,7 @@ def collect(paths: Iterable[str], stores_file: str | None, discover_dir: str | N
         seen.setdefault(_target(entry), None)
     ordered = list(seen)
     _refuse_nested(ordered)
-    return Targets(paths=ordered, warnings=warnings)
+    return Targets(paths=ordered)
 
 
 def _target(entry: str) -> str:

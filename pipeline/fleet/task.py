@@ -106,9 +106,14 @@ def _budget_exhausted(record: dict[str, Any], meter: WorkerMeter | None) -> None
         record["errors"].append(reason)
 
 
-def _check_budget(meter: WorkerMeter | None) -> Callable[[Plan], None]:
+def _check_budget(meter: WorkerMeter | None, record: dict[str, Any]) -> Callable[[Plan], None]:
+    """What runs once a store's plan is made, before anything of it is applied or written: a store
+    the budget refused a request stops there, its plan's counts and spend recorded (what it spent
+    counts against the budget of a resumed fleet run)."""
+
     def check(plan: Plan) -> None:
         if meter is not None and meter.refused:
+            _plan_counts(record, plan)
             raise _BudgetStop()
 
     return check
@@ -139,8 +144,8 @@ def _do_plan(path: str, spec: TaskSpec, settings: Settings, meter: WorkerMeter |
     from ..workflow import plan_store
 
     _, _, plan = plan_store(path, settings, say)
+    _check_budget(meter, record)(plan)
     _plan_counts(record, plan)
-    _check_budget(meter)(plan)
     if spec.plans_dir is not None:
         record["plan_file"] = str(write_plan(Path(spec.plans_dir), path, plan))
     record["status"] = "ok"
@@ -149,7 +154,7 @@ def _do_plan(path: str, spec: TaskSpec, settings: Settings, meter: WorkerMeter |
 def _do_apply(path: str, spec: TaskSpec, settings: Settings, meter: WorkerMeter | None, record: dict[str, Any], say: Callable[[str], None]) -> None:
     from ..workflow import apply_store
 
-    check = _check_budget(meter)
+    check = _check_budget(meter, record)
 
     def confirm(plan: Plan, actions: list[Action]) -> bool:  # the fleet's "prompt": --yes was required to start
         check(plan)
@@ -167,7 +172,7 @@ def _do_run(path: str, spec: TaskSpec, settings: Settings, meter: WorkerMeter | 
     from ..lock import LockHeld
 
     try:
-        outcome = run_store(path, settings, say, spec.if_due, before_apply=_check_budget(meter))
+        outcome = run_store(path, settings, say, spec.if_due, before_apply=_check_budget(meter, record))
     except LockHeld as exc:
         if not spec.if_due:
             raise
