@@ -200,5 +200,5 @@ def test_an_index_the_run_cannot_edit_is_said_not_rebuilt_in_the_report_and_the_
     fence = memory_md.unclosed_fence_said(7)
     assert f"| `MEMORY.md` | NOT REBUILT | MEMORY.md left untouched: {fence} |" in report_of(folder, result.run_id)
     assert f"{AGENT}/MEMORY.md: not edited for this run's changes (MEMORY.md left untouched: {fence}); it may still " \
-           "list what was archived or miss what was written: the next plan proposes rebuild_index" in result.changes.notes
+           "list what was archived or miss what was written: fix that, and the next plan proposes rebuild_index" in result.changes.notes
     assert (folder / "MEMORY.md").read_text(encoding="utf-8") == index
