@@ -241,7 +241,7 @@ def test_an_unreadable_memory_md_is_never_rewritten(store):
     assert index.read_bytes() == raw
     assert (store / P / ".archive" / run_id / "project_ci_cache_copy.md").is_file()  # the merge still happened
     report = (store / P / ".archive" / run_id / "REPORT.md").read_text()
-    assert "| `MEMORY.md` | NOT REBUILT | MEMORY.md could not be read: left untouched, not rebuilt |" in report
+    assert "| `MEMORY.md` | NOT REBUILT | MEMORY.md left untouched: not UTF-8 (byte 42) |" in report  # the reader's parse_error
     assert not (store / P / ".archive" / run_id / "MEMORY.md").exists()
 
 

@@ -93,9 +93,12 @@ def test_a_consolidation_whose_index_cannot_follow_says_so_in_the_run(tmp_path):
     (folder / "MEMORY.real.md").write_bytes((folder / "MEMORY.md").read_bytes())
     (folder / "MEMORY.md").unlink()
     (folder / "MEMORY.md").symlink_to("MEMORY.real.md")
+    [cons] = [a for a in plan_json(root, "--model", "stub", "--max-retire", "1")["actions"] if a["kind"] == "consolidate"]
     res = run_cli("apply", str(root), "--now", NOW, "--model", "stub", "--yes", "--json", "--max-retire", "1", "--select", "consolidate")
     assert res.returncode == 0, res.stderr
     out = json.loads(res.stdout)
     assert [a["kind"] for a in out["applied"]] == ["consolidate"]
     [note] = [n for n in out["notes"] if n.startswith(".claude/memory/MEMORY.md: not edited for this run's changes")]
-    assert "MEMORY.md is a symlink" in note and note.endswith("the next plan proposes rebuild_index")
+    assert "MEMORY.md left untouched: it is a symlink" in note and note.endswith("the next plan proposes rebuild_index")
+    # and the plan said so first, in the consolidation's reason
+    assert cons["reason"].endswith("; applying it: " + note.removeprefix(".claude/memory/MEMORY.md: "))

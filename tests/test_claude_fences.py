@@ -23,7 +23,7 @@ from pipeline.actions import PruneStaleAction
 from pipeline.api import apply_plan, build_plan, open_store, undo
 from pipeline.config import Settings
 from pipeline.model import Action
-from pipeline.layouts.claude import memory_md, rules
+from pipeline.layouts.claude import memory_md
 from pipeline.rules.link_names import HREF
 from pipeline.text.lines import fenced_blocks
 
@@ -226,8 +226,9 @@ def test_the_drift_of_an_index_with_an_unclosed_fence_is_a_finding_and_never_an_
     assert not [a for a in plan.actions if a.kind in ("rebuild_index", "trim_budget")]
     [review] = [f for f in plan.findings if f.kind == "manual_review"]
     assert review.targets == [f"{AGENT}/MEMORY.md"]
-    assert review.reason == (f"1 file not indexed: {AGENT}/gamma.md; 1 entry without a file: {AGENT}/delta.md: "
-                             + rules.UNEDITED_DRIFT)
+    assert review.reason == (f"1 file not indexed: {AGENT}/gamma.md; 1 entry without a file: {AGENT}/delta.md: left as it is, "
+                             "the index being read but never edited while it has the parse_error said of it: fix that, "
+                             "and the next plan proposes rebuild_index")
     before = snapshot(tmp_path)
     apply_plan(corpus, plan, settings)  # nothing of it is the run's to fix
     assert snapshot(tmp_path) == before

@@ -3,7 +3,8 @@ rebuild leaves unwritten is a typed result (claude/index_rebuild.NotWritten), wi
 each refactor kept:
 
 - a line's reference definition is matched once, its `label` on the parsed line for every reader
-  of the index's labels (`_labels`, `_parse_line`, `_definitions_edited`);
+  of the index's labels (`_labels`, `_parse_line`, `_definitions_edited`), `link_names.reference_uses`
+  included: it is asked only of the lines the parse read as no definition;
 - the lines nested under removed entries find their new entry in one walk of the index, not one
   per removed entry;
 - a consolidation's line (`restyler`) scans its entry link once, not on each step of the hook
@@ -24,6 +25,7 @@ from pipeline.api import apply_plan, build_plan, open_store, undo
 from pipeline.config import Settings
 from pipeline.layouts.claude import memory_md
 from pipeline.model import Action
+from pipeline.rules import link_names
 
 AGENT = ".claude/agent-memory/a"
 S = Settings.model_validate({"now": NOW, "llm": {"model": "none"}})
@@ -55,6 +57,23 @@ def test_each_lines_reference_definition_is_matched_once(monkeypatch):
     # the note's use keeps the definition, pointed at the home in its own spelling; the other use is struck
     assert struck.text == ("# Ops\n\n- [Keep](keep.md) — see also ~~the old one~~\n- [Pinned][O] — the old runbook, says Bob\n\n"
                            "[o]: <keep.md>\n[k]: keep.md\n")
+
+
+def test_a_reference_use_is_read_without_matching_its_line_as_a_definition_again(monkeypatch):
+    lines = len(memory_md.parse(REFS))
+    matched: list[str] = []
+    for module in (memory_md, link_names):  # the grammar's own, and the one `reference_uses` called
+        match = module.reference_definition
+
+        def counted(line: str, match=match):
+            matched.append(line)
+            return match(line)
+
+        monkeypatch.setattr(module, "reference_definition", counted)
+    struck = memory_md.strike(REFS, {"old.md"}, {}, homes={"old.md": "keep.md"})
+    assert len(matched) == lines  # before: 17 for 9 lines, `reference_uses` matching each line holding a `[` again
+    assert "- [Pinned][O] — the old runbook, says Bob" in struck.text  # its use still read: the definition kept
+    assert struck.text.endswith("[o]: <keep.md>\n[k]: keep.md\n")
 
 
 def test_a_label_is_its_first_definitions_even_one_naming_a_url_and_none_in_code():
@@ -181,5 +200,5 @@ def test_an_index_the_run_cannot_edit_is_said_not_rebuilt_in_the_report_and_the_
     fence = memory_md.unclosed_fence_said(7)
     assert f"| `MEMORY.md` | NOT REBUILT | MEMORY.md left untouched: {fence} |" in report_of(folder, result.run_id)
     assert f"{AGENT}/MEMORY.md: not edited for this run's changes (MEMORY.md left untouched: {fence}); it may still " \
-           "list what was archived or miss what was written: the next plan proposes rebuild_index" in result.changes.notes
+           "list what was archived or miss what was written: fix that, and the next plan proposes rebuild_index" in result.changes.notes
     assert (folder / "MEMORY.md").read_text(encoding="utf-8") == index

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, strategies as st
 from helpers import NOW, apply_json, plan_json, run_cli, snapshot
 
+from pipeline.actions import MergeDuplicateAction
 from pipeline.config import Settings
 from pipeline.layouts.claude import memory_md, reader, writer
 from pipeline.layouts.registry import open_store
@@ -381,8 +382,20 @@ def test_a_symlinked_memory_md_holding_memories_is_never_cut(tmp_path):
     folder = tmp_path / ".claude/agent-memory/tester"
     folder.mkdir(parents=True)
     os.symlink("../../../notes/tester.md", folder / "MEMORY.md")
-    out = apply_json(tmp_path)
-    assert out["applied"] == [] and [s["why"] for s in out["skipped"]] == ["not edited, MEMORY.md is a symlink: left untouched"]
+    index = ".claude/agent-memory/tester/MEMORY.md"
+    plan = plan_json(tmp_path, "--model", "none")
+    assert plan["actions"] == []  # before: the merge of its two "Prefer role-based locators" lines, which apply skipped
+    assert [(f["targets"], f["reason"]) for f in plan["findings"] if f["kind"] == "manual_review"] == [
+        ([index], "5 memories kept inside it, which apply never cuts, merges or archives "
+                  "(kept inside MEMORY.md, left untouched: it is a symlink)")]
+    assert apply_json(tmp_path)["applied"] == []
+    # a merge asked anyway (a caller's) is refused for the same reason
+    corpus, settings = open_store(tmp_path, Settings())
+    merge = MergeDuplicateAction(targets=[f"{index}#selectors/1", f"{index}#flaky-specs/1"], survivor=f"{index}#selectors/1",
+                                 reason="normalized text identical")
+    changes = writer.changes(corpus, [merge], settings, "run", None)
+    assert changes.ops == [] and [why for _, why in changes.skipped] == [
+        f"{index}#flaky-specs/1: kept inside MEMORY.md, left untouched: it is a symlink"]
     assert real.read_text(encoding="utf-8") == INLINE
 
 

@@ -1,13 +1,14 @@
 """A file name the journal will not record (a backslash: legal on POSIX, a separator on Windows)
 costs the one action that would move or write it, never the whole run (red-team bug 7: every
-nightly run exited 1 and no other action of the store was ever applied)."""
+nightly run exited 1 and no other action of the store was ever applied); a claude plan does not
+propose that action, a finding saying why."""
 
 from __future__ import annotations
 
 import json
 import os
 
-from helpers import NOW, files, run_cli, snapshot
+from helpers import NOW, files, plan_json, run_cli, snapshot
 
 from pipeline.journal_check import path_problem
 
@@ -22,17 +23,30 @@ def test_path_problem_names_a_backslash():
 
 
 def test_an_action_on_a_file_named_with_a_backslash_is_skipped_and_the_rest_applied(fixture_store):
+    from pipeline.actions import MergeDuplicateAction
+    from pipeline.api import apply_plan, build_plan, open_store, select_actions
+    from pipeline.config import Settings
+
     store = fixture_store("claude")
     (store / P / ODD).write_bytes((store / P / "project_migrations.md").read_bytes())  # an exact duplicate
     os.utime(store / P / "project_migrations.md", (1_577_836_800, 1_577_836_800))
     before = snapshot(store)
-    res = run_cli("apply", str(store), "--now", NOW, "--model", "none", "--yes", "--json")
-    assert res.returncode == 0, res.stderr
-    out = json.loads(res.stdout)
-    [skipped] = [s for s in out["skipped"] if P + ODD in s["targets"]]
-    assert skipped["kind"] == "merge_duplicate"
-    assert skipped["why"] == f"not applied: the journal cannot record {P + ODD}, which holds a backslash (a folder separator on Windows)"
-    assert ("merge_duplicate", P + "project_ci_cache_copy.md") in [(a["kind"], a["targets"][-1]) for a in out["applied"]]
+    # the plan proposes no merge of it, which apply would skip every time: a finding says why
+    # (layouts/claude/uneditable.py, the journal's refusal asked before)
+    plan = plan_json(store, "--model", "none")
+    assert not [a for a in plan["actions"] if P + ODD in a["targets"]]
+    assert [f["reason"] for f in plan["findings"] if f["targets"] == [P + ODD] and f["kind"] == "manual_review"] == [
+        f"read as a memory, but apply never archives, merges, consolidates or edits it "
+        f"(path {P + ODD!r} holds a backslash (a folder separator on Windows))"]
+    # asked anyway (a caller's), it costs that one action, never the run
+    corpus, settings = open_store(store, Settings.model_validate({"now": NOW, "llm": {"model": "none"}}))
+    built = build_plan(corpus, settings)
+    merge = MergeDuplicateAction(targets=[P + "project_migrations.md", P + ODD], survivor=P + "project_migrations.md",
+                                 reason="normalized text identical")
+    result = apply_plan(corpus, built, settings, actions=[*select_actions(built, None, None), merge])
+    assert [why for a, why in result.changes.skipped if a is merge] == [
+        f"{P + ODD}: path {P + ODD!r} holds a backslash (a folder separator on Windows)"]
+    assert ("merge_duplicate", P + "project_ci_cache_copy.md") in [(a.kind, a.targets[-1]) for a in result.changes.applied]
     after = files(store)
     assert after[P + ODD] == before[P + ODD] and not (store / P / "project_ci_cache_copy.md").exists()
     # the nightly run too, every night

@@ -226,8 +226,10 @@ def label_key(label: str) -> str:
 
 def reference_uses(line: str, labels: Container[str]) -> Iterator[tuple[int, int, str, str]]:
     """Each use of a defined reference label (in `labels`, by `label_key`) in a line, in order:
-    (start, end, its text, its label's key). A line that is a definition itself has none."""
-    if "[" not in line or reference_definition(line) is not None:
+    (start, end, its text, its label's key). A line that is a definition itself has none: not
+    asked of one (the index grammar, claude/memory_md.py, reads each line's definition once,
+    `Line.label`, and asks this only of the others)."""
+    if "[" not in line:
         return
     for match in _REFERENCE_USE.finditer(line):
         key = label_key(match.group("label") or match.group("text"))

@@ -31,16 +31,19 @@ class ClaudeLayout(ModuleLayout):
         return rules.hand_overs(outcome)
 
     def after_cap(self, corpus: Corpus, actions: list[Action], live: list[str]) -> list[Action]:
-        # A rebuild asked for only by files the run's own merges and prunes archive is moot; one of an
-        # index the reader reported is never applied.
-        return rules.without_settled_drift(corpus, rules.without_unedited_indexes(corpus, actions))
+        # A rebuild asked for only by files the run's own merges and prunes archive is moot; what
+        # apply would skip every time (an index or a memory it never edits or moves) is not proposed.
+        kept = rules.without_what_apply_leaves(corpus, rules.without_unedited_indexes(corpus, actions))
+        return rules.without_settled_drift(corpus, kept)
 
     def depends_on(self, corpus: Corpus, action: Action) -> list[str]:
         return index_reads.depends_on(corpus, action)
 
     def explain(self, corpus: Corpus, actions: list[Action], settings: Settings) -> list[Action]:
-        # A conflict the file times date carries its newer side: what `--resolve newer` archives.
-        return rules.explain(corpus, decisions.newer_sides(corpus, actions), settings)
+        # A conflict the file times date carries its newer side: what `--resolve newer` archives; one
+        # with a side apply never moves or notes says `--resolve` leaves it instead.
+        dated = rules.conflicts_left(corpus, actions, decisions.newer_sides(corpus, actions))
+        return rules.explain(corpus, dated, settings)
 
     def changes(self, corpus: Corpus, actions: list[Action], settings: Settings, run_id: str, resolve: str | None,
                 findings: list[Finding] | None = None) -> ChangeSet:

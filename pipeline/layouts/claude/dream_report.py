@@ -15,7 +15,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from ...actions import StaleFinding
-from ...kinds import FindingKind, StaleClass
+from ...kinds import StaleClass
 from ...model import Corpus, Finding
 from ...printable import printable
 from ...rules.refs import KNOWN_EXTENSIONS
@@ -23,6 +23,7 @@ from .decisions import Decisions
 from .index_rebuild import NotWritten
 from .paths import ARCHIVE_DIR, _in_folder, archive_path, folder_of
 from .reader import INDEX
+from .uneditable import reported_by_reader
 
 PARTIALLY_STALE = StaleClass.PARTIALLY_STALE
 EVERGREEN = StaleClass.EVERGREEN
@@ -75,7 +76,8 @@ def dream_report(
         return key[len(scope) + 1 :] if key.startswith(scope + "/") else key
 
     memories = [m for m in corpus.memories if mine(m.key)]
-    unreadable = sorted({t for f in corpus.findings if f.kind == FindingKind.PARSE_ERROR for t in f.targets if mine(t)})
+    reported = reported_by_reader(corpus)
+    unreadable = sorted(t for t in reported if mine(t))
     classes = Counter(stale[m.key].class_ for m in memories if m.key in stale)
     reasons: Counter[str] = Counter()
     for fc in changed:
@@ -138,8 +140,7 @@ def dream_report(
         lines.append("None.")
     if unreadable:
         lines += ["", "### Unreadable (left untouched)", ""]
-        reasons_by = {t: f.reason for f in corpus.findings if f.kind == FindingKind.PARSE_ERROR for t in f.targets}
-        lines += [f"- `{shown(k)}`: {_cell(reasons_by[k])}" for k in unreadable]
+        lines += [f"- `{shown(k)}`: {_cell(reported[k])}" for k in unreadable]
     return "\n".join(printable(line) for line in lines) + "\n"
 
 

@@ -5,46 +5,33 @@ through `set_keys`, so the other keys and the body stay). The front matter is re
 reads it, YAML else `key: value` lines (`description: a: b`): the body of such a file is edited like
 any other, its description only on its one line, in place (never rendered through YAML). A file gets one write per run: a note the
 run appends (`--resolve keep-both`) and its replacements land in the same op, built on the bytes
-as read. A file this run archives, an unreadable file or a symlink is never edited.
+as read. A file this run archives, an unreadable file or a symlink is never edited (`uneditable.memory_left`).
 """
 
 from __future__ import annotations
 
 from functools import partial
-from pathlib import Path
-from typing import Collection, Mapping
+from typing import Callable, Collection
 
 from ...journal import Op
-from ...model import Action, Memory
+from ...model import Action
 from ...storage.files import Unreadable
 from ...storage.since_plan import DiskReads
 from ...storage.text_edits import TEXT_EDIT_KINDS, EditRefused, Fields, edit_bytes, fold_write, merged, only_fields, replacements_of
 
 
-def _problem(key: str, by_key: Mapping[str, Memory], unreadable: Collection[str], retired: Collection[str], root: Path) -> str | None:
-    if key in unreadable:
-        return f"{key}: unreadable file: left untouched"
-    if key not in by_key:
-        return f"{key}: not a memory file of this store"
-    if (root / key).is_symlink():
-        return f"{key}: a symlink: left untouched"
-    if key in retired:
-        return f"{key} is archived by another action of this run"
-    return None
-
-
 def apply_text_edits(
-    actions: list[Action], by_key: Mapping[str, Memory], unreadable: Collection[str], retired: Collection[str],
-    root: Path, disk: DiskReads, ops: list[Op],
+    actions: list[Action], unmovable: Callable[[str], str | None], retired: Collection[str], disk: DiskReads, ops: list[Op],
 ) -> dict[int, str | None]:
-    """Outcome by action index (None: applied) of every text-edit action; writes folded into `ops`."""
+    """Outcome by action index (None: applied) of every text-edit action; writes folded into `ops`.
+    `unmovable`: why a memory is never edited (`uneditable.memory_left`, which the plan asks too)."""
     outcome: dict[int, str | None] = {}
     pending: dict[str, Fields] = {}
     for i, a in enumerate(actions):
         if a.kind not in TEXT_EDIT_KINDS:
             continue
         key = a.targets[0] if len(a.targets) == 1 else ""
-        why = _problem(key, by_key, unreadable, retired, root) if key else "a text edit names exactly one memory"
+        why = _problem(key, unmovable, retired) if key else "a text edit names exactly one memory"
         if why is None:
             try:
                 edits = merged(pending.get(key, {}), replacements_of(a))
@@ -62,6 +49,14 @@ def apply_text_edits(
         assert data is not None
         fold_write(ops, key, data, partial(_edit, edits=pending[key], key=key))
     return outcome
+
+
+def _problem(key: str, unmovable: Callable[[str], str | None], retired: Collection[str]) -> str | None:
+    if (why := unmovable(key)) is not None:
+        return f"{key}: {why}"
+    if key in retired:
+        return f"{key} is archived by another action of this run"
+    return None
 
 
 def _edit(data: bytes, edits: Fields, key: str) -> bytes:

@@ -20,10 +20,10 @@ its archived files' lines, a consolidation's entry; the rest as it was). A line 
 longer than the index's longest entry line (`memory_md.house_width`). Titles and hooks of new
 entries come from the front matter (`name`, `description`), else the file stem and the body's first
 paragraph (`first_prose`). The old MEMORY.md is copied to `.archive/<run-id>/MEMORY.md` first. A
-MEMORY.md the reader could not read, or one (or a sub-index) with a code fence no later fence line
-closes (`memory_md.unclosed_fence`: a line edited there could be code), is never rewritten, and an
-edited one is written only if the same grammar, reading it back, reaches every surviving file and
-no entry is left dangling.
+MEMORY.md the reader could not read, one (or a sub-index) with a code fence no later fence line
+closes (`memory_md.unclosed_fence`: a line edited there could be code), a symlink or no regular file
+is never rewritten (`uneditable.index_left`, which the plan asks too), and an edited one is written
+only if the same grammar, reading it back, reaches every surviving file and no entry is left dangling.
 
 A consolidation's new file takes the place, in each index listing any of its members (MEMORY.md and
 every sub-index), of the first member (in the plan's order) that index lists (`_replacements`):
@@ -57,6 +57,7 @@ from typing import Callable, Mapping
 from ...changes import ChangeSet
 from ...config import Settings
 from ...journal import ABSENT, Op, sha
+from ...kinds import ActionKind
 from ...model import Action, Corpus, Memory
 from ...rules.link_names import href_of
 from ...storage.files import Unreadable, decode_text, read_text
@@ -68,9 +69,10 @@ from ...text.truncate import HOOK_STRIP
 from ...text.truncate import shorten as shorten_text
 from . import memory_md
 from .memory_md import IndexItem, rebuild
-from .decisions import Created, StaleInfo, decide, unmovable_in
+from .decisions import Created, StaleInfo, decide
 from .paths import _in_folder, _name, archive_path, folder_of
 from .reader import INDEX
+from .uneditable import Left, fenced, index_left, memory_left, reported_by_reader
 
 def _decode(data: bytes) -> tuple[str, bool]:
     return decode_utf8(data)
@@ -90,9 +92,20 @@ class NotWritten:
     folder's REPORT.md), or none, `up_to_date`: what the run's edits make of it is what it is."""
     reason: str
     up_to_date: bool = False
+    left: Left | None = None  # one apply leaves as it is (`uneditable.index_left`): what the user does about it
 
 
 UP_TO_DATE = NotWritten("index already up to date", up_to_date=True)
+
+
+def not_following(index_key: str, not_written: NotWritten) -> str:
+    """What a run whose files moved (or were written) says of a MEMORY.md that could not follow:
+    in its notes (where an apply's reader looks, not only the folder's REPORT.md), and in the plan
+    of the actions that run would be (`consequences`)."""
+    then = not_written.left.then(ActionKind.REBUILD_INDEX) if not_written.left else f"the next plan proposes {ActionKind.REBUILD_INDEX}"
+    return (f"{index_key}: not edited for this run's changes ({not_written.reason}); it may still list what was "
+            f"archived or miss what was written: {then}")
+
 
 HOOK_CHARS = 150  # a derived hook is a pointer, not a summary
 # A consolidation's entry stands for several files: its hook, made of theirs, may be up to twice a
@@ -195,11 +208,10 @@ def _rebuild_index(
 
     `successors` (`Decisions.successor`): each archived memory's content's new home, where an owner's
     note on it in MEMORY.md or a sub-index points once it is gone (`_homes`)."""
-    if index_key not in corpus.indexes:
-        return [], "", NotWritten("MEMORY.md could not be read: left untouched, not rebuilt")
+    left = index_left(corpus, index_key)
+    if left is not None:
+        return [], "", NotWritten(f"MEMORY.md left untouched: {left.why}", left=left)
     path = root / index_key
-    if path.is_symlink():
-        return [], "", NotWritten("MEMORY.md is a symlink: left untouched")
     if not fix_drift and not path.exists():
         # An index missing is drift: the rebuild the plan proposes creates it, listing every file.
         return [], "", NotWritten("no MEMORY.md: none created (rebuild_index creates it)")
@@ -238,8 +250,8 @@ def _rebuild_index(
     disk = disk or DiskReads(root, settings.max_file_bytes)
     on_disk = _sibling_reader(root, folder, settings, disk)
     parsed = memory_md.parse(existing or "")  # MEMORY.md as read: its listings, and what it reached
-    if (fence := memory_md.unclosed_fence(parsed)) is not None:
-        return [], "", NotWritten(f"MEMORY.md left untouched: {memory_md.unclosed_fence_said(fence)}")
+    if (left := fenced(parsed)) is not None:  # the reader's parse_error, on bytes not checked against its hash
+        return [], "", NotWritten(f"MEMORY.md left untouched: {left.why}", left=left)
     listings = [memory_md.listed(lines, set(archived_here), gone_numbers)
                 for lines in [parsed] + [memory_md.parse(t) for t in _sub_index_texts(corpus, index_key, on_disk)]]
     made, groups = _consolidated(created or {}, listings)
@@ -461,18 +473,21 @@ def consequences(corpus: Corpus, actions: list[Action], settings: Settings, disk
     earlier dry runs of the same plan, shared (each reads the same indexes and sub-indexes)."""
     root = Path(corpus.root)
     by_key = corpus.by_key()
-    d = decide(corpus, actions, None, unmovable_in(corpus), StaleInfo(None))
+    d = decide(corpus, actions, None, memory_left(corpus), StaleInfo(None))
     cut_in_place = {folder_of(k) for k in d.retire if k in by_key and by_key[k].extra.get("in_index")}
     archived = {k for k in d.retire if folder_of(k) not in cut_in_place}
-    folders = {folder_of(k) for k in archived} | {folder_of(k) for k in d.created} | {folder_of(k) for k in d.index_actions}
+    archived_in = {folder_of(k) for k in archived}
+    folders = archived_in | {folder_of(k) for k in d.created} | {folder_of(k) for k in d.index_actions}
     disk = disk or DiskReads(root, settings.max_file_bytes)
     out: dict[str, list[str]] = {}
     for folder in sorted(folders - cut_in_place):
         index_key = _in_folder(folder, INDEX)
         said = ChangeSet()
         created = {k: c for k, c in d.created.items() if folder_of(k) == folder}
-        _rebuild_index(root, corpus, settings, "plan", index_key, archived, said, created, disk,
-                       fix_drift=index_key in d.index_actions, successors=d.successor)
+        ops, _, not_written = _rebuild_index(root, corpus, settings, "plan", index_key, archived, said, created, disk,
+                                             fix_drift=index_key in d.index_actions, successors=d.successor)
+        if not ops and not_written is not None and not not_written.up_to_date and (folder in archived_in or created):
+            said.notes.append(not_following(index_key, not_written))  # as the writer's notes say it
         if said.notes:
             # a note on MEMORY.md as the run words it, less its key; one on a sub-index by its name
             out[index_key] = [n.removeprefix(f"{index_key}: ").removeprefix(_in_folder(folder, "")) for n in said.notes]
@@ -497,14 +512,17 @@ def _edit_sub_indexes(
     gone (`memory_md.strike`: entry and numbered lines removed, inline links struck out, every other
     byte kept; nothing added: Claude Code does not load them). An owner's note on an archived file
     points at its content's new home (`homes`, `_homes`: a file of the folder) as in MEMORY.md, or
-    goes with it, quoted in the notes. One that is a symlink or cannot be read again is left as it
-    is, and the summary says so."""
+    goes with it, quoted in the notes. One apply leaves as it is (`uneditable.index_left`: a
+    symlink, a fence never closed) or that cannot be read again is not edited, and the summary says
+    so; what the first leaves pointing at archived files the run's notes say too (and the plan:
+    `consequences`)."""
     ops: list[Op] = []
     texts: dict[str, str] = {}
     said: list[str] = []
     notes: list[str] = []
     repointed: set[str] = set()
     folder = folder_of(index_key)
+    reported = reported_by_reader(corpus)
     for key in corpus.extra.get("sub_indexes", {}).get(index_key, []):
         name = _name(key)
         if key in archived or folder_of(key) != folder:
@@ -518,17 +536,18 @@ def _edit_sub_indexes(
             said.append(f"{name} not edited, cannot read it again: {exc}")
             continue
         parsed = memory_md.parse(existing)
-        if (fence := memory_md.unclosed_fence(parsed)) is not None:
-            # in the run's notes: with nothing else to write, the summary this would go in is not said
-            notes.append(f"{key}: not edited for this run's changes, {memory_md.unclosed_fence_said(fence)}")
-            continue
         replace = _replacements(memory_md.listed(parsed, archived_here, gone_numbers), groups or [])
         struck = memory_md.strike(existing, archived_here, gone_numbers, replace, homes, parsed)
         text, removed, replaced = struck.text, struck.removed, struck.replaced
         if not removed and not replaced:
             continue
-        if (root / key).is_symlink():
-            said.append(f"{name} not edited, it is a symlink: {plural(len(removed) + len(replaced), 'line')} still point at archived files")
+        left = index_left(corpus, key, reported) or fenced(parsed)
+        if left is not None:
+            lines = len(removed) + len(replaced)
+            pointing = f"{plural(lines, 'line')} still point{'s' if lines == 1 else ''} at archived files"
+            said.append(f"{name} not edited, {left.why}: {pointing}")
+            # in the run's notes too: with nothing else to write, the summary this goes in is not said
+            notes.append(f"{key}: not edited for this run's changes, {left.why}: {pointing}")
             continue
         texts[name] = text
         notes += [f"{key}: {w}" for w in struck.said]
@@ -546,8 +565,8 @@ def _cut_index_memories(
 ) -> tuple[list[Op] | None, str]:
     """The ops that cut memories kept inside MEMORY.md out of it (its old copy archived first), or
     None and why not. Each memory's lines must still hold what the reader read from them."""
-    if (Path(corpus.root) / index_key).is_symlink():
-        return None, "not edited, MEMORY.md is a symlink: left untouched"
+    if (left := index_left(corpus, index_key)) is not None:  # `uneditable.memory_left` keeps such memories out of `decide`'s
+        return None, f"not edited, MEMORY.md left untouched: {left.why}"
     try:
         old = disk.bytes(index_key)
     except Unreadable as exc:

@@ -862,7 +862,8 @@ def _definitions_edited(parsed: list[Line], lines: list[str], keep: list[bool], 
     if not of_gone:
         return out
     taken_over = {(n, parsed[n].links[0][0]) for n in swapped if parsed[n].entry is not None}  # its first link: the entry's
-    used = {label for p in parsed if keep[p.n] and not p.code
+    # a definition line (`p.label`, as parsed: never edited before this) uses no label
+    used = {label for p in parsed if keep[p.n] and not p.code and p.label is None
             for start, _, _, label in reference_uses(lines[p.n], labels) if (p.n, start) not in taken_over}
     for n, name in of_gone.items():
         d = parsed[n].reference

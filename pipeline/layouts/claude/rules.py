@@ -4,6 +4,10 @@ MEMORY.md is loaded into every session and silently degrades past its read limit
 keeps it within 17 KB (seed 001, "Rebuild MEMORY.md"). An index over that target is reported here,
 and one past the read limit gets a `trim_budget` (the rebuild that trims hooks at word boundaries
 belongs to apply); below the limit every hook is loaded, so the author's are left as written.
+
+Nothing is proposed that apply would skip every time for a reason the reader knew (`uneditable`):
+the drift of an index apply leaves as it is and its size past the read limit are findings saying
+so, a memory it never moves or edits gets a finding and no action.
 """
 
 from __future__ import annotations
@@ -19,11 +23,13 @@ from ...model import Action, Corpus, Finding
 from ...rules.index_drift import index_drift
 from ...rules.outcome import Outcome
 from ...storage.since_plan import DiskReads
+from ...storage.text_edits import TEXT_EDIT_KINDS
 from ...text.counts import plural
 from . import index_rebuild
-from .decisions import INDEX_KINDS, StaleInfo, decide, unmovable_in, unreadable_keys
+from .decisions import INDEX_KINDS, StaleInfo, decide
 from .memory_md import MAX_LINES
 from .paths import folder_of
+from .uneditable import Left, memory_left, uneditable_indexes
 
 
 def over(corpus: Corpus, measure: str, limit: int) -> list[tuple[str, int]]:
@@ -33,8 +39,10 @@ def over(corpus: Corpus, measure: str, limit: int) -> list[tuple[str, int]]:
 
 def index_budget(corpus: Corpus, budget: int, load_bytes: int) -> Outcome:
     """An index past what Claude Code loads is trimmed (its hooks, never its entries); one only over
-    the 17 KB target is reported, its hand-written hooks left as written: they are all loaded."""
+    the 17 KB target is reported, its hand-written hooks left as written: they are all loaded. One
+    apply leaves as it is (`uneditable`) is not trimmed, and its finding says so."""
     out = Outcome()
+    left = uneditable_indexes(corpus) if over(corpus, "index_bytes", load_bytes) else {}
     for index, size in over(corpus, "index_bytes", budget):
         if size <= load_bytes:
             out.findings.append(BudgetFinding(
@@ -42,9 +50,14 @@ def index_budget(corpus: Corpus, budget: int, load_bytes: int) -> Outcome:
                 reason=f"{size} bytes, over the {budget}-byte MEMORY.md target but within the {load_bytes} Claude Code loads: "
                        "hooks are left as written"))
             continue
+        over_load = f"{size} bytes, over the {load_bytes} bytes of MEMORY.md Claude Code loads"
+        if index in left:
+            out.findings.append(BudgetFinding(kind=FindingKind.OVER_BUDGET, targets=[index], size=size, budget=load_bytes,
+                                              reason=f"{over_load}: not trimmed, {left_as_it_is(left[index], ActionKind.TRIM_BUDGET)}"))
+            continue
         out.findings.append(
             BudgetFinding(kind=FindingKind.OVER_BUDGET, targets=[index], size=size, budget=load_bytes,
-                    reason=f"{size} bytes, over the {load_bytes} bytes of MEMORY.md Claude Code loads: a rebuild trims hooks, never entries")
+                    reason=f"{over_load}: a rebuild trims hooks, never entries")
         )
         out.actions.append(
             Action(kind=ActionKind.TRIM_BUDGET, targets=[index],
@@ -65,31 +78,61 @@ def index_lines(corpus: Corpus, max_lines: int = MAX_LINES) -> Outcome:
     return out
 
 
-# What the drift of an index the reader reported is followed by: why it is a finding, not a rebuild.
-UNEDITED_DRIFT = ("left as it is, the index being read but never edited while it has the parse_error said of it: "
-                  "fix that, and the next plan proposes rebuild_index")
+def left_as_it_is(left: Left, kind: str) -> str:
+    """What becomes of an index apply leaves as it is (`uneditable.index_left`), where the plan
+    would have proposed `kind` of it: why not, and what makes the next plan propose it."""
+    return f"{left.being}: {left.then(kind)}"
 
 
 def unedited_drift(corpus: Corpus) -> Outcome:
-    """The drift (files not indexed, entries without a file, repeats) of each index the reader
-    reported (`parse_error`: one with a code fence never closed is read, never edited), as
-    `manual_review` findings: no `rebuild_index` of it is proposed (`without_unedited_indexes`),
-    and without these what it misses went unsaid until the fence was fixed."""
-    reported = unreadable_keys(corpus) & corpus.indexes.keys()
+    """The drift (files not indexed, entries without a file, repeats) of each index apply leaves as
+    it is (`uneditable.index_left`: one the reader reported, a `parse_error` such as a code fence
+    never closed, or a symlink), as `manual_review` findings: no `rebuild_index` of it is proposed
+    (`without_unedited_indexes`), and without these what it misses went unsaid until it was fixed."""
+    left = uneditable_indexes(corpus)
     out = Outcome()
-    if not reported:
+    if not left.keys() & corpus.indexes.keys():
         return out  # the usual store: index_drift's walk of every index is not made for nothing
     for a in index_drift(corpus).actions:  # one target each
-        if a.targets[0] in reported:
+        if a.targets[0] in left:
             out.findings.append(Finding(kind=FindingKind.MANUAL_REVIEW, targets=list(a.targets),
-                                        reason=f"{a.reason}: {UNEDITED_DRIFT}"))
+                                        reason=f"{a.reason}: left as it is, {left_as_it_is(left[a.targets[0]], ActionKind.REBUILD_INDEX)}"))
+    return out
+
+
+def memories_left(corpus: Corpus) -> Outcome:
+    """`manual_review` findings on the memories apply never moves or edits (`uneditable.memory_left`:
+    a symlinked topic file, every file of a folder reached through a linked one), one for those of a
+    folder left for one reason, and one for each MEMORY.md holding memories it never cuts (a
+    symlinked one): no action of the plan archives, merges, consolidates or edits them
+    (`without_what_apply_leaves`), and without these why a stale or duplicate one was not proposed
+    went unsaid."""
+    left = memory_left(corpus)
+    files: dict[tuple[str, str], list[str]] = {}  # (folder, why) -> the files left for it
+    held: dict[str, list[str]] = {}  # MEMORY.md -> why each memory kept inside it is left
+    for m in corpus.memories:
+        why = left(m.key)
+        if why is None:
+            continue
+        if "#" in m.key:
+            held.setdefault(m.key.partition("#")[0], []).append(why)
+        else:
+            files.setdefault((folder_of(m.key), why), []).append(m.key)
+    out = Outcome()
+    for (_, why), keys in sorted(files.items()):
+        them, it = ("a memory", "it") if len(keys) == 1 else (f"{len(keys)} memories", "them")
+        out.findings.append(Finding(kind=FindingKind.MANUAL_REVIEW, targets=sorted(keys),
+                                    reason=f"read as {them}, but apply never archives, merges, consolidates or edits {it} ({why})"))
+    for index, whys in sorted(held.items()):
+        out.findings.append(Finding(kind=FindingKind.MANUAL_REVIEW, targets=[index], reason=(
+            f"{plural(len(whys), 'memory', 'memories')} kept inside it, which apply never cuts, merges or archives ({whys[0]})")))
     return out
 
 
 def rules(corpus: Corpus, settings: Settings) -> Outcome:
     claude = settings.claude
     return (index_budget(corpus, claude.index_budget_bytes, claude.index_load_bytes)
-            .extend(index_lines(corpus)).extend(unedited_drift(corpus)))
+            .extend(index_lines(corpus)).extend(unedited_drift(corpus)).extend(memories_left(corpus)))
 
 
 def hand_overs(outcome: Outcome) -> Outcome:
@@ -119,7 +162,7 @@ def without_settled_drift(corpus: Corpus, actions: list[Action]) -> list[Action]
     automatic = [a for a in actions if not a.needs_user and retires(a.kind)]  # what `apply --yes` archives
     if not automatic or not any(a.kind == ActionKind.REBUILD_INDEX for a in actions):
         return actions
-    archived = decide(corpus, automatic, None, unmovable_in(corpus), StaleInfo(None)).retire
+    archived = decide(corpus, automatic, None, memory_left(corpus), StaleInfo(None)).retire
     left = {a.targets[0]: a.reason for a in index_drift(corpus, set(archived)).actions}  # one target each
     out: list[Action] = []
     for a in actions:
@@ -132,12 +175,63 @@ def without_settled_drift(corpus: Corpus, actions: list[Action]) -> list[Action]
 
 
 def without_unedited_indexes(corpus: Corpus, actions: list[Action]) -> list[Action]:
-    """`actions` without a `rebuild_index` or `trim_budget` of an index the reader reported
-    (`parse_error`: one with a code fence never closed is read, never edited): apply would skip it
-    every time, and the finding says why (its drift, `unedited_drift`'s, what it leaves)."""
-    reported = unreadable_keys(corpus)
-    return [a for a in actions
-            if not (a.kind in (ActionKind.REBUILD_INDEX, ActionKind.TRIM_BUDGET) and a.targets and a.targets[0] in reported)]
+    """`actions` without a `rebuild_index` or `trim_budget` of an index apply leaves as it is
+    (`uneditable.index_left`): apply would skip it every time, and the findings say why (its drift,
+    `unedited_drift`'s; its size, `index_budget`'s)."""
+    left = uneditable_indexes(corpus) if any(a.kind in INDEX_KINDS for a in actions) else {}
+    return [a for a in actions if not (a.kind in INDEX_KINDS and a.targets and a.targets[0] in left)]
+
+
+# What the writer archives or edits the memories of: each target (a merge's but its survivor) one
+# apply never moves or edits makes it skip it, or, a prune or merge of several, leave that one.
+MOVES_OR_EDITS = (ActionKind.PRUNE_STALE, ActionKind.MERGE_DUPLICATE, ActionKind.CONSOLIDATE, *TEXT_EDIT_KINDS)
+
+
+def without_what_apply_leaves(corpus: Corpus, actions: list[Action]) -> list[Action]:
+    """`actions` without what apply would skip every time because the memories they name are never
+    moved or edited (`uneditable.memory_left`, the writer's `decide` and text edits ask the same): a
+    prune, consolidation or text edit of one goes, a merge or prune of several keeps the others (a
+    merge needs a member to retire besides its survivor, which stays). `memories_left` says why. A
+    conflict stays: it is the user's to settle by hand, and its reason says `--resolve` leaves it."""
+    if not any(a.kind in MOVES_OR_EDITS for a in actions):
+        return actions
+    left = memory_left(corpus)
+    out: list[Action] = []
+    for a in actions:
+        if a.kind not in MOVES_OR_EDITS or not any(left(t) for t in a.targets):
+            out.append(a)
+        elif a.kind == ActionKind.PRUNE_STALE and (kept := [t for t in a.targets if not left(t)]):
+            out.append(a.model_copy(update={"targets": kept}))
+        elif a.kind == ActionKind.MERGE_DUPLICATE and a.survivor and (members := [
+                t for t in a.targets if t != a.survivor and not left(t)]):
+            out.append(_merge_of(a, members))
+    return out
+
+
+def conflicts_left(corpus: Corpus, actions: list[Action], dated: list[Action]) -> list[Action]:
+    """`dated` (`decisions.newer_sides` of `actions`, one for one) with each conflict a side of which
+    apply never moves or notes (`uneditable.memory_left`) as it is in `actions`, its reason saying
+    that `--resolve` leaves it, and why: the user settles it by hand (`without_what_apply_leaves`
+    keeps it, the one statement of the contradiction), and no side is said to be archived."""
+    if not any(a.kind == ActionKind.CONFLICT for a in actions):
+        return dated
+    left = memory_left(corpus)
+    out: list[Action] = []
+    for a, d in zip(actions, dated, strict=True):
+        sides = list(dict.fromkeys(a.targets))[:2] if a.kind == ActionKind.CONFLICT else []  # as `decisions.decide` reads them
+        whys = [f"{t}: {why}" for t in sides if (why := left(t))]
+        out.append(a.model_copy(update={"reason": f"{a.reason}; --resolve leaves it ({'; '.join(whys)}): settle it by hand"})
+                   if whys else d)
+    return out
+
+
+def _merge_of(merge: Action, members: list[str]) -> Action:
+    """`merge` retiring only `members` (besides its survivor, which stays): a plan's `handover`
+    named among them."""
+    update: dict[str, object] = {"targets": [t for t in merge.targets if t == merge.survivor or t in members]}
+    if isinstance(merge, MergeDuplicateAction) and merge.handover is not None:
+        update["handover"] = [t for t in merge.handover if t in members]
+    return merge.model_copy(update=update)
 
 
 # At most this many actions that need the user and can change an index are each said with what

@@ -28,8 +28,11 @@ What each action does:
 - `absolutize_dates`, `update_ref` (`edits.py`): replacements in the body and description, in place
   (one write per file, with any note of the run); never on a file the run archives.
 
-Files the reader reported as unreadable (`parse_error`) and symlinks are never moved or edited; they
-stay listed in the index because they are still files of the folder.
+Files the reader reported as unreadable (`parse_error`) and symlinks are never moved or edited, nor
+a memory kept inside a MEMORY.md that is never edited; they stay listed in the index because they
+are still files of the folder. Which those are, and which indexes are never edited (a `parse_error`,
+a symlink, no regular file), is decided in `uneditable.py`, which the plan asks too: it proposes no
+action of them.
 
 Reports (dream's STEP 6): the whole run's to `.memconsolidate/reports/<run-id>.md`, each changed
 folder's to `.archive/<run-id>/REPORT.md`; their text is built in `dream_report.py`.
@@ -52,12 +55,13 @@ from ...storage.files import Unreadable
 from ...text.lenient_frontmatter import split_frontmatter_lenient
 from ...text.lines import append_paragraphs
 from ...storage.since_plan import DiskReads, changed_since_plan
-from .decisions import StaleInfo, decide, unmovable_in, unreadable_keys
+from .decisions import StaleInfo, decide
 from .dream_report import FolderChange, dream_report
 from .edits import apply_text_edits
-from .index_rebuild import UP_TO_DATE, NotWritten, _cut_index_memories, _decode, _encode, _rebuild_index
+from .index_rebuild import UP_TO_DATE, NotWritten, _cut_index_memories, _decode, _encode, _rebuild_index, not_following
 from .paths import _in_folder, _name, archive_path, folder_of
 from .reader import INDEX, topic_names
+from .uneditable import memory_left
 
 REPORT_NAME = "REPORT.md"
 FULLY_STALE = StaleClass.FULLY_STALE
@@ -125,9 +129,8 @@ def changes(
     root = Path(corpus.root)
     out = ChangeSet()
     by_key = corpus.by_key()
-    unreadable = unreadable_keys(corpus)
     stale = StaleInfo(findings)
-    unmovable = unmovable_in(corpus, unreadable)
+    unmovable = memory_left(corpus)  # what the plan asked too (`rules.without_what_apply_leaves`)
 
     # Judged on other content than what is there now: skipped, and the rest decided without them.
     disk = DiskReads(root, settings.max_file_bytes, lister=topic_names)  # a folder's listing: what a rebuild indexes
@@ -173,7 +176,7 @@ def changes(
                 d.outcome[i] = _not_noted(sides, unnoted)
 
     # in-place text edits (absolutize_dates, update_ref): one write per file, on top of its notes
-    d.outcome.update(apply_text_edits(live, by_key, unreadable, d.retire, root, disk, ops_writes))
+    d.outcome.update(apply_text_edits(live, unmovable, d.retire, disk, ops_writes))
 
     for key in sorted(d.created):
         ops_writes.append(Op("write", key, data=d.created[key].data, expect=ABSENT))  # never over a file that appeared
@@ -228,8 +231,7 @@ def changes(
             if not_written is not None and not not_written.up_to_date and (fc.archived or created):
                 # The run's files moved but its index could not follow: said where an apply's reader
                 # looks (its notes, the run report), not only in the folder's REPORT.md.
-                out.notes.append(f"{index_key}: not edited for this run's changes ({not_written.reason}); it may still list what was "
-                                 f"archived or miss what was written: the next plan proposes rebuild_index")
+                out.notes.append(not_following(index_key, not_written))
             continue
         ops_writes.extend(index_ops)
         fc.index, fc.index_whole = summary, asked

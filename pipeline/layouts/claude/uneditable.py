@@ -1,0 +1,120 @@
+"""What a claude apply never edits or moves, decided in one place for the plan and the writer.
+
+An index (a MEMORY.md, or a sub-index MEMORY.md reaches) is left as it is, whatever a run asks of
+it (`index_left`), when:
+- the reader reported it (`parse_error`): it could not be read (not UTF-8, over the size cap, a
+  symlink leaving the store), or it holds a code fence never closed (`memory_md.unclosed_fence`:
+  a line edited there could be code);
+- it is a symlink, a dangling one too: the journal writes no file through a link;
+- it is there but is no regular file (a folder, a FIFO named MEMORY.md);
+- the journal refuses its path (`journal.unsafe_reason`, which apply asks before it runs a change
+  set): a folder on its way is a symlink (a memory folder the reader reached through a linked
+  folder), its name is one the journal cannot record (a backslash).
+A memory is never moved or edited (`memory_left`) for `decisions.unmovable_in`'s reasons (a file
+the reader could not read, a symlink, pinned) or the journal's, nor one kept inside a MEMORY.md
+that is left.
+
+The writer asks these before it edits; the plan asks the same, so that it never proposes what
+apply would skip every time for a reason the reader already knew (a person reviews the plan: such
+an action is noise at best, and hides the real state at worst). What it would have proposed is a
+finding instead (`rules.unedited_drift`, `rules.memories_left`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ...journal import unsafe_reason
+from ...kinds import FindingKind
+from ...model import Corpus
+from . import memory_md
+from .decisions import unmovable_in
+from .paths import _name
+from .reader import INDEX
+
+
+@dataclass(frozen=True)
+class Left:
+    """Why an index is left as it is, in the words each place says it in."""
+
+    why: str  # what is wrong with it: the writer's notes (`MEMORY.md left untouched: <why>`)
+    being: str  # the same, as the plan's findings say it (`left as it is, <being>: <fix>, ...`)
+    fix: str  # what the user does for a later plan to propose the edit
+
+    def then(self, kind: str) -> str:
+        """What makes a plan propose `kind` of the index (`rebuild_index`, `trim_budget`)."""
+        return f"{self.fix}, and the next plan proposes {kind}"
+
+
+# The reader's `parse_error` on an index: it was read, or could not be, and either way is never edited.
+REPORTED = "the index being read but never edited while it has the parse_error said of it"
+SYMLINK = Left("it is a symlink", "the index being a symlink, never edited (no file is written through a link)",
+               "put the file it points at in its place")
+NOT_A_FILE = Left("it is no regular file", "the index being no regular file (a folder, a FIFO), never edited",
+                  "move it aside")
+NOT_READ = Left("it is no index the reader read", "the index being one the reader did not read, never edited",
+                "plan again")
+
+
+def reported_by_reader(corpus: Corpus) -> dict[str, str]:
+    """The reason of each `parse_error` the reader reported, by file."""
+    return {t: f.reason for f in corpus.findings if f.kind == FindingKind.PARSE_ERROR for t in f.targets}
+
+
+def index_left(corpus: Corpus, key: str, reported: Mapping[str, str] | None = None) -> Left | None:
+    """Why apply leaves index `key` (a MEMORY.md or a sub-index) as it is, or None when it may edit
+    it. `reported`: `reported_by_reader`, when the caller has it already."""
+    said = (reported_by_reader(corpus) if reported is None else reported).get(key)
+    if said is not None:
+        return Left(said, REPORTED, "fix that")
+    path = Path(corpus.root) / key
+    if path.is_symlink():
+        return SYMLINK
+    if path.exists() and not path.is_file():
+        return NOT_A_FILE
+    if (refused := unsafe_reason(Path(corpus.root), key)) is not None:
+        return Left(refused, f"the index being where apply never writes ({refused})", "move it where it may")
+    if _name(key) == INDEX and key not in corpus.indexes:
+        return NOT_READ  # never a folder's index the reader listed: nothing is known of what it should list
+    return None
+
+
+def fenced(lines: Sequence[memory_md.Line]) -> Left | None:
+    """Why an index read again as `lines` is left as it is when it holds a code fence never closed
+    (written since the reader read it: the reader reports one it read as a `parse_error`), in the
+    words `index_left` says the reader's in."""
+    line = memory_md.unclosed_fence(lines)
+    return None if line is None else Left(memory_md.unclosed_fence_said(line), REPORTED, "fix that")
+
+
+def uneditable_indexes(corpus: Corpus) -> dict[str, Left]:
+    """Each index the reader read or listed (every folder's MEMORY.md, each sub-index it reaches)
+    that apply leaves as it is, with why."""
+    reported = reported_by_reader(corpus)
+    subs = [k for keys in corpus.extra.get("sub_indexes", {}).values() for k in keys]
+    return {key: left for key in [*corpus.indexes, *subs] if (left := index_left(corpus, key, reported)) is not None}
+
+
+def memory_left(corpus: Corpus) -> Callable[[str], str | None]:
+    """Why apply never moves or edits a memory (`decisions.unmovable_in`: unreadable, not a memory
+    file, a symlink, pinned; one kept inside MEMORY.md: that MEMORY.md is left, `index_left`), or None."""
+    reported = reported_by_reader(corpus)
+    unmovable = unmovable_in(corpus, set(reported))  # `decisions.unreadable_keys`, from the reasons read once
+    root = Path(corpus.root)
+    indexes: dict[str, Left | None] = {}
+
+    def left(key: str) -> str | None:
+        why = unmovable(key)
+        index, inside, _ = key.partition("#")
+        if not inside:
+            return why if why is not None else unsafe_reason(root, key)  # what apply would refuse to move or write
+        if why is not None:
+            return why
+        if index not in indexes:
+            indexes[index] = index_left(corpus, index, reported)
+        held_in = indexes[index]
+        return None if held_in is None else f"kept inside {_name(index)}, left untouched: {held_in.why}"
+
+    return left
