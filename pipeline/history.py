@@ -9,6 +9,7 @@ from typing import Any
 
 from .journal import run_views
 from .config import STATE_DIR
+from .storage.walk import walk_down
 
 
 @dataclass
@@ -47,11 +48,11 @@ def run_history(root: Path) -> list[RunEntry]:
 
 def state_size(root: Path) -> int | None:
     """Bytes under the store's state folder (files themselves; symlinks are not followed); None when
-    the state folder is itself a symlink (os.walk would follow it, wherever it leads)."""
+    the state folder is itself a symlink (the walk would follow it, wherever it leads)."""
     if (root / STATE_DIR).is_symlink():
         return None
     total = 0
-    for folder, dirs, files in os.walk(root / STATE_DIR, followlinks=False):
+    for folder, dirs, files in walk_down(root / STATE_DIR):
         for name in files:
             try:
                 total += os.lstat(os.path.join(folder, name)).st_size

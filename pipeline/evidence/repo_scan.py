@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Iterable
 
 from ..rules.refs import UNINDEXED_DIRS
+from ..storage.walk import walk_down
 from ..rules.repo_index import RepoIndex, ScanCaps
 
 _IDENTIFIER = re.compile(rb"[A-Za-z_][A-Za-z0-9_]*")
@@ -79,7 +80,7 @@ def _walk(top: Path, roots: list[Path], no_text: set[str], caps: ScanCaps) -> di
     entries = 0
     stopped = False
     memory_dirs: list[str] = []  # folders holding a MEMORY.md (relative to `top`)
-    for dirpath, dirnames, filenames in os.walk(top):
+    for dirpath, dirnames, filenames in walk_down(top):
         here = Path(dirpath)
         rel_dir = "" if here == top else here.relative_to(top).as_posix()
         dirnames[:] = sorted(d for d in dirnames if d not in UNINDEXED_DIRS)

@@ -24,6 +24,7 @@ from frontmatter.default_handlers import YAMLHandler
 from ..text.yaml_load import TooDeep, check_depth
 from ..config import STATE_DIR
 from ..errors import MemconsolidateError
+from .walk import walk_down
 from ..model import Finding
 
 _YAML = YAMLHandler()
@@ -326,7 +327,7 @@ def walk_files(root: Path, start: Path, pattern_suffixes: tuple[str, ...], not_f
     """
     if not start.is_dir():
         return
-    for dirpath, dirnames, filenames in os.walk(start):
+    for dirpath, dirnames, filenames in walk_down(start):
         dirnames[:] = sorted(d for d in dirnames if d not in SKIP_DIRS)
         if not_followed is not None:
             not_followed.extend(Path(dirpath) / d for d in dirnames if (Path(dirpath) / d).is_symlink())

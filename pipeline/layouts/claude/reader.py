@@ -37,6 +37,7 @@ from typing import Any, Iterator
 from ...config import Settings
 from ...journal import ABSENT
 from ...storage.since_plan import listing_key, listing_state
+from ...storage.walk import walk_down
 from ...text.lenient_frontmatter import split_frontmatter_lenient
 from ...text.lines import line_count
 from . import memory_md
@@ -110,7 +111,7 @@ def _walk_folders(root: Path, findings: list[Finding]) -> Iterator[Path]:
     links: list[Path] = []
 
     def walk(start: Path) -> Iterator[Path]:
-        for dirpath, dirnames, filenames in os.walk(start):
+        for dirpath, dirnames, filenames in walk_down(start):
             here = Path(dirpath)
             try:
                 real = here.resolve()
