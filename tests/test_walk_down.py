@@ -58,5 +58,12 @@ def test_a_store_nested_deeper_than_the_recursion_limit_is_planned(tmp_path):
     for _ in range(1200):  # one mkdir per level (os.makedirs recurses too): fine for the OS, not for recursion
         deep = deep / "d"
         deep.mkdir()
-    res = run_cli("plan", str(tmp_path), "--now", NOW, "--model", "none")
-    assert res.returncode == 0, res.stderr
+    try:
+        res = run_cli("plan", str(tmp_path), "--now", NOW, "--model", "none")
+        assert res.returncode == 0, res.stderr
+    finally:  # taken down level by level: pytest's own clean-up of old temp folders (shutil.rmtree) recurses
+        while deep != folder:
+            for leftover in deep.iterdir():
+                leftover.unlink()
+            deep.rmdir()
+            deep = deep.parent
