@@ -71,7 +71,9 @@ def test_a_plan_leaves_what_someone_else_froze_frozen():
         frozen = gc.get_freeze_count()
         assert frozen > 0
         plan_with(FIXTURES / "bank", settings_for("stub"))
-        assert gc.get_freeze_count() == frozen
+        # Nothing of ours frozen on top, theirs not thawed (gc.unfreeze would leave 0); a few of
+        # theirs may be freed meanwhile by reference counting (a cache entry the plan evicts).
+        assert frozen - 1000 < gc.get_freeze_count() <= frozen
     finally:
         gc.unfreeze()
 
