@@ -34,7 +34,7 @@ class ClaudeLayout(ModuleLayout):
         # A rebuild asked for only by files the run's own merges and prunes archive is moot; what
         # apply would skip every time (an index or a memory it never edits or moves) is not proposed.
         kept = rules.without_what_apply_leaves(corpus, rules.without_unedited_indexes(corpus, actions))
-        return rules.without_settled_drift(corpus, kept)
+        return rules.without_settled_drift(corpus, rules.without_edits_of_archived(corpus, kept))
 
     def depends_on(self, corpus: Corpus, action: Action) -> list[str]:
         return index_reads.depends_on(corpus, action)

@@ -152,6 +152,24 @@ def hand_overs(outcome: Outcome) -> Outcome:
     return Outcome(actions, list(outcome.findings))
 
 
+def archived_by_apply(corpus: Corpus, actions: list[Action]) -> set[str]:
+    """The memories the bare `apply` archives of `actions` (a merge's duplicates, prunes, a
+    consolidation's members: `decisions.decide`, as apply will); what needs the user is not counted,
+    it may be declined."""
+    automatic = [a for a in actions if not a.needs_user and retires(a.kind)]
+    return set(decide(corpus, automatic, None, memory_left(corpus), StaleInfo(None)).retire) if automatic else set()
+
+
+def without_edits_of_archived(corpus: Corpus, actions: list[Action]) -> list[Action]:
+    """`actions` without a text edit (absolutize_dates, update_ref) of a memory the bare `apply`
+    archives in the same run (`archived_by_apply`): apply moves the file into the archive as it
+    was and skips the edit, every time. Beside an archive that waits for the user the edit stays."""
+    if not any(a.kind in TEXT_EDIT_KINDS for a in actions):
+        return actions
+    archived = archived_by_apply(corpus, actions)
+    return [a for a in actions if not (a.kind in TEXT_EDIT_KINDS and a.targets and all(t in archived for t in a.targets))]
+
+
 def without_settled_drift(corpus: Corpus, actions: list[Action]) -> list[Action]:
     """`actions` with no `rebuild_index` reason the bare `apply` settles anyway: a file it archives
     (a merge's duplicate, a prune, a consolidation's member: `decisions.decide`, as apply will)
@@ -159,11 +177,12 @@ def without_settled_drift(corpus: Corpus, actions: list[Action]) -> list[Action]
     rebuild with no other reason goes (applied, it was skipped: the index already up to date); one
     with others names only those. What needs the user settles nothing: it may be declined, and the
     rebuild applied without it must index the file."""
-    automatic = [a for a in actions if not a.needs_user and retires(a.kind)]  # what `apply --yes` archives
-    if not automatic or not any(a.kind == ActionKind.REBUILD_INDEX for a in actions):
+    if not any(a.kind == ActionKind.REBUILD_INDEX for a in actions):
         return actions
-    archived = decide(corpus, automatic, None, memory_left(corpus), StaleInfo(None)).retire
-    left = {a.targets[0]: a.reason for a in index_drift(corpus, set(archived)).actions}  # one target each
+    archived = archived_by_apply(corpus, actions)
+    if not archived:
+        return actions
+    left = {a.targets[0]: a.reason for a in index_drift(corpus, archived).actions}  # one target each
     out: list[Action] = []
     for a in actions:
         if a.kind == ActionKind.REBUILD_INDEX and a.targets:
