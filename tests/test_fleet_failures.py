@@ -170,8 +170,8 @@ def test_discovery_goes_on_where_the_claude_layout_cannot_tell_for_folders_neste
     walk = reader.detect
 
     def detect(root: Path) -> bool:
-        # What the claude layout's walk (os.walk, recursive on Python 3.11) does above a tree
-        # nested deeper than the recursion limit: `--discover` was an internal error, no store run.
+        # What a layout whose walk recurses (claude's did: os.walk on Python 3.11) does above a
+        # tree nested deeper than the recursion limit: `--discover` was an internal error, no store run.
         if root in (top, top / "deep"):
             raise RecursionError("maximum recursion depth exceeded")
         return walk(root)

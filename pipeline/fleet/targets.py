@@ -99,7 +99,8 @@ class _Discovery:
         except OSError:
             return False
         except RecursionError:
-            # A catch-all layout walks the tree below (recursively, on Python 3.11): one nested
+            # A catch-all layout walks the tree below; one whose walk recurses (claude's did, with
+            # Python 3.11's os.walk, before storage/walk.py; a plugin's may) fails on a tree nested
             # thousands deep. The folders below are looked at one by one instead.
             if not self._too_deep:
                 self._too_deep = True
