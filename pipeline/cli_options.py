@@ -39,7 +39,7 @@ NowOpt = Annotated[Optional[str], typer.Option("--now", help="Today, for every a
 RepoOpt = Annotated[Optional[str], typer.Option("--repo", help="Repository root for staleness checks.")]
 CacheDirOpt = Annotated[Optional[str], typer.Option("--cache-dir", help="LLM cache folder.")]
 NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Do not read or write the LLM cache.")]
-MaxCallsOpt = Annotated[Optional[int], typer.Option("--max-calls", help="Stop the LLM stages after N calls.")]
+MaxCallsOpt = Annotated[Optional[int], typer.Option("--max-calls", help="Stop the LLM stages after N requests to the model (each retry and re-ask is one).")]
 MaxCostOpt = Annotated[Optional[float], typer.Option("--max-cost", help="Stop the LLM stages after this many USD.")]
 MaxRetireOpt = Annotated[
     Optional[float],

@@ -47,6 +47,26 @@ def broken_stores(top: Path) -> dict[str, Path]:
     return {"garbage": garbage, "fifo": fifo, "statefile": statefile, "hostile": hostile}
 
 
+class CountingMeter:
+    """A meter (`pipeline.llm.meter`) that lets `allow` requests through (each after a tiny wait),
+    then refuses."""
+
+    def __init__(self, allow: int) -> None:
+        self.allow, self.reserved, self.refusals = allow, 0, 0
+
+    def reserve(self, stage: str) -> float:
+        from pipeline.llm.errors import BudgetExceeded
+
+        if self.reserved >= self.allow:
+            self.refusals += 1
+            raise BudgetExceeded(stage, "the fleet says no")
+        self.reserved += 1
+        return 0.001
+
+    def spent(self, cost_usd: float) -> None:
+        pass
+
+
 def lines(stdout: str) -> dict[str, dict]:
     """The fleet's JSON lines by store path (every line must parse: stdout is only JSON lines)."""
     records = [json.loads(line) for line in stdout.splitlines()]

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from fleet_helpers import LAYOUTS, PLANTED, broken_stores, build_fleet, crash_task, lines
+from fleet_helpers import LAYOUTS, PLANTED, CountingMeter, broken_stores, build_fleet, crash_task, lines
 from helpers import FIXTURES, NOW, REPO, copy_store, run_cli, snapshot
 
 from pipeline.fleet.budget import Ledger, Limits, _Shared, start_state
@@ -290,23 +290,6 @@ def test_engine_ray_without_the_extra_says_how_to_install_it(tmp_path, monkeypat
     assert res.returncode == 2 and res.stdout == "" and "pip install 'memconsolidate[fleet]'" in res.stderr, res.stderr
 
 
-class _Meter:
-    """A meter that lets `allow` requests through (each after a tiny wait), then refuses."""
-
-    def __init__(self, allow: int) -> None:
-        self.allow, self.reserved, self.refusals = allow, 0, 0
-
-    def reserve(self, stage: str) -> float:
-        if self.reserved >= self.allow:
-            self.refusals += 1
-            raise BudgetExceeded(stage, "the fleet says no")
-        self.reserved += 1
-        return 0.001
-
-    def spent(self, cost_usd: float) -> None:
-        pass
-
-
 def test_the_llm_client_reports_every_request_to_the_installed_meter(tmp_path):
     import datetime as dt
 
@@ -316,9 +299,9 @@ def test_the_llm_client_reports_every_request_to_the_installed_meter(tmp_path):
 
     store = copy_store(FIXTURES / "crux", tmp_path / "crux")
     settings = Settings(now=dt.date(2026, 11, 29))
-    with installed(free := _Meter(allow=10**6)):
+    with installed(free := CountingMeter(allow=10**6)):
         _, _, plan = plan_store(str(store), settings, lambda _: None)
     assert free.reserved == plan.stats.llm_calls > 1 and plan.errors == []
-    with installed(tight := _Meter(allow=1)):
+    with installed(tight := CountingMeter(allow=1)):
         _, _, cut = plan_store(str(store), settings, lambda _: None)
     assert cut.stats.llm_calls == 1 and tight.refusals >= 1 and "the fleet says no" in cut.errors[0].message

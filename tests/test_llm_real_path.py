@@ -226,7 +226,7 @@ def test_an_unreachable_server_opens_the_circuit_for_the_rest_of_the_run(tmp_pat
         calls = c.stats.llm_calls
     assert first.reason == "connection error after 2 attempts"
     assert all(r.reason.startswith("not called: openai/qwen at http://127.0.0.1:") for r in later)
-    assert calls == 1  # nothing was sent after the first failure
+    assert calls == 2  # the first call's two attempts, nothing after them
     warnings = [line for line in capsys.readouterr().err.splitlines() if line.startswith("warning:")]
     assert len(warnings) == 1 and "unreachable" in warnings[0] and "no more model calls" in warnings[0]
 

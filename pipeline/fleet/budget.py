@@ -1,4 +1,4 @@
-"""One budget for a whole fleet: calls, cost and requests per minute, shared by every worker.
+"""One budget for a whole fleet: requests, cost and requests per minute, shared by every worker.
 
 `Ledger` is the arithmetic, over any object with the fields of `_Shared` (a ctypes struct in shared
 memory for the local engine, a plain object inside a Ray actor). `WorkerMeter` is what a worker
@@ -6,8 +6,10 @@ installs for the LLM client (`pipeline.llm.meter`): it forwards to the shared le
 whether the budget refused this store anything, so the task can report it instead of applying a
 plan the budget cut short.
 
-Cost is known only after a request, so `max_cost` is checked before each one against what was spent
-so far: requests already in flight when it is reached may pass it by their own cost (as the
+A request is each one the provider sees: the client reserves a call's retries and re-asks as its
+first request (`pipeline/llm/litellm_backend.py`), and one refused here is never sent. Cost is
+known only after a request, so `max_cost` is checked before each one against what was spent so
+far: requests already in flight when it is reached may pass it by their own cost (as the
 single-store `--max-cost` does).
 """
 

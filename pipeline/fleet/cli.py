@@ -39,7 +39,7 @@ DiscoverOpt = Annotated[Optional[str], typer.Option("--discover", help="Every st
 EngineOpt = Annotated[str, typer.Option("--engine", help="local (a process pool) | ray")]
 WorkersOpt = Annotated[Optional[int], typer.Option("--workers", min=1, help="Stores at once (local default: CPU count; ray: the cluster's).")]
 AddressOpt = Annotated[Optional[str], typer.Option("--address", help="Ray cluster: auto | ray://host:port (default: a local Ray instance).")]
-FleetCallsOpt = Annotated[Optional[int], typer.Option("--max-calls", min=0, help="LLM calls for the whole fleet.")]
+FleetCallsOpt = Annotated[Optional[int], typer.Option("--max-calls", min=0, help="LLM requests for the whole fleet (each retry and re-ask is one).")]
 FleetCostOpt = Annotated[Optional[float], typer.Option("--max-cost", min=0, help="USD for the whole fleet.")]
 RpmOpt = Annotated[Optional[float], typer.Option("--rpm", min=0.001, help="LLM requests per minute, shared by all workers.")]
 

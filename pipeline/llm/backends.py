@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any, Protocol
@@ -48,12 +49,19 @@ class BackendReply:
     cost_usd: float = 0.0
 
 
+# The client's budget for one request: counts it against `max_calls`, `max_cost` and the shared
+# meter, waits (asyncio) for the meter's rate-limit slot, or raises BudgetExceeded.
+Reserve = Callable[[], Awaitable[None]]
+
+
 class Backend(Protocol):
     name: str
     cacheable: bool  # real models are cached; the stub and the mock are free and deterministic
 
-    async def complete(self, request: CallRequest) -> BackendReply:
-        """The validated reply, or raises `errors.CallFailed` with a short reason."""
+    async def complete(self, request: CallRequest, reserve: Reserve) -> BackendReply:
+        """The validated reply, or raises `errors.CallFailed` with a short reason. `reserve()` is
+        awaited before every request sent for it (its retries and re-asks too), and a request it
+        refuses (BudgetExceeded) is not sent."""
         ...
 
     async def aclose(self) -> None: ...
@@ -64,7 +72,8 @@ class StubBackend:
     cacheable = False
     in_process = True  # answers from the payload alone, never waits: no event loop needed (see client)
 
-    async def complete(self, request: CallRequest) -> BackendReply:
+    async def complete(self, request: CallRequest, reserve: Reserve) -> BackendReply:
+        await reserve()
         return BackendReply(run_stub(request.stage, request.payload, request.schema))
 
     async def aclose(self) -> None:

@@ -13,6 +13,7 @@ failure comes back as a StageCallError with a one-line reason and no secrets in 
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import sys
 import threading
@@ -362,16 +363,14 @@ class LLMClient:
     async def _send(self, request: CallRequest) -> BaseModel:
         if self._unreachable is not None:
             raise ServerUnreachable(request.stage, f"not called: {self._unreachable.reason}")
-        delay = self._reserve(request.stage)
-        if delay > 0:  # the shared meter's rate limit: wait for our slot without blocking the loop
-            import asyncio
-
-            await asyncio.sleep(delay)
         try:
-            reply = await self.backend.complete(request)
+            # The backend takes a slot for each request it sends, the retries and re-asks too.
+            reply = await self.backend.complete(request, functools.partial(self._take_slot, request.stage))
         except CallFailed as failed:
             self._add_usage(failed.prompt_tokens, failed.completion_tokens, failed.cost_usd)
             reason = redact(failed.reason, self._secrets)
+            if failed.refused:  # a retry or a re-ask over the budget: the call stops as the first would
+                raise BudgetExceeded(request.stage, reason) from None
             if failed.unreachable:
                 raise self._open_circuit(request.stage, reason) from None
             if self.recorder is not None and self.backend.cacheable:
@@ -396,9 +395,18 @@ class LLMClient:
             print(f"warning: {opened.reason}: no more model calls in this run", file=sys.stderr, flush=True)
         return ServerUnreachable(stage, reason if first else f"not called: {opened.reason}")
 
+    async def _take_slot(self, stage: str) -> None:
+        """Reserve one request (see `_reserve`), then wait for the shared meter's rate-limit slot
+        without blocking the loop (the stub's calls never wait: `_in_process`)."""
+        delay = self._reserve(stage)
+        if delay > 0:
+            import asyncio
+
+            await asyncio.sleep(delay)
+
     def _reserve(self, stage: str) -> float:
-        """Count the call, or raise BudgetExceeded if it would go over `max_calls`/`max_cost` (or the
-        meter's budget); the seconds the meter wants us to wait before sending."""
+        """Count one request, or raise BudgetExceeded if it would go over `max_calls`/`max_cost` (or
+        the meter's budget); the seconds the meter wants us to wait before sending."""
         delay = 0.0
         with self._lock:
             if self.max_calls is not None and self._calls >= self.max_calls:

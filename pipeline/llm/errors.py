@@ -46,7 +46,7 @@ class CallFailed(MemconsolidateError):
     StageCallError after counting the usage."""
 
     def __init__(self, reason: str, prompt_tokens: int = 0, completion_tokens: int = 0, cost_usd: float = 0.0,
-                 *, timed_out: bool = False, unreachable: bool = False) -> None:
+                 *, timed_out: bool = False, unreachable: bool = False, refused: bool = False) -> None:
         super().__init__(reason)
         self.reason = reason
         self.prompt_tokens = prompt_tokens
@@ -54,3 +54,4 @@ class CallFailed(MemconsolidateError):
         self.cost_usd = cost_usd
         self.timed_out = timed_out
         self.unreachable = unreachable
+        self.refused = refused  # the budget refused a retry or a re-ask (`reason` is its BudgetExceeded's)

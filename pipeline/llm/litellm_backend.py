@@ -10,10 +10,11 @@ import atexit
 import gc
 import os
 import warnings
+from contextvars import ContextVar
 from typing import Any
 
 from ..storage.gc_pause import gc_paused
-from .backends import BackendReply, CallRequest
+from .backends import BackendReply, CallRequest, Reserve
 from .defaults import unknown_model_message
 from .errors import CallFailed
 from .redact import redact
@@ -84,6 +85,11 @@ def _instructor_mode(mode: str) -> Any:
 
 _RESPONSE_MODELS: dict[type, Any] = {}
 
+# What the call under way (`LiteLLMBackend.complete`) awaits before each request it sends. Instructor
+# calls the completion function once per request, its re-asks included, and hands it nothing of the
+# caller's: the call's budget reaches it through the task's context.
+_BEFORE_REQUEST: ContextVar[Reserve | None] = ContextVar("memconsolidate_before_request", default=None)
+
 
 def response_model(schema: type) -> Any:
     """instructor's wrapper class for `schema`, made once per schema. Given the bare class,
@@ -139,8 +145,19 @@ class LiteLLMBackend:
             self._litellm = import_litellm()
             import instructor
 
-            self._client = instructor.from_litellm(self._litellm.acompletion, mode=_instructor_mode(self.mode))
+            self._client = instructor.from_litellm(self._acompletion, mode=_instructor_mode(self.mode))
         return self._client
+
+    async def _acompletion(self, **kwargs: Any) -> Any:
+        """One request: reserved against the budget (BudgetExceeded: it is not sent), then litellm's."""
+        import asyncio
+
+        before = _BEFORE_REQUEST.get()
+        if before is not None:
+            await before()
+        # A hard bound in case a transport ignores its timeout (`_kwargs` sets it): from the send,
+        # not from the wait for a rate-limit slot.
+        return await asyncio.wait_for(self._litellm.acompletion(**kwargs), float(kwargs.get("timeout") or self.timeout_s) + 1.0)
 
     def timeout_for(self, request: CallRequest) -> float:
         """Seconds one attempt may take: a floor plus time for every 1,000 characters sent (a local
@@ -189,23 +206,35 @@ class LiteLLMBackend:
         except Exception:
             return 0.0
 
-    async def complete(self, request: CallRequest) -> BackendReply:
-        import asyncio  # here, not with the module: a stub's plan never loads it (see client.py)
-
-        client = self._instructor()
+    async def complete(self, request: CallRequest, reserve: Reserve) -> BackendReply:
+        client = self._instructor()  # before any slot is taken: litellm's import takes seconds
         kwargs = self._kwargs(request)
-        # Hard bound per attempt in case a transport ignores its timeout: every re-ask may take timeout_s.
-        guard = kwargs["timeout"] * (self.max_reasks + 1) + 1.0
         failed = [0, 0]  # tokens spent by attempts that failed
+        reserved = False  # the slot `attempt` took for the request instructor sends next
+
+        async def before_request() -> None:  # instructor's every request: an attempt's first, a re-ask
+            nonlocal reserved
+            if not reserved:
+                await reserve()
+            reserved = False
 
         async def attempt() -> Any:
+            nonlocal reserved
+            if not reserved:
+                # Before instructor starts: the wait for a rate-limit slot is not counted against its
+                # re-asks' deadline (it re-asks no later than the timeout after it started).
+                await reserve()
+                reserved = True
+            token = _BEFORE_REQUEST.set(before_request)
             try:
-                return await asyncio.wait_for(client.create_with_completion(**kwargs), guard)
+                return await client.create_with_completion(**kwargs)
             except Exception as exc:
                 p, c = usage_of(exc)
                 failed[0] += p
                 failed[1] += c
                 raise
+            finally:
+                _BEFORE_REQUEST.reset(token)
 
         try:
             obj, raw = await call_with_retries(attempt, self.policy)
@@ -218,6 +247,7 @@ class LiteLLMBackend:
                 cost_usd=self._cost_of_tokens(failed[0], failed[1]),
                 timed_out=failure.kind.startswith("timeout"),
                 unreachable=failure.kind.startswith("connection error"),
+                refused=failure.refused,
             ) from None
         usage = getattr(raw, "usage", None)
         prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)

@@ -1,7 +1,7 @@
 """A budget outside the client: the hook a fleet of stores uses to share one call, cost and rate limit.
 
-The client asks its meter before every request it sends (cache hits cost nothing and are not
-asked) and tells it what each request cost. `reserve` may refuse with BudgetExceeded, or return
+The client asks its meter before every request it sends, a call's retries and re-asks included
+(cache hits cost nothing and are not asked), and tells it what each request cost. `reserve` may refuse with BudgetExceeded, or return
 how many seconds to wait first (a requests-per-minute limit). A process installs at most one meter
 at a time (`installed`); every client made meanwhile uses it, so the pipeline that makes the
 client needs no new parameter.

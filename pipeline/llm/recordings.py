@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from .backends import BackendReply, CallRequest
+from .backends import BackendReply, CallRequest, Reserve
 from .canonical import canonical_json, sha256_hex
 from .errors import CallFailed
 from .retry import _validation_fields
@@ -144,7 +144,8 @@ class MockBackend:
     def __init__(self, recordings: Recordings) -> None:
         self.recordings = recordings
 
-    async def complete(self, request: CallRequest) -> BackendReply:
+    async def complete(self, request: CallRequest, reserve: Reserve) -> BackendReply:
+        await reserve()  # a replayed reply is counted as the real model's request was
         row = self.recordings.lookup(request)
         if row is None:
             raise CallFailed(

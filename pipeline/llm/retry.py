@@ -3,7 +3,8 @@
 Only what a later attempt can fix is retried: rate limits, timeouts, connection errors and 5xx.
 Bad requests, authentication, not-found and schema-invalid replies are not (instructor re-asks
 invalid replies itself, a bounded number of times). litellm's own retries and the openai SDK's are
-turned off by the backend so attempts do not multiply.
+turned off by the backend so attempts do not multiply. Each attempt and each re-ask is a request the
+budget reserves before it is sent (litellm_backend.py); one it refuses ends the call, not retried.
 
 Provider errors arrive wrapped (instructor raises InstructorRetryException *from* the litellm error,
 which wraps the openai SDK's, which wraps httpx's), so classification walks the `__cause__` chain.
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from pydantic import ValidationError
 
 from ..errors import MemconsolidateError
+from .errors import BudgetExceeded
 
 if TYPE_CHECKING:
     from tenacity import RetryCallState
@@ -52,6 +54,7 @@ class Failure:
     kind: str  # short words: "timeout", "rate limited", "server error 500", "reply invalid: field"
     retryable: bool
     invalid_reply: bool = False
+    refused: bool = False  # by the budget, before the request was sent
 
 
 def chain(exc: BaseException) -> list[BaseException]:
@@ -92,6 +95,11 @@ def classify(exc: BaseException) -> Failure | None:
     except ImportError:  # pragma: no cover - openai comes with litellm
         openai = None  # type: ignore[assignment]
     links = chain(exc)
+    for e in links:
+        # The budget refused a retry or a re-ask (instructor wraps the refusal of a re-ask): whatever
+        # failed before it, nothing more may be sent.
+        if isinstance(e, BudgetExceeded):
+            return Failure(e.reason, retryable=False, refused=True)
     for e in links:
         if isinstance(e, ValidationError):
             return Failure(f"reply invalid: {_validation_fields(e)}", retryable=False, invalid_reply=True)
