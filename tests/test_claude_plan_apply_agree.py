@@ -320,3 +320,26 @@ def test_a_conflict_with_a_symlinked_side_stays_and_says_resolve_leaves_it(tmp_p
     assert conflict.reason.endswith(f"; --resolve leaves it ({AGENT}/npm.md: a symlink: left untouched): settle it by hand")
     [(_, why)] = applied_whole(corpus, plan, settings)
     assert why == f"{AGENT}/npm.md: a symlink: left untouched"
+
+
+@pytest.mark.parametrize("beside", ["folder", "symlink"])
+def test_a_topic_file_with_a_hash_in_its_name_is_merged_as_any_other(tmp_path, beside):
+    """`ci#cache.md` is a topic file, not a memory kept inside an index `ci`: a folder or a symlink
+    named `ci` beside it made it "kept inside ci, left untouched", and its merge was dropped from
+    the plan and skipped at apply (before, both merged it)."""
+    folder = folder_of(tmp_path, ci=topic("dup", SAME))
+    (folder / "ci#cache.md").write_text(topic("dup", SAME), encoding="utf-8")
+    os.remove(folder / "ci.md")
+    (folder / "ci-cache.md").write_text(topic("dup", SAME), encoding="utf-8")
+    os.utime(folder / "ci-cache.md", (1e9, 1e9))  # the older: the survivor
+    if beside == "folder":
+        (folder / "ci").mkdir()
+    else:
+        (folder / "ci").symlink_to("ci-cache.md")
+    (folder / "MEMORY.md").write_text(entries("ci-cache") + "- [CI](<ci%23cache.md>) — notes\n", encoding="utf-8")
+    corpus, settings, plan = plan_of(tmp_path)
+    assert [(a.kind, a.targets) for a in plan.actions if a.kind == "merge_duplicate"] == [
+        ("merge_duplicate", [f"{AGENT}/ci-cache.md", f"{AGENT}/ci#cache.md"])]
+    assert not any("kept inside" in r for r in reviews(plan).values())
+    result = apply_plan(corpus, plan, settings)
+    assert result.changes.skipped == [] and not (folder / "ci#cache.md").exists()

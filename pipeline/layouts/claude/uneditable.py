@@ -108,7 +108,7 @@ def memory_left(corpus: Corpus) -> Callable[[str], str | None]:
     def left(key: str) -> str | None:
         why = unmovable(key)
         index, inside, _ = key.partition("#")
-        if not inside:
+        if not inside or _name(index) != INDEX:  # `ci#cache.md` is a topic file, not kept inside an index `ci`
             return why if why is not None else unsafe_reason(root, key)  # what apply would refuse to move or write
         if why is not None:
             return why
