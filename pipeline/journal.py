@@ -1501,7 +1501,10 @@ def _remove_created_dirs(root: Path, record: RunRecord, unchanged_since: int | N
     removed = []
     folders = sorted(record.dirs_created, key=lambda d: (-d.count("/"), d))
     if unchanged_since is not None:  # judged before any goes: removing a folder changes its parent
-        folders = [d for d in folders if _unchanged_since(root, d, unchanged_since)]
+        # The parent of another folder the run made changed when the cut-short undo removed that
+        # one (its last step removes them deepest first): still ours when it is empty.
+        folders = [d for d in folders if _unchanged_since(root, d, unchanged_since)
+                   or any(other.startswith(d + "/") for other in record.dirs_created)]
     for d in folders:
         try:
             anchored.remove_folder(root, root / d)

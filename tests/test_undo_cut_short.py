@@ -148,3 +148,16 @@ def test_a_folder_made_again_since_the_undo_is_not_ours_to_remove(tmp_path):
     said = recover(store)  # what every command that writes starts with
     assert left.is_dir() and not any(".archive" in m for m in said)  # only the folders untouched since went
     assert recover(store) == [] and left.is_dir()  # and the next says nothing
+
+
+def test_a_kill_between_the_undos_own_removals_leaves_no_empty_parent(tmp_path):
+    """The undo's last step removes the run's folders deepest first: killed after it removed
+    `.archive/<run>`, the parent `.archive/` had changed since the commit (a removal changes its
+    folder), and recovery, taking it for someone else's, left it empty."""
+    store = duplicates(tmp_path / "s")
+    before = snapshot(store)
+    run = applied(store)
+    kill_undo_after_its_commit(store, undo_steps(one_run(tmp_path / "twin")))
+    (store / FOLDER / ".archive" / run).rmdir()  # what the undo's first removal did before the kill
+    recover(store)
+    assert snapshot(store) == before and not (store / FOLDER / ".archive").exists()
