@@ -94,3 +94,21 @@ def test_a_tracker_whose_memory_may_sit_behind_a_symlinked_folder_is_not_removed
     removals = [a for a in plan_json(root, "--model", "none")["actions"] if a["kind"] == "remove_orphan_tracker"]
     assert [a["targets"] for a in removals] == [[".crux/reference-tracking/d.refs.yml"]]
     assert removals[0]["needs_user"] and "memories/goal not read" in removals[0]["reason"], removals[0]
+
+
+def test_a_link_to_a_folder_the_walk_reads_keeps_orphan_removal_automatic(tmp_path: Path) -> None:
+    """`memories/core-alias -> core`: not followed, but its memories are read through `core`; taking
+    it for an unread folder made every orphan tracker the user's call, every night, for good."""
+    root = store(tmp_path)
+    os.symlink("core", root / "memories/core-alias")
+    (root / ".crux/reference-tracking").mkdir(parents=True)
+    (root / ".crux/reference-tracking/gone.refs.yml").write_text("slug: gone\nreferences: 2\nstrength: 1\n")
+    (root / ".crux/reference-tracking/d.refs.yml").write_text("slug: d\nreferences: 2\nstrength: 1\n")
+    removals = {a["targets"][0]: a for a in plan_json(root, "--model", "none")["actions"] if a["kind"] == "remove_orphan_tracker"}
+    # memories/goal links outside the store: still unread, so still the user's call; the alias adds nothing
+    assert all(a["needs_user"] and "memories/goal not read" in a["reason"] and "core-alias" not in a["reason"]
+               for a in removals.values()), removals
+    os.unlink(root / "memories/goal")
+    removals = {a["targets"][0]: a for a in plan_json(root, "--model", "none")["actions"] if a["kind"] == "remove_orphan_tracker"}
+    assert sorted(removals) == [".crux/reference-tracking/d.refs.yml", ".crux/reference-tracking/gone.refs.yml"]
+    assert not any(a["needs_user"] for a in removals.values()), removals

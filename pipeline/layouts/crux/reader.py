@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -705,5 +706,18 @@ def load(root: Path, settings: Settings) -> Corpus:
         "units": _units_present(root, [store.work_dir, settings.crux.storage.archiveDir]) if work_dir_exists else [],
         "memory_files": on_disk,
         "unreadable": sorted(k for k in on_disk if k in failed),
+        # The symlinked folders not followed whose memories are read nowhere else (a link to a memory
+        # folder the walk reads by its real path is only another name for it): a tracker may belong
+        # to a memory behind one of these (rules.consistency.orphan_trackers).
+        "unread_folders": [rel(root, link) for link in sorted(set(folders.not_followed)) if not _read_elsewhere(root, link, settings.crux)],
     }
     return corpus
+
+
+def _read_elsewhere(root: Path, link: Path, crux: CruxConfig) -> bool:
+    """Whether the folder `link` points to lies inside a memory folder the walk reads."""
+    try:
+        target = link.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return False
+    return any(target.is_relative_to(folder) for folder in (Path(os.path.realpath(root / f)) for f in memory_folders(crux)))

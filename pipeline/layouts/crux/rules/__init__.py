@@ -81,8 +81,7 @@ def rules(corpus: Corpus, settings: Settings) -> Outcome:
     out.extend(leftover_archivals(memories, crux))  # not "unreferenced": tracking data does not bear on it
     out.findings.extend(usage_data_missing(corpus, crux))
 
-    not_read = sorted({t for f in corpus.findings if f.kind == FindingKind.SYMLINK_SKIPPED for t in f.targets})
-    out.extend(orphan_trackers(corpus.trackers, store.get("memory_files") or [m.key for m in memories], not_read))
+    out.extend(orphan_trackers(corpus.trackers, store.get("memory_files") or [m.key for m in memories], store.get("unread_folders")))
     out.extend(strength_sync(memories, trackers))
     out.findings.extend(shared_slug_findings(existing, memories, trackers, blocked, crux.trackingDir))
     out.findings.extend(type_mismatches(memories, crux))
