@@ -211,7 +211,8 @@ MOVES_OR_EDITS = (ActionKind.PRUNE_STALE, ActionKind.MERGE_DUPLICATE, ActionKind
 
 def without_what_apply_leaves(corpus: Corpus, actions: list[Action]) -> list[Action]:
     """`actions` without what apply would skip every time because the memories they name are never
-    moved or edited (`uneditable.memory_left`, the writer's `decide` and text edits ask the same): a
+    moved or edited (`uneditable.memory_left`, the writer's `decide` and text edits ask the same; a
+    text edit asks it of an edit in place, which its folder's archive left does not stop): a
     prune, consolidation or text edit of one goes, a merge or prune of several keeps the others (a
     merge needs a member to retire besides its survivor, which stays). `memories_left` says why. A
     conflict stays: it is the user's to settle by hand, and its reason says `--resolve` leaves it."""
