@@ -85,6 +85,12 @@ class Layout(Protocol):
         (crux: typed `archived` or in the `archived` type folder)."""
         ...
 
+    def before_cap(self, corpus: Corpus, actions: list[Action], live: list[str]) -> list[Action]:
+        """The actions, less those its apply would skip every time whatever else the plan holds
+        (claude: a memory it never moves, an index it never edits): the retirement cap counts only
+        what is left, so no memory waits for a slot such an action took. `live`: as for `after_cap`."""
+        ...
+
     def after_cap(self, corpus: Corpus, actions: list[Action], live: list[str]) -> list[Action]:
         """The actions the retirement cap kept, less those the layout would not apply beside the
         others (crux: a leftover member's archive whose consolidated memory another action takes
@@ -161,6 +167,9 @@ class BaseLayout:
 
     def is_archived(self, m: Memory) -> bool:
         return m.type == "archived"
+
+    def before_cap(self, corpus: Corpus, actions: list[Action], live: list[str]) -> list[Action]:
+        return actions
 
     def after_cap(self, corpus: Corpus, actions: list[Action], live: list[str]) -> list[Action]:
         return actions

@@ -30,11 +30,16 @@ class ClaudeLayout(ModuleLayout):
     def guard(self, outcome: Outcome, settings: Settings) -> Outcome:
         return rules.hand_overs(outcome)
 
+    def before_cap(self, corpus: Corpus, actions: list[Action], live: list[str]) -> list[Action]:
+        # What apply would skip every time (an index or a memory it never edits or moves) is not
+        # proposed, and takes no slot of the retirement cap.
+        return rules.without_what_apply_leaves(corpus, rules.without_unedited_indexes(corpus, actions))
+
     def after_cap(self, corpus: Corpus, actions: list[Action], live: list[str]) -> list[Action]:
-        # A rebuild asked for only by files the run's own merges and prunes archive is moot; what
-        # apply would skip every time (an index or a memory it never edits or moves) is not proposed.
-        kept = rules.without_what_apply_leaves(corpus, rules.without_unedited_indexes(corpus, actions))
-        return rules.without_settled_drift(corpus, rules.without_edits_of_archived(corpus, kept))
+        # Both depend on what the capped plan archives: a rebuild asked for only by files the run's
+        # own merges and prunes archive is moot, so is an edit of a file they archive; beside a
+        # retirement the cap holds back, both stay.
+        return rules.without_settled_drift(corpus, rules.without_edits_of_archived(corpus, actions))
 
     def depends_on(self, corpus: Corpus, action: Action) -> list[str]:
         return index_reads.depends_on(corpus, action)

@@ -29,7 +29,7 @@ from . import index_rebuild
 from .decisions import INDEX_KINDS, StaleInfo, decide
 from .memory_md import MAX_LINES
 from .paths import folder_of
-from .uneditable import Left, memory_left, uneditable_indexes
+from .uneditable import Left, archives_left, memory_left, uneditable_indexes
 
 
 def over(corpus: Corpus, measure: str, limit: int) -> list[tuple[str, int]]:
@@ -106,23 +106,26 @@ def memories_left(corpus: Corpus) -> Outcome:
     folder left for one reason, and one for each MEMORY.md holding memories it never cuts (a
     symlinked one): no action of the plan archives, merges, consolidates or edits them
     (`without_what_apply_leaves`), and without these why a stale or duplicate one was not proposed
-    went unsaid."""
-    left = memory_left(corpus)
-    files: dict[tuple[str, str], list[str]] = {}  # (folder, why) -> the files left for it
+    went unsaid. One only never moved (its folder's archive left, `uneditable.archive_left`) is
+    said so: its text edits are still proposed."""
+    left, unarchived = memory_left(corpus, moving=False), archives_left(Path(corpus.root))
+    files: dict[tuple[str, str, str], list[str]] = {}  # (folder, what apply never does, why) -> the files left for it
     held: dict[str, list[str]] = {}  # MEMORY.md -> why each memory kept inside it is left
     for m in corpus.memories:
-        why = left(m.key)
+        why, never = left(m.key), "archives, merges, consolidates or edits"
+        if why is None and "#" not in m.key:
+            why, never = unarchived(m.key), "archives, merges or consolidates"
         if why is None:
             continue
         if "#" in m.key:
             held.setdefault(m.key.partition("#")[0], []).append(why)
         else:
-            files.setdefault((folder_of(m.key), why), []).append(m.key)
+            files.setdefault((folder_of(m.key), never, why), []).append(m.key)
     out = Outcome()
-    for (_, why), keys in sorted(files.items()):
+    for (_, never, why), keys in sorted(files.items()):
         them, it = ("a memory", "it") if len(keys) == 1 else (f"{len(keys)} memories", "them")
         out.findings.append(Finding(kind=FindingKind.MANUAL_REVIEW, targets=sorted(keys),
-                                    reason=f"read as {them}, but apply never archives, merges, consolidates or edits {it} ({why})"))
+                                    reason=f"read as {them}, but apply never {never} {it} ({why})"))
     for index, whys in sorted(held.items()):
         out.findings.append(Finding(kind=FindingKind.MANUAL_REVIEW, targets=[index], reason=(
             f"{plural(len(whys), 'memory', 'memories')} kept inside it, which apply never cuts, merges or archives ({whys[0]})")))
@@ -208,15 +211,17 @@ MOVES_OR_EDITS = (ActionKind.PRUNE_STALE, ActionKind.MERGE_DUPLICATE, ActionKind
 
 def without_what_apply_leaves(corpus: Corpus, actions: list[Action]) -> list[Action]:
     """`actions` without what apply would skip every time because the memories they name are never
-    moved or edited (`uneditable.memory_left`, the writer's `decide` and text edits ask the same): a
+    moved or edited (`uneditable.memory_left`, the writer's `decide` and text edits ask the same; a
+    text edit asks it of an edit in place, which its folder's archive left does not stop): a
     prune, consolidation or text edit of one goes, a merge or prune of several keeps the others (a
     merge needs a member to retire besides its survivor, which stays). `memories_left` says why. A
     conflict stays: it is the user's to settle by hand, and its reason says `--resolve` leaves it."""
     if not any(a.kind in MOVES_OR_EDITS for a in actions):
         return actions
-    left = memory_left(corpus)
+    moved, edited = memory_left(corpus), memory_left(corpus, moving=False)
     out: list[Action] = []
     for a in actions:
+        left = edited if a.kind in TEXT_EDIT_KINDS else moved  # an edit in place writes nothing into the archive
         if a.kind not in MOVES_OR_EDITS or not any(left(t) for t in a.targets):
             out.append(a)
         elif a.kind == ActionKind.PRUNE_STALE and (kept := [t for t in a.targets if not left(t)]):

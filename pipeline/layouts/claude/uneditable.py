@@ -9,10 +9,13 @@ it (`index_left`), when:
 - it is there but is no regular file (a folder, a FIFO named MEMORY.md);
 - the journal refuses its path (`journal.unsafe_reason`, which apply asks before it runs a change
   set): a folder on its way is a symlink (a memory folder the reader reached through a linked
-  folder), its name is one the journal cannot record (a backslash).
+  folder), its name is one the journal cannot record (a backslash);
+- apply may not write into its folder's archive (`archive_left`: `.archive` a symlink, a dangling
+  one too, or no folder), where every edit of an index first copies it.
 A memory is never moved or edited (`memory_left`) for `decisions.unmovable_in`'s reasons (a file
 the reader could not read, a symlink, pinned) or the journal's, nor one kept inside a MEMORY.md
-that is left.
+that is left; a topic file is never moved either (archived, merged away, consolidated, a
+conflict's side) while its folder's archive is left, but its text may still be edited in place.
 
 The writer asks these before it edits; the plan asks the same, so that it never proposes what
 apply would skip every time for a reason the reader already knew (a person reviews the plan: such
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cache, partial
 from pathlib import Path
 
 from ...journal import unsafe_reason
@@ -31,7 +35,7 @@ from ...kinds import FindingKind
 from ...model import Corpus
 from . import memory_md
 from .decisions import unmovable_in
-from .paths import _name
+from .paths import ARCHIVE_DIR, _in_folder, _name, folder_of
 from .reader import INDEX
 
 
@@ -76,6 +80,9 @@ def index_left(corpus: Corpus, key: str, reported: Mapping[str, str] | None = No
         return NOT_A_FILE
     if (refused := unsafe_reason(Path(corpus.root), key)) is not None:
         return Left(refused, f"the index being where apply never writes ({refused})", "move it where it may")
+    if (unarchived := archive_left(Path(corpus.root), folder_of(key))) is not None:  # where its old copy goes
+        return Left(unarchived, f"the index being never edited, its old copy never archived ({unarchived})",
+                    f"make {ARCHIVE_DIR} beside it a folder of the store")
     if _name(key) == INDEX and key not in corpus.indexes:
         return NOT_READ  # never a folder's index the reader listed: nothing is known of what it should list
     return None
@@ -97,19 +104,44 @@ def uneditable_indexes(corpus: Corpus) -> dict[str, Left]:
     return {key: left for key in [*corpus.indexes, *subs] if (left := index_left(corpus, key, reported)) is not None}
 
 
-def memory_left(corpus: Corpus) -> Callable[[str], str | None]:
+def archive_left(root: Path, folder: str) -> str | None:
+    """Why apply never writes into the archive of memory folder `folder` (`<folder>/.archive/`,
+    where a run moves what it retires and copies an index before editing it), or None: the journal
+    refuses that folder (`journal.unsafe_reason`: a symlink, a dangling one too, which it would
+    refuse to create the run's folder in), or it is no folder. Every such write fails there, every run."""
+    archive = _in_folder(folder, ARCHIVE_DIR)
+    why = unsafe_reason(root, archive, folder=True)
+    if why is None and (root / archive).exists() and not (root / archive).is_dir():
+        why = "it is no folder"
+    return None if why is None else f"{archive}/ is where apply never writes: {why}"
+
+
+def archives_left(root: Path) -> Callable[[str], str | None]:
+    """`archive_left` of the folder of each memory asked of, by key, each folder asked once: a few
+    folders hold thousands of memories."""
+    by_folder = cache(partial(archive_left, root))
+    return lambda key: by_folder(folder_of(key))
+
+
+def memory_left(corpus: Corpus, moving: bool = True) -> Callable[[str], str | None]:
     """Why apply never moves or edits a memory (`decisions.unmovable_in`: unreadable, not a memory
-    file, a symlink, pinned; one kept inside MEMORY.md: that MEMORY.md is left, `index_left`), or None."""
+    file, a symlink, pinned; one kept inside MEMORY.md: that MEMORY.md is left, `index_left`), or None.
+    `moving`: asked of a move (an archive, a merge, a consolidation, a conflict's resolution): a
+    topic file is never moved either while its folder's archive is left (`archive_left`); False: of
+    an in-place text edit, which writes the file alone."""
     reported = reported_by_reader(corpus)
     unmovable = unmovable_in(corpus, set(reported))  # `decisions.unreadable_keys`, from the reasons read once
     root = Path(corpus.root)
     indexes: dict[str, Left | None] = {}
+    unarchived = archives_left(root)
 
     def left(key: str) -> str | None:
         why = unmovable(key)
         index, inside, _ = key.partition("#")
         if not inside or _name(index) != INDEX:  # `ci#cache.md` is a topic file, not kept inside an index `ci`
-            return why if why is not None else unsafe_reason(root, key)  # what apply would refuse to move or write
+            if why is None:
+                why = unsafe_reason(root, key)  # what apply would refuse to move or write
+            return why if why is not None or not moving else unarchived(key)
         if why is not None:
             return why
         if index not in indexes:

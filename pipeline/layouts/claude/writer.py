@@ -130,7 +130,7 @@ def changes(
     out = ChangeSet()
     by_key = corpus.by_key()
     stale = StaleInfo(findings)
-    unmovable = memory_left(corpus)  # what the plan asked too (`rules.without_what_apply_leaves`)
+    unmovable = memory_left(corpus)  # of moves; what the plan asked too (`rules.without_what_apply_leaves`)
 
     # Judged on other content than what is there now: skipped, and the rest decided without them.
     disk = DiskReads(root, settings.max_file_bytes, lister=topic_names)  # a folder's listing: what a rebuild indexes
@@ -176,7 +176,7 @@ def changes(
                 d.outcome[i] = _not_noted(sides, unnoted)
 
     # in-place text edits (absolutize_dates, update_ref): one write per file, on top of its notes
-    d.outcome.update(apply_text_edits(live, unmovable, d.retire, disk, ops_writes))
+    d.outcome.update(apply_text_edits(live, memory_left(corpus, moving=False), d.retire, disk, ops_writes))
 
     for key in sorted(d.created):
         ops_writes.append(Op("write", key, data=d.created[key].data, expect=ABSENT))  # never over a file that appeared
