@@ -343,3 +343,15 @@ def test_a_topic_file_with_a_hash_in_its_name_is_merged_as_any_other(tmp_path, b
     assert not any("kept inside" in r for r in reviews(plan).values())
     result = apply_plan(corpus, plan, settings)
     assert result.changes.skipped == [] and not (folder / "ci#cache.md").exists()
+
+
+def test_a_symlinked_topic_file_with_a_hash_in_its_name_is_said_as_a_file(tmp_path):
+    """`c#.md` a symlink: left as any symlinked topic file is, and said so by its own name. The
+    finding took the `#` for "kept inside an index" and named a MEMORY.md `…/c` that is no file."""
+    folder = folder_of(tmp_path, real=topic("real"))
+    (folder / "c#.md").symlink_to("real.md")
+    (folder / "MEMORY.md").write_text(entries("real"), encoding="utf-8")
+    _, _, plan = plan_of(tmp_path)
+    found = reviews(plan)
+    assert f"{AGENT}/c" not in found, found
+    assert f"{AGENT}/c#.md" in found and found[f"{AGENT}/c#.md"].startswith("read as a memory, but apply never"), found

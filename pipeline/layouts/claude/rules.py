@@ -29,7 +29,7 @@ from . import index_rebuild
 from .decisions import INDEX_KINDS, StaleInfo, decide
 from .memory_md import MAX_LINES
 from .paths import folder_of
-from .uneditable import Left, archives_left, memory_left, uneditable_indexes
+from .uneditable import Left, archives_left, held_in_index, memory_left, uneditable_indexes
 
 
 def over(corpus: Corpus, measure: str, limit: int) -> list[tuple[str, int]]:
@@ -112,13 +112,14 @@ def memories_left(corpus: Corpus) -> Outcome:
     files: dict[tuple[str, str, str], list[str]] = {}  # (folder, what apply never does, why) -> the files left for it
     held: dict[str, list[str]] = {}  # MEMORY.md -> why each memory kept inside it is left
     for m in corpus.memories:
+        index = held_in_index(m.key)
         why, never = left(m.key), "archives, merges, consolidates or edits"
-        if why is None and "#" not in m.key:
+        if why is None and index is None:
             why, never = unarchived(m.key), "archives, merges or consolidates"
         if why is None:
             continue
-        if "#" in m.key:
-            held.setdefault(m.key.partition("#")[0], []).append(why)
+        if index is not None:
+            held.setdefault(index, []).append(why)
         else:
             files.setdefault((folder_of(m.key), never, why), []).append(m.key)
     out = Outcome()

@@ -123,6 +123,13 @@ def archives_left(root: Path) -> Callable[[str], str | None]:
     return lambda key: by_folder(folder_of(key))
 
 
+def held_in_index(key: str) -> str | None:
+    """The MEMORY.md a memory is kept inside (`.../MEMORY.md#slug/n`), or None for a file of its own
+    (`ci#cache.md` is a topic file with a `#` in its name, not a memory kept inside an index `ci`)."""
+    index, inside, _ = key.partition("#")
+    return index if inside and _name(index) == INDEX else None
+
+
 def memory_left(corpus: Corpus, moving: bool = True) -> Callable[[str], str | None]:
     """Why apply never moves or edits a memory (`decisions.unmovable_in`: unreadable, not a memory
     file, a symlink, pinned; one kept inside MEMORY.md: that MEMORY.md is left, `index_left`), or None.
@@ -137,8 +144,8 @@ def memory_left(corpus: Corpus, moving: bool = True) -> Callable[[str], str | No
 
     def left(key: str) -> str | None:
         why = unmovable(key)
-        index, inside, _ = key.partition("#")
-        if not inside or _name(index) != INDEX:  # `ci#cache.md` is a topic file, not kept inside an index `ci`
+        index = held_in_index(key)
+        if index is None:
             if why is None:
                 why = unsafe_reason(root, key)  # what apply would refuse to move or write
             return why if why is not None or not moving else unarchived(key)
