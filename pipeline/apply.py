@@ -18,7 +18,7 @@ from .journal_check import path_problem
 from .layouts.base import REPORTS_DIR, Layout
 from .layouts.registry import layout_of
 from .actions import FINGERPRINT_LENGTH, WholeRead
-from .model import Action, Corpus, Plan
+from .model import Action, Corpus, Plan, file_of
 from .printable import printable
 from .storage.files import Unreadable
 from .storage.since_plan import recent_reads
@@ -283,4 +283,4 @@ def _with_skipped(rest: ChangeSet, actions: list[Action], why: dict[int, str]) -
 
 def _file_part(target: str) -> str:
     """The file name a target key ends with, as printable() shows it (`MEMORY.md#rules/1`: MEMORY.md)."""
-    return printable(target.split("#")[0].rsplit("/", 1)[-1])
+    return printable(file_of(target).rsplit("/", 1)[-1])

@@ -161,6 +161,23 @@ class Memory(BaseModel):
 _DEFERRED_SHAS = "_deferred_read_shas"
 
 
+# An entry kept inside a Markdown file (claude: `f/MEMORY.md#api/1`; zylos: `reference/decisions.md#slug`)
+# is keyed `<file>.md#<anchor>`. Only a `#` right after `.md` starts the anchor: a folder or a file
+# may have one in its name (`.claude/agent-memory/c#-dev/a.md`, `ci#cache.md`), which is no entry.
+_ANCHOR = ".md#"
+
+
+def file_of(key: str) -> str:
+    """The file a memory is read from: its key up to an entry's anchor, else the whole key."""
+    at = key.find(_ANCHOR)
+    return key if at < 0 else key[: at + 3]
+
+
+def is_entry(key: str) -> bool:
+    """Whether the key is of an entry kept inside a file (`<file>.md#<anchor>`), not a file of its own."""
+    return _ANCHOR in key
+
+
 class ReadShaSource(Protocol):
     def read_shas(self, memories: list[Memory]) -> dict[str, dict[str, str]]:
         """The `read_shas` of each of these memories (all deferred to this source), by key: exactly

@@ -349,7 +349,9 @@ def test_a_symlinked_topic_file_with_a_hash_in_its_name_is_said_as_a_file(tmp_pa
     """`c#.md` a symlink: left as any symlinked topic file is, and said so by its own name. The
     finding took the `#` for "kept inside an index" and named a MEMORY.md `…/c` that is no file."""
     folder = folder_of(tmp_path, real=topic("real"))
-    (folder / "c#.md").symlink_to("real.md")
+    (tmp_path / "notes").mkdir()
+    (tmp_path / "notes/c.md").write_text(topic("c"), encoding="utf-8")  # no memory of the folder: no alias
+    (folder / "c#.md").symlink_to(tmp_path / "notes/c.md")
     (folder / "MEMORY.md").write_text(entries("real"), encoding="utf-8")
     _, _, plan = plan_of(tmp_path)
     found = reviews(plan)

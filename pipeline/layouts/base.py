@@ -14,6 +14,8 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Callable, Protocol, runtime_checkable
 
+from ..model import file_of
+
 if TYPE_CHECKING:
     from pydantic import BaseModel
 
@@ -187,7 +189,7 @@ class BaseLayout:
         return None
 
     def memory_file(self, m: Memory) -> str:
-        return m.key.split("#", 1)[0]
+        return file_of(m.key)
 
     def run_report(self, touched: list[str]) -> str | None:
         reports = [p for p in touched if p.startswith(REPORTS_DIR)]

@@ -30,7 +30,7 @@ from urllib.parse import unquote
 
 from ..actions import MergeDuplicateAction, UpdateRefAction, outputs_of
 from ..kinds import FindingKind, retires
-from ..model import Action, Corpus, Finding, Memory
+from ..model import Action, Corpus, Finding, Memory, is_entry
 from ..text.counts import plural
 from .link_names import (
     file_names, href_like, link_folder, link_names, link_parts, link_target_forms, link_targets, link_text, linked_files, links_in,
@@ -219,7 +219,7 @@ def _spellings(corpus: Corpus, names: dict[str, set[str]], archived: dict[str, s
     memory_names: dict[str, set[str]] = defaultdict(set)
     titles = tree_titles(corpus)
     for m in corpus.memories:
-        if "#" in m.key or not m.key.endswith(".md"):  # an entry inside MEMORY.md, a record: no file to link
+        if is_entry(m.key) or not m.key.endswith(".md"):  # an entry inside MEMORY.md, a record: no file to link
             continue
         folder = link_folder(m.key)
         stem = link_parts(m.key)[1]
@@ -277,7 +277,7 @@ def _dangling_markdown_links(m: Memory, files: dict[str, set[str]]) -> Iterator[
     Not judged: a link to a URL or outside the store (`store_file`), to a folder the reader did not
     list (a repository's docs: not the store's files, which staleness checks against the repository),
     nor a link of an entry kept inside MEMORY.md, an index entry whose file index drift checks."""
-    if "#" in m.key:
+    if is_entry(m.key):
         return
     for match in markdown_links_in(m.body):
         path = store_file(link_folder(m.key), match.group("href"))
@@ -370,7 +370,7 @@ def relinks(corpus: Corpus) -> Outcome:
                 unmended[m.key].append(link.shown)
                 continue
             shown_after = after if link.markdown else f"[[{after}]]"
-            if "#" in m.key:  # an entry kept inside MEMORY.md is not edited in place: said, for the user
+            if is_entry(m.key):  # an entry kept inside MEMORY.md is not edited in place: said, for the user
                 unmended[m.key].append(f"{link.shown} (could point at {shown_after}: {how})")
                 continue
             why.add(f"{link.shown} -> {shown_after} ({how})")

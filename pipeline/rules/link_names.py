@@ -28,6 +28,7 @@ from collections.abc import Container, Iterable, Iterator
 from urllib.parse import quote, unquote
 
 from .text import normalize
+from ..model import file_of, is_entry
 
 # `[[target]]`, `[[target|shown text]]`, `[[target#heading]]`: the target is what names a memory.
 WIKILINK = re.compile(r"\[\[([^\[\]\n|#]+)(?:[|#][^\[\]\n]*)?\]\]")
@@ -83,7 +84,7 @@ def file_names(key: str, titles: Iterable[str] = ()) -> set[str]:
     and by the `titles` it goes by besides (its `name`, a tree index's title for it). None for a
     memory that is not a file of its own (a record, an entry kept inside MEMORY.md:
     `MEMORY.md#heading/3` must not answer a link `[[3]]`)."""
-    if "#" in key or not key.endswith(".md"):
+    if is_entry(key) or not key.endswith(".md"):
         return set()
     stem = key.rsplit("/", 1)[-1].removesuffix(".md")
     number, rest = link_parts(key)
@@ -103,7 +104,7 @@ def link_names(title: str, key: str, tree_titles: Iterable[str] = ()) -> set[str
 def link_folder(key: str) -> str:
     """The folder a memory's links are read in: its file's, or that of the MEMORY.md an entry is
     kept in (`f/MEMORY.md#api/1`)."""
-    file = key.partition("#")[0]
+    file = file_of(key)
     return file.rsplit("/", 1)[0] if "/" in file else "."
 
 

@@ -18,7 +18,7 @@ import yaml
 
 from ...actions import ConflictAction, MergeDuplicateAction, outputs_of
 from ...kinds import ActionKind, FindingKind
-from ...model import Action, Corpus, Finding, Memory
+from ...model import Action, Corpus, Finding, Memory, is_entry
 from .paths import _name, folder_of
 from .reader import INDEX
 
@@ -301,7 +301,7 @@ def _consolidate(corpus: Corpus, a: Action, unmovable: Callable[[str], str | Non
     if not isinstance(path, str) or not isinstance(meta, dict) or not isinstance(body, str) or not path.endswith(".md"):
         return "the consolidated file has no path, front matter or body"
     members = list(dict.fromkeys(a.targets))
-    if any("#" in t for t in members):
+    if any(is_entry(t) for t in members):
         return "memories kept inside MEMORY.md are merged there, not consolidated into a new file"
     if len(members) < 2 or any(folder_of(t) != folder_of(path) for t in members):
         return "members and the consolidated file must share one memory folder"

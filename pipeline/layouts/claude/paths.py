@@ -7,12 +7,14 @@ from __future__ import annotations
 
 import posixpath
 
+from ...model import file_of
+
 ARCHIVE_DIR = ".archive"
 
 
 def folder_of(key: str) -> str:
     # A memory kept inside MEMORY.md is keyed `<folder>/MEMORY.md#<section>/<n>`.
-    return posixpath.dirname(key.partition("#")[0]) or "."
+    return posixpath.dirname(file_of(key)) or "."
 
 
 def _in_folder(folder: str, name: str) -> str:
@@ -24,5 +26,5 @@ def archive_path(folder: str, run_id: str, name: str) -> str:
 
 
 def _name(key: str) -> str:
-    path, mark, anchor = key.partition("#")
-    return path.rsplit("/", 1)[-1] + mark + anchor
+    path = file_of(key)
+    return path.rsplit("/", 1)[-1] + key[len(path):]

@@ -44,7 +44,7 @@ from . import memory_md
 from .paths import ARCHIVE_DIR
 from ...kinds import FindingKind
 from ...rules.aliases import ALIASES
-from ...model import Corpus, Finding, IndexEntry, Memory
+from ...model import Corpus, Finding, IndexEntry, Memory, is_entry
 from ...storage.files import (
     SKIP_DIRS,
     Unreadable,
@@ -538,10 +538,10 @@ def _set_aside_aliases(root: Path, corpus: Corpus) -> None:
     was the other's exact duplicate, and a merge could keep the link and archive the file it points
     at. It is set aside (said in a finding) and the memory it points at carries its name
     (`ALIASES`), so what would retire that memory asks first (rules/aliases.py)."""
-    links = [m for m in corpus.memories if "#" not in m.key and (root / m.key).is_symlink()]
+    links = [m for m in corpus.memories if not is_entry(m.key) and (root / m.key).is_symlink()]
     if not links:
         return
-    by_file = {os.path.realpath(root / m.key): m for m in corpus.memories if "#" not in m.key and not (root / m.key).is_symlink()}
+    by_file = {os.path.realpath(root / m.key): m for m in corpus.memories if not is_entry(m.key) and not (root / m.key).is_symlink()}
     points_at = {m.key: target for m in links if (target := by_file.get(os.path.realpath(root / m.key))) is not None}
     if not points_at:
         return

@@ -32,7 +32,7 @@ from pathlib import Path
 
 from ...journal import unsafe_reason
 from ...kinds import FindingKind
-from ...model import Corpus
+from ...model import Corpus, file_of
 from . import memory_md
 from .decisions import unmovable_in
 from .paths import ARCHIVE_DIR, _in_folder, _name, folder_of
@@ -126,8 +126,8 @@ def archives_left(root: Path) -> Callable[[str], str | None]:
 def held_in_index(key: str) -> str | None:
     """The MEMORY.md a memory is kept inside (`.../MEMORY.md#slug/n`), or None for a file of its own
     (`ci#cache.md` is a topic file with a `#` in its name, not a memory kept inside an index `ci`)."""
-    index, inside, _ = key.partition("#")
-    return index if inside and _name(index) == INDEX else None
+    index = file_of(key)
+    return index if index != key and _name(index) == INDEX else None
 
 
 def memory_left(corpus: Corpus, moving: bool = True) -> Callable[[str], str | None]:
