@@ -69,7 +69,7 @@ def load_user_config(path: str | Path | None, store: str | Path | None = None) -
 
 def _of_the_store(store: Path, path: Path) -> Path | None:
     """`path` resolved, relative to `store`, when it stays inside it and out of a state folder."""
-    below = resolved_below(store.resolve(), path)  # resolved here: resolved_below caches a root by its path as given
+    below = resolved_below(store, path)
     return below if below is not None and STATE_DIR not in below.parts else None
 
 
@@ -108,8 +108,6 @@ def _config_bytes(p: Path) -> bytes:
         return b""
     try:
         return read_capped(open_regular_file(p, MAX_CONFIG_BYTES), MAX_CONFIG_BYTES)
-    except FileNotFoundError as exc:
-        raise ConfigError(f"cannot read config {p}: {exc.strerror or exc}") from None
     except Unreadable as exc:
         reason = str(exc)
         if reason.startswith("cannot "):  # "cannot stat: <why>", "cannot read: <why>"

@@ -57,7 +57,8 @@ def inside(root: Path, path: Path) -> bool:
 
 def resolved_below(root: Path, path: Path) -> Path | None:
     try:
-        return path.resolve().relative_to(_resolved_root(root))
+        # A relative root names another folder once the process changes folder: resolved each time.
+        return path.resolve().relative_to(_resolved_root(root) if root.is_absolute() else root.resolve())
     except (ValueError, OSError, RuntimeError):  # Python 3.11 raises RuntimeError on a symlink loop
         return None
 
