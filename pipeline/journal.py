@@ -1211,11 +1211,7 @@ def _finish_cut_short_undo(root: Path, views: list[RunView]) -> list[str]:
     if last is None or last.status != "committed" or "undo_of" not in last.info:
         return []
     undone = [r for r in ours if r.run_id == last.info["undo_of"] and r.status == "committed"]
-    # Only folders untouched since the undo's commit (its journal's last write): the undo emptied
-    # them before it; one made again since (an agent's mkdir before its write, the user's) is not
-    # ours, and after the first recovery there is nothing left to say.
-    committed = _journal_written(root, last.run_id)
-    removed = _remove_created_dirs(root, undone[0], committed) if undone and committed is not None else []
+    removed = _finish_undone_folders(root, undone[0], last.run_id) if undone else []
     if not removed:
         return []
     shown = ", ".join(removed[:3]) + (f" and {len(removed) - 3} more" if len(removed) > 3 else "")
@@ -1462,7 +1458,10 @@ def undo(root: Path, run_id: str | None = None) -> RunRecord:
     if done or not _state_of(root, target, "before"):
         # Already undone (an undo that crashed after its own commit, maybe keeping lines added since,
         # or a store put back by hand): its folders may still be there, then record it.
-        _remove_created_dirs(root, target)
+        if done:
+            _finish_undone_folders(root, target, done[-1].run_id)
+        else:
+            _remove_created_dirs(root, target)
         target.status = "undone"
         _save_record(runs_dir(root) / target.run_id, target, key)
         return done[-1] if done else target
@@ -1476,6 +1475,27 @@ def undo(root: Path, run_id: str | None = None) -> RunRecord:
     target.status = "undone"
     _save_record(runs_dir(root) / target.run_id, target, key)
     return result
+
+
+# Set on a run an undo undid once the folders it had created are dealt with after that undo's
+# commit: recovery and a second `undo` then leave the folders alone (one made again since is not ours).
+FOLDERS_SETTLED = "folders_settled"
+
+
+def _finish_undone_folders(root: Path, undone: RunRecord, undo_id: str) -> list[str]:
+    """The folders run `undone` created, which its undo (`undo_id`) emptied but a kill kept it from
+    removing: removed once, and only those untouched since that undo's commit (its journal's last
+    write: one made again since, an agent's mkdir before its write or the user's, is not ours);
+    recorded as settled (FOLDERS_SETTLED) so no later command looks again. The ones removed."""
+    if undone.info.get(FOLDERS_SETTLED):
+        return []
+    committed = _journal_written(root, undo_id)
+    removed = _remove_created_dirs(root, undone, committed) if committed is not None else []
+    key = store_key(state_dir(root))
+    if key is not None:
+        undone.info[FOLDERS_SETTLED] = True
+        _save_record(runs_dir(root) / undone.run_id, undone, key)
+    return removed
 
 
 def _journal_written(root: Path, run_id: str) -> int | None:

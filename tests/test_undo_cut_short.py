@@ -161,3 +161,18 @@ def test_a_kill_between_the_undos_own_removals_leaves_no_empty_parent(tmp_path):
     (store / FOLDER / ".archive" / run).rmdir()  # what the undo's first removal did before the kill
     recover(store)
     assert snapshot(store) == before and not (store / FOLDER / ".archive").exists()
+
+
+def test_a_second_undo_leaves_a_folder_made_again_since_the_kill(tmp_path):
+    """The second `undo` finishing the first removed the run's recorded folders with no such check:
+    an empty folder of the same name made since the kill went, the one recovery had just kept."""
+    store = duplicates(tmp_path / "s")
+    run = applied(store)
+    kill_undo_after_its_commit(store, undo_steps(one_run(tmp_path / "twin")))
+    left = store / FOLDER / ".archive" / run
+    left.rmdir()
+    left.mkdir()  # made again, after the undo's commit: someone else's now
+    again = run_cli("undo", str(store))
+    assert again.returncode == 0, again.stderr
+    assert left.is_dir()
+    assert recover(store) == [] and left.is_dir()  # settled: nothing looks again
