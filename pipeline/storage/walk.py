@@ -24,12 +24,14 @@ def walk_down(top: str | Path) -> Iterator[tuple[str, list[str], list[str]]]:
             continue
         dirs: list[str] = []
         files: list[str] = []
+        links: set[str] = set()  # the folders among `dirs` that are symlinks: listed, never walked into
         for entry in listed:
             try:
                 is_dir = entry.is_dir()  # a symlink to a folder counts as one, as in os.walk
+                if is_dir and entry.is_symlink():
+                    links.add(entry.name)
             except OSError:
                 is_dir = False
             (dirs if is_dir else files).append(entry.name)
         yield folder, dirs, files
-        below = [os.path.join(folder, d) for d in dirs]
-        stack.extend(reversed([p for p in below if not os.path.islink(p)]))
+        stack.extend(os.path.join(folder, d) for d in reversed(dirs) if d not in links)
