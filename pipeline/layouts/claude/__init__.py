@@ -5,6 +5,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from ...config import ClaudeConfig, Settings
+from ...kinds import ActionKind
+from ...storage.text_edits import TEXT_EDIT_KINDS
 from ...model import Action, Corpus, Finding
 from ...rules.outcome import Outcome
 from ..base import ModuleLayout
@@ -39,7 +41,10 @@ class ClaudeLayout(ModuleLayout):
         # Both depend on what the capped plan archives: a rebuild asked for only by files the run's
         # own merges and prunes archive is moot, so is an edit of a file they archive; beside a
         # retirement the cap holds back, both stay.
-        return rules.without_settled_drift(corpus, rules.without_edits_of_archived(corpus, actions))
+        if not any(a.kind in TEXT_EDIT_KINDS or a.kind == ActionKind.REBUILD_INDEX for a in actions):
+            return actions
+        archived = rules.archived_by_apply(corpus, actions)  # a text edit archives nothing: the same for both
+        return rules.without_settled_drift(corpus, rules.without_edits_of_archived(actions, archived), archived)
 
     def depends_on(self, corpus: Corpus, action: Action) -> list[str]:
         return index_reads.depends_on(corpus, action)

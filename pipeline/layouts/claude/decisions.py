@@ -71,17 +71,17 @@ class Decisions:
     successor: dict[str, str] = field(default_factory=dict)
 
 
-def unreadable_keys(corpus: Corpus) -> set[str]:
-    """The files the reader reported it could not read (`parse_error`): never moved or edited."""
-    return {t for f in corpus.findings if f.kind == FindingKind.PARSE_ERROR for t in f.targets}
+def reported_by_reader(corpus: Corpus) -> dict[str, str]:
+    """The reason of each `parse_error` the reader reported, by file: never moved or edited."""
+    return {t: f.reason for f in corpus.findings if f.kind == FindingKind.PARSE_ERROR for t in f.targets}
 
 
 def unmovable_in(corpus: Corpus, unreadable: set[str] | None = None) -> Callable[[str], str | None]:
     """Why a memory may not be moved or edited (unreadable, not a memory file, a symlink, pinned), or
-    None. `unreadable`: `unreadable_keys`, when the caller has it already."""
+    None. `unreadable`: the files of `reported_by_reader`, when the caller has them already."""
     root = Path(corpus.root)
     by_key = corpus.by_key()
-    unreadable = unreadable_keys(corpus) if unreadable is None else unreadable
+    unreadable = set(reported_by_reader(corpus)) if unreadable is None else unreadable
 
     def unmovable(key: str) -> str | None:
         if key in unreadable:

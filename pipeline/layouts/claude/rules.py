@@ -164,27 +164,22 @@ def archived_by_apply(corpus: Corpus, actions: list[Action]) -> set[str]:
     return set(decide(corpus, automatic, None, memory_left(corpus), StaleInfo(None)).retire) if automatic else set()
 
 
-def without_edits_of_archived(corpus: Corpus, actions: list[Action]) -> list[Action]:
+def without_edits_of_archived(actions: list[Action], archived: set[str]) -> list[Action]:
     """`actions` without a text edit (absolutize_dates, update_ref) of a memory the bare `apply`
-    archives in the same run (`archived_by_apply`): apply moves the file into the archive as it
-    was and skips the edit, every time. Beside an archive that waits for the user the edit stays."""
-    if not any(a.kind in TEXT_EDIT_KINDS for a in actions):
-        return actions
-    archived = archived_by_apply(corpus, actions)
+    archives in the same run (`archived`: `archived_by_apply`): apply moves the file into the
+    archive as it was and skips the edit, every time. Beside an archive that waits for the user
+    the edit stays."""
     return [a for a in actions if not (a.kind in TEXT_EDIT_KINDS and a.targets and all(t in archived for t in a.targets))]
 
 
-def without_settled_drift(corpus: Corpus, actions: list[Action]) -> list[Action]:
+def without_settled_drift(corpus: Corpus, actions: list[Action], archived: set[str]) -> list[Action]:
     """`actions` with no `rebuild_index` reason the bare `apply` settles anyway: a file it archives
     (a merge's duplicate, a prune, a consolidation's member: `decisions.decide`, as apply will)
     needs no entry and leaves no repeated line, its run's own index edits taking its lines away. A
     rebuild with no other reason goes (applied, it was skipped: the index already up to date); one
     with others names only those. What needs the user settles nothing: it may be declined, and the
-    rebuild applied without it must index the file."""
-    if not any(a.kind == ActionKind.REBUILD_INDEX for a in actions):
-        return actions
-    archived = archived_by_apply(corpus, actions)
-    if not archived:
+    rebuild applied without it must index the file. `archived`: `archived_by_apply`."""
+    if not archived or not any(a.kind == ActionKind.REBUILD_INDEX for a in actions):
         return actions
     left = {a.targets[0]: a.reason for a in index_drift(corpus, archived).actions}  # one target each
     out: list[Action] = []

@@ -31,10 +31,9 @@ from functools import cache, partial
 from pathlib import Path
 
 from ...journal import unsafe_reason
-from ...kinds import FindingKind
 from ...model import Corpus, file_of
 from . import memory_md
-from .decisions import unmovable_in
+from .decisions import reported_by_reader, unmovable_in
 from .paths import ARCHIVE_DIR, _in_folder, _name, folder_of
 from .reader import INDEX
 
@@ -60,11 +59,6 @@ NOT_A_FILE = Left("it is no regular file", "the index being no regular file (a f
                   "move it aside")
 NOT_READ = Left("it is no index the reader read", "the index being one the reader did not read, never edited",
                 "plan again")
-
-
-def reported_by_reader(corpus: Corpus) -> dict[str, str]:
-    """The reason of each `parse_error` the reader reported, by file."""
-    return {t: f.reason for f in corpus.findings if f.kind == FindingKind.PARSE_ERROR for t in f.targets}
 
 
 def index_left(corpus: Corpus, key: str, reported: Mapping[str, str] | None = None) -> Left | None:
@@ -137,7 +131,7 @@ def memory_left(corpus: Corpus, moving: bool = True) -> Callable[[str], str | No
     topic file is never moved either while its folder's archive is left (`archive_left`); False: of
     an in-place text edit, which writes the file alone."""
     reported = reported_by_reader(corpus)
-    unmovable = unmovable_in(corpus, set(reported))  # `decisions.unreadable_keys`, from the reasons read once
+    unmovable = unmovable_in(corpus, set(reported))  # from the reasons read once
     root = Path(corpus.root)
     indexes: dict[str, Left | None] = {}
     unarchived = archives_left(root)
