@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -691,7 +690,8 @@ def load(root: Path, settings: Settings) -> Corpus:
     listed = {e.target for e in corpus.index_entries if e.index == index}
     corpus.indexes[index] = index_keys(corpus.memories, primaries, listed)
     corpus.index_shas.update(folders.listings())  # what a rebuild_index indexes (CruxLayout.depends_on)
-    for link in sorted(set(folders.not_followed)):  # said: a type folder linked elsewhere is not silently a smaller store
+    links = sorted(set(folders.not_followed))
+    for link in links:  # said: a type folder linked elsewhere is not silently a smaller store
         corpus.findings.append(Finding(kind=FindingKind.SYMLINK_SKIPPED, targets=[rel(root, link)],
                                        reason="a symlinked folder: not followed (its memories are not read, nothing is moved into it)"))
     failed = {t for f in corpus.findings if f.kind == FindingKind.PARSE_ERROR for t in f.targets}
@@ -709,15 +709,23 @@ def load(root: Path, settings: Settings) -> Corpus:
         # The symlinked folders not followed whose memories are read nowhere else (a link to a memory
         # folder the walk reads by its real path is only another name for it): a tracker may belong
         # to a memory behind one of these (rules.consistency.orphan_trackers).
-        "unread_folders": [rel(root, link) for link in sorted(set(folders.not_followed)) if not _read_elsewhere(root, link, settings.crux)],
+        "unread_folders": _unread(root, links, settings.crux),
     }
     return corpus
 
 
-def _read_elsewhere(root: Path, link: Path, crux: CruxConfig) -> bool:
-    """Whether the folder `link` points to lies inside a memory folder the walk reads."""
-    try:
-        target = link.resolve(strict=True)
-    except (OSError, RuntimeError):
-        return False
-    return any(target.is_relative_to(folder) for folder in (Path(os.path.realpath(root / f)) for f in memory_folders(crux)))
+def _unread(root: Path, links: list[Path], crux: CruxConfig) -> list[str]:
+    """Of the symlinked folders not followed, those pointing nowhere inside a memory folder the walk
+    reads (a link to one is only another name for it), as keys."""
+    if not links:
+        return []
+    read = [(root / f).resolve() for f in memory_folders(crux)]
+
+    def elsewhere(link: Path) -> bool:
+        try:
+            target = link.resolve(strict=True)
+        except (OSError, RuntimeError):
+            return False
+        return any(target.is_relative_to(folder) for folder in read)
+
+    return [rel(root, link) for link in links if not elsewhere(link)]
