@@ -227,10 +227,6 @@ def test_a_merge_beside_an_unreadable_index_says_the_index_does_not_follow(tmp_p
 # memories apply never moves or edits
 
 
-def left_said(key: str) -> str:
-    return f"read as a memory, but apply never archives, merges, consolidates or edits it ({key}: a symlink: left untouched)"
-
-
 LEFT = "read as a memory, but apply never archives, merges, consolidates or edits it (a symlink: left untouched)"
 
 
