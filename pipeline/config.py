@@ -332,24 +332,23 @@ def build_settings(user: dict[str, Any], overrides: dict[str, Any], flags: dict[
     file `user` was read from, named in an error about a value it gave (a nightly run's log then
     says which of the files that could apply is wrong)."""
     data: dict[str, Any] = {k: dict(v) if isinstance(v, dict) else v for k, v in user.items()}
-    given_by: dict[str, str] = {}  # a setting's variable or option, when not the config file gives it
+    elsewhere: set[str] = set()  # the settings the environment or an option gives, not the config file
     for dotted, variable in _ENVIRONMENT.items():
         if value := os.environ.get(variable):
             _set(data, dotted, value)
-            given_by[dotted] = variable
+            elsewhere.add(dotted)
     for dotted, value in overrides.items():
         if value is not None:
             _set(data, dotted, value)
-            given_by[dotted] = (flags or {}).get(dotted, "")
+            elsewhere.add(dotted)
     try:
         return Settings.model_validate(data)
     except ValidationError as exc:
         first = exc.errors()[0]
         where = ".".join(str(x) for x in first["loc"])
-        origin = given_by.get(where)
-        if origin and origin.startswith("--"):
-            raise ConfigError(f"invalid {origin}: {first['msg']}") from None
-        if source is not None and origin is None and _from_file(user, [str(x) for x in first["loc"]]):
+        if flags and where in flags and overrides.get(where) is not None:
+            raise ConfigError(f"invalid {flags[where]}: {first['msg']}") from None
+        if source is not None and where not in elsewhere and _from_file(user, [str(x) for x in first["loc"]]):
             raise ConfigError(f"invalid setting {where}: {first['msg']} (in config {source})") from None
         raise ConfigError(f"invalid setting {where}: {first['msg']}") from None
 
