@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable
 
 from ..errors import UsageError
-from ..storage.files import SKIP_DIRS, Unreadable, read_chunks
+from ..storage.files import SKIP_DIRS, TooLarge, Unreadable, read_capped
 
 
 @dataclass
@@ -39,11 +39,10 @@ def read_stores_file(file: str) -> list[str]:
     folder for a list that is no file in a folder (`--stores /dev/stdin`, `--stores <(find ...)`)."""
     try:
         with open(file, "rb") as fh:
-            data = b"".join(read_chunks(fh, MAX_STORES_FILE_BYTES + 1))
             in_a_folder = stat.S_ISREG(os.fstat(fh.fileno()).st_mode)
-        if len(data) > MAX_STORES_FILE_BYTES:
-            raise UsageError(f"--stores {file} is over {MAX_STORES_FILE_BYTES >> 20} MiB: not a list of stores")
-        text = data.decode("utf-8-sig")  # a list saved by an editor that starts it with a byte-order mark
+            text = read_capped(fh, MAX_STORES_FILE_BYTES).decode("utf-8-sig")  # an editor may start it with a BOM
+    except TooLarge:
+        raise UsageError(f"--stores {file} is over {MAX_STORES_FILE_BYTES >> 20} MiB: not a list of stores") from None
     except (OSError, Unreadable, UnicodeDecodeError) as exc:
         raise UsageError(f"cannot read --stores {file}: {getattr(exc, 'strerror', None) or exc}") from None
     # A pipe's path names no folder: /dev/stdin resolves to /proc/PID/fd/pipe:[N].
