@@ -69,6 +69,18 @@ def kill_undo_after_its_commit(store: Path, steps: int) -> None:
     assert undo.undo_of and undo.status == "committed"  # the undo itself is done: only its last step is not
 
 
+def made_again_after_the_kill(tmp_path: Path) -> tuple[Path, Path]:
+    """A store whose undo was killed past its commit, and the run's archive folder, removed and made
+    again since (an agent's mkdir just before its write, or the user's): someone else's now."""
+    store = duplicates(tmp_path / "s")
+    run = applied(store)
+    kill_undo_after_its_commit(store, undo_steps(one_run(tmp_path / "twin")))
+    left = store / FOLDER / ".archive" / run
+    left.rmdir()
+    left.mkdir()
+    return store, left
+
+
 def test_the_next_command_removes_the_empty_folders_a_cut_short_undo_left(tmp_path):
     store = duplicates(tmp_path / "s")
     run = applied(store)
@@ -139,12 +151,7 @@ def test_a_folder_made_again_since_the_undo_is_not_ours_to_remove(tmp_path):
     """The undone run stays recorded as committed after the kill, so every later command that writes
     looked again: an empty folder of the same name made since (an agent's mkdir just before its
     write, or the user's) was removed each time, with the "interrupted" message each time."""
-    store = duplicates(tmp_path / "s")
-    run = applied(store)
-    kill_undo_after_its_commit(store, undo_steps(one_run(tmp_path / "twin")))
-    left = store / FOLDER / ".archive" / run
-    left.rmdir()
-    left.mkdir()  # made again, after the undo's commit: someone else's now
+    store, left = made_again_after_the_kill(tmp_path)
     said = recover(store)  # what every command that writes starts with
     assert left.is_dir() and not any(".archive" in m for m in said)  # only the folders untouched since went
     assert recover(store) == [] and left.is_dir()  # and the next says nothing
@@ -166,12 +173,7 @@ def test_a_kill_between_the_undos_own_removals_leaves_no_empty_parent(tmp_path):
 def test_a_second_undo_leaves_a_folder_made_again_since_the_kill(tmp_path):
     """The second `undo` finishing the first removed the run's recorded folders with no such check:
     an empty folder of the same name made since the kill went, the one recovery had just kept."""
-    store = duplicates(tmp_path / "s")
-    run = applied(store)
-    kill_undo_after_its_commit(store, undo_steps(one_run(tmp_path / "twin")))
-    left = store / FOLDER / ".archive" / run
-    left.rmdir()
-    left.mkdir()  # made again, after the undo's commit: someone else's now
+    store, left = made_again_after_the_kill(tmp_path)
     again = run_cli("undo", str(store))
     assert again.returncode == 0, again.stderr
     assert left.is_dir()
