@@ -146,7 +146,9 @@ def build_plan(corpus: Corpus, settings: Settings, run_stages: StageRunner | Non
     layout = layout_of(corpus)
     outcome = ask_before_leaving_aliases(corpus, layout.guard(outcome, settings))
     live = [m.key for m in corpus.memories if not layout.is_archived(m)]
-    feasible = layout.before_cap(corpus, reconcile(outcome.actions), live)  # no slot of the cap for what apply skips
+    # What apply never does goes first: it takes no slot of the cap, and claims no memory in
+    # `reconcile` (a conflict under a consolidation apply never makes stays).
+    feasible = reconcile(layout.before_cap(corpus, outcome.actions, live))
     capped = cap_retirements(feasible, live, settings.max_retire_fraction)
     kept = layout.after_cap(corpus, capped.actions, live)
     actions, unhashed = with_target_hashes(corpus, sorted(kept, key=action_sort_key), lambda a: layout.depends_on(corpus, a))

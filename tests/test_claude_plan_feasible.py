@@ -132,3 +132,31 @@ def test_a_folder_whose_archive_apply_refuses_gets_findings_and_only_its_text_ed
     assert all((store / FOLDER / f"tip_{i}_copy.md").exists() for i in (0, 1))
     if how == "outside":
         assert list((tmp_path / "s-outside").iterdir()) == []
+
+
+def test_a_conflict_under_a_consolidation_apply_never_makes_is_kept(tmp_path):
+    """A conflict yields to a consolidation claiming both its sides. When that consolidation takes a
+    symlinked memory, apply never makes it, so the plan drops it; the conflict must stay. It was lost:
+    `reconcile` dropped it for the consolidation before `before_cap` dropped the consolidation."""
+    from pipeline.actions import ConflictAction, ConsolidateAction
+    from pipeline.model import Stats
+
+    folder = tmp_path / FOLDER
+    folder.mkdir(parents=True)
+    (tmp_path / "shared").mkdir()
+    texts = {"deploy": "Deploy on Fridays after the freeze.", "freeze": "Never deploy on Fridays."}
+    (folder / "deploy.md").write_text(f"---\nname: deploy\ndescription: when\ntype: feedback\n---\n\n{texts['deploy']}\n", encoding="utf-8")
+    (tmp_path / "shared" / "freeze.txt").write_text(f"---\nname: freeze\ndescription: when not\ntype: feedback\n---\n\n{texts['freeze']}\n", encoding="utf-8")
+    (folder / "freeze.md").symlink_to("../../shared/freeze.txt")
+    (folder / "MEMORY.md").write_text("# Memory\n\n- [deploy](deploy.md) — when\n- [freeze](freeze.md) — when not\n", encoding="utf-8")
+    plain, linked = f"{FOLDER}/deploy.md", f"{FOLDER}/freeze.md"
+    consolidation = ConsolidateAction(targets=[plain, linked], reason="one topic (constructed)", needs_user=True)
+    conflict = ConflictAction(targets=[plain, linked], reason="they disagree (constructed)", needs_user=True)
+
+    def stages(corpus, settings, outcome):
+        outcome.actions.extend([consolidation, conflict])
+        return outcome, [], Stats()
+
+    corpus, settings = open_store(tmp_path, Settings.model_validate({"now": NOW, "llm": {"model": "none"}}))
+    plan = build_plan(corpus, settings, stages)
+    assert [(a.kind, a.targets) for a in plan.actions] == [("conflict", [plain, linked])]  # before: no action

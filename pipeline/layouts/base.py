@@ -90,7 +90,8 @@ class Layout(Protocol):
     def before_cap(self, corpus: Corpus, actions: list[Action], live: list[str]) -> list[Action]:
         """The actions, less those its apply would skip every time whatever else the plan holds
         (claude: a memory it never moves, an index it never edits): the retirement cap counts only
-        what is left, so no memory waits for a slot such an action took. `live`: as for `after_cap`."""
+        what is left, so no memory waits for a slot such an action took; it runs before `reconcile`,
+        so no such action claims a memory and drops a weaker one. `live`: as for `after_cap`."""
         ...
 
     def after_cap(self, corpus: Corpus, actions: list[Action], live: list[str]) -> list[Action]:
