@@ -3,6 +3,7 @@ start-up is slow). Skipped when Ray is not installed; CI installs the `fleet` ex
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -60,3 +61,25 @@ def test_on_ray_a_dying_worker_costs_its_store_and_the_budget_actor_is_shared(tm
     for r in records:
         if r["status"] == "budget_exhausted":
             assert snapshot(Path(r["path"])) == before[Path(r["path"])]
+
+
+def test_on_ray_fleet_apply_applies_the_reviewed_plans_and_refuses_a_store_changed_since(tmp_path):
+    from pipeline.fleet.plans import plan_file_name
+
+    same, changed = (copy_store(FIXTURES / "bank", tmp_path / name) for name in ("same", "changed"))
+    plans = tmp_path / "plans"
+    assert run_cli("fleet", "plan", str(same), str(changed), "--engine", "ray", "--now", NOW, "--plans-dir", str(plans)).returncode == 0
+    reviewed = json.loads((plans / plan_file_name(str(changed))).read_text())
+    first = reviewed["actions"][0]["targets"][0]  # `<bank>/<id>`: its memory's text edited since
+    lines_ = (changed / first.split("/")[0] / "memories.jsonl").read_text().splitlines()
+    row = next(i for i, line in enumerate(lines_) if json.loads(line)["id"] == first.split("/")[1])
+    lines_[row] = json.dumps(json.loads(lines_[row]) | {"text": "Edited after the review."})
+    (changed / first.split("/")[0] / "memories.jsonl").write_text("\n".join(lines_) + "\n")
+    before = snapshot(changed)
+    res = run_cli("fleet", "apply", str(same), str(changed), "--engine", "ray", "--now", NOW, "--plans-dir", str(plans), "--yes")
+    assert res.returncode == 1, res.stderr
+    records = lines(res.stdout)
+    automatic = sum(1 for a in json.loads((plans / plan_file_name(str(same))).read_text())["actions"] if not a["needs_user"])
+    assert records[str(same)]["status"] == "ok" and records[str(same)]["counts"]["applied"] == automatic > 0
+    assert records[str(changed)]["status"] == "failed" and "the plan changed since it was printed" in records[str(changed)]["errors"][0]
+    assert snapshot(changed) == before

@@ -69,7 +69,7 @@ def _fleet(command: str, o: dict[str, Any], opts: Options, **task: Any) -> None:
         from .budget import Limits
         from .engines import get_engine
         from .report import Report
-        from .targets import collect, refuse_inside_a_store
+        from .targets import collect
         from .task import TaskSpec
 
         if opts.config is not None:
@@ -80,13 +80,7 @@ def _fleet(command: str, o: dict[str, Any], opts: Options, **task: Any) -> None:
         engine = get_engine(o["engine"], workers=o["workers"], address=o["address"])
         targets = collect(o["paths"] or [], o["stores"], o["discover"], say)
         if task.get("plans_dir"):
-            try:
-                plans_dir = Path(task["plans_dir"]).resolve()  # workers may run elsewhere
-            except (OSError, RuntimeError, ValueError):  # a symlink loop (RuntimeError on Python 3.11), a NUL byte
-                raise UsageError(f"--plans-dir {task['plans_dir']}: not a folder that can be written (a symlink loop?)") from None
-            refuse_inside_a_store(plans_dir, targets.paths, f"--plans-dir {task['plans_dir']}", "--plans-dir")
-            plans_dir.mkdir(parents=True, exist_ok=True)
-            task["plans_dir"] = str(plans_dir)
+            task["plans_dir"] = _plans_dir(task["plans_dir"], targets.paths, write=command == "plan")
         spec = TaskSpec(command=command, options=opts, **task)  # type: ignore[arg-type]
         report = Report()
         state = _open_state(o, settings, targets.paths) if o.get("state_wanted") else None
@@ -122,6 +116,24 @@ def _fleet(command: str, o: dict[str, Any], opts: Options, **task: Any) -> None:
     guarded(body)
 
 
+def _plans_dir(given: str, stores: list[str], write: bool) -> str:
+    """The plans folder, resolved (workers may run elsewhere). Never inside a store: `plan` would
+    write to it, and the plans `apply` reads there would be the store's own files, which its agent
+    writes, not the plans a person reviewed. `plan` makes it; `apply` needs it there."""
+    from .targets import refuse_inside_a_store
+
+    try:
+        folder = Path(given).resolve()
+    except (OSError, RuntimeError, ValueError):  # a symlink loop (RuntimeError on Python 3.11), a NUL byte
+        raise UsageError(f"--plans-dir {given}: not a folder that can be {'written' if write else 'read'} (a symlink loop?)") from None
+    refuse_inside_a_store(folder, stores, f"--plans-dir {given}", "--plans-dir")
+    if write:
+        folder.mkdir(parents=True, exist_ok=True)
+    elif not folder.is_dir():
+        raise UsageError(f"--plans-dir {given}: no such folder (the one `fleet plan --plans-dir` wrote the plans to)")
+    return str(folder)
+
+
 def _open_state(o: dict[str, Any], settings: Any, targets: list[str]):
     from .resume import FleetState, default_path
 
@@ -149,11 +161,15 @@ def apply(
     yes: YesOpt = False,
     select: SelectOpt = None,
     resolve: ResolveOpt = None,
+    plans_dir: Annotated[Optional[str], typer.Option("--plans-dir", help=(
+        "Apply exactly the plans `fleet plan --plans-dir` wrote here: in each store the actions its saved plan would "
+        "apply (or --select names in it), each pinned by its fingerprint; a store without a saved plan, or whose "
+        "plan changed since, fails and is left untouched."))] = None,
     *,
     opts: Options,
     fleet: Fleet,
 ) -> None:
-    """Plan and apply every store's automatic actions (or --select); journaled and undoable per store."""
+    """Plan and apply every store's automatic actions (or --select; with --plans-dir, only those of its reviewed plan); journaled and undoable per store."""
 
     def check() -> None:
         from ..apply import parse_select
@@ -166,7 +182,7 @@ def apply(
             raise UsageError("fleet apply changes every store without a prompt: pass --yes")
 
     guarded(check)
-    _fleet("apply", asdict(fleet), opts, select=tuple(select) if select else None, resolve=resolve)
+    _fleet("apply", asdict(fleet), opts, select=tuple(select) if select else None, resolve=resolve, plans_dir=plans_dir)
 
 
 @app.command("run")

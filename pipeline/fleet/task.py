@@ -10,12 +10,9 @@ the engine (`crashed`).
 
 from __future__ import annotations
 
-import hashlib
-import json
-import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Literal
+from typing import TYPE_CHECKING, Any, Callable, Literal
 
 from ..cli_options import Options
 from ..config import Settings
@@ -23,6 +20,9 @@ from ..errors import MemconsolidateError, RunFailed, UsageError, os_reason
 from ..llm.meter import installed
 from ..model import Action, Plan
 from .budget import Budget, WorkerMeter
+
+if TYPE_CHECKING:
+    from .plans import Reviewed
 
 Command = Literal["plan", "apply", "run"]
 
@@ -143,6 +143,8 @@ def _apply_counts(record: dict[str, Any], result: Any) -> None:
 def _do_plan(path: str, spec: TaskSpec, settings: Settings, meter: WorkerMeter | None, record: dict[str, Any], say: Callable[[str], None]) -> None:
     from ..workflow import plan_store
 
+    from .plans import write_plan
+
     _, _, plan = plan_store(path, settings, say)
     _check_budget(meter, record)(plan)
     _plan_counts(record, plan)
@@ -153,17 +155,52 @@ def _do_plan(path: str, spec: TaskSpec, settings: Settings, meter: WorkerMeter |
 
 def _do_apply(path: str, spec: TaskSpec, settings: Settings, meter: WorkerMeter | None, record: dict[str, Any], say: Callable[[str], None]) -> None:
     from ..workflow import apply_store
+    from .plans import NotAsReviewed
 
     check = _check_budget(meter, record)
+    select = list(spec.select) if spec.select else None
+    reviewed: Reviewed | None = None
+    pinned: dict[int, Action] = {}
+    if spec.plans_dir is not None:
+        reviewed, pinned = _reviewed_pins(path, spec, record)
+        if not pinned:  # an empty --select would be every automatic action: the store is not even read
+            record["counts"].update(applied=0, skipped=0, changed=0)
+            record.update(status="ok", reason="its reviewed plan applies nothing")
+            return
+        # the single-store pinning: the fresh plan must hold each at its number, or nothing is applied
+        select = [f"{n}={action.fingerprint()}" for n, action in pinned.items()]
 
     def confirm(plan: Plan, actions: list[Action]) -> bool:  # the fleet's "prompt": --yes was required to start
         check(plan)
+        if reviewed is not None:
+            reviewed.check_unchanged(pinned, plan, actions)
         return True
 
-    plan, result = apply_store(path, settings, say, list(spec.select) if spec.select else None, spec.resolve, confirm)  # type: ignore[arg-type]
+    try:
+        plan, result = apply_store(path, settings, say, select, spec.resolve, confirm)  # type: ignore[arg-type]
+    except NotAsReviewed:
+        raise
+    except UsageError as exc:
+        if reviewed is None:
+            raise
+        # such as a pin the store's fresh plan no longer holds, in the words of the single-store check
+        raise UsageError(f"applying reviewed plan {reviewed.file.name}: {exc}") from None
     _plan_counts(record, plan)
     _apply_counts(record, result)
     record["status"] = "ok"
+
+
+def _reviewed_pins(path: str, spec: TaskSpec, record: dict[str, Any]) -> tuple[Reviewed, dict[int, Action]]:
+    """`fleet apply --plans-dir`: the store's saved plan, read and checked before the store is
+    locked or written, and the actions of it that apply would have applied, by number."""
+    from ..layouts.registry import resolve_root
+    from .plans import plan_file_name, read_reviewed
+
+    assert spec.plans_dir is not None
+    folder = Path(spec.plans_dir)
+    record["plan_file"] = str(folder / plan_file_name(path))
+    reviewed = read_reviewed(folder, path, resolve_root(path), str(record["layout"]))
+    return reviewed, reviewed.pins(list(spec.select) if spec.select else None, spec.resolve)  # type: ignore[arg-type]
 
 
 def _do_run(path: str, spec: TaskSpec, settings: Settings, meter: WorkerMeter | None, record: dict[str, Any], say: Callable[[str], None]) -> None:
@@ -194,27 +231,3 @@ def _do_run(path: str, spec: TaskSpec, settings: Settings, meter: WorkerMeter | 
 
 
 _COMMANDS = {"plan": _do_plan, "apply": _do_apply, "run": _do_run}
-
-
-# --- plans on disk ----------------------------------------------------------------------------
-
-
-def plan_bytes(plan: Plan) -> bytes:
-    """Exactly what `memconsolidate plan --json` prints for this plan."""
-    text = json.dumps(plan.to_json_dict(), ensure_ascii=False, indent=2, sort_keys=False) + "\n"
-    return text.encode("utf-8", errors="backslashreplace")
-
-
-def plan_file_name(path: str) -> str:
-    """A name unique per store (its path's hash) that a person can still recognise (its folder name)."""
-    digest = hashlib.sha256(path.encode("utf-8", "surrogateescape")).hexdigest()[:12]
-    readable = re.sub(r"[^A-Za-z0-9._-]+", "_", Path(path).name)[:60].lstrip(".") or "store"
-    return f"{readable}-{digest}.plan.json"
-
-
-def write_plan(folder: Path, path: str, plan: Plan) -> Path:
-    from ..journal import write_atomic
-
-    target = folder / plan_file_name(path)
-    write_atomic(target, plan_bytes(plan))
-    return target
