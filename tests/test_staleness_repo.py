@@ -157,6 +157,19 @@ def test_repo_option_consult_log_of_the_repository_counts(tmp_path):
     assert not [a for a in plan["actions"] if a["kind"] == "prune_stale"]
 
 
+def test_repo_option_consult_log_through_a_folder_linked_out_of_the_repository_is_not_read(tmp_path):
+    # The repository's `.claude/` a symlink to a folder elsewhere: its log was read through it.
+    repo = make_repo(tmp_path)
+    write(tmp_path / "elsewhere" / "logs" / "memory-consult.jsonl", '{"ts": "2026-11-28T00:00:00Z", "names": ["m2"]}\n')
+    (repo / ".claude").symlink_to(tmp_path / "elsewhere")
+    plan = plan_json(make_bank(tmp_path), "--model", "none", "--repo", str(repo))
+    m2 = next(f for f in plan["findings"] if f["kind"] == "stale" and f["targets"] == ["main/m2"])
+    assert m2["class"] == "FULLY_STALE"
+    assert [a["targets"] for a in plan["actions"] if a["kind"] == "prune_stale"] == [["main/m2"]]
+    refused = [f["reason"] for f in plan["findings"] if f["kind"] == "parse_error"]
+    assert refused == ["consult log not read: symlink points outside the store"]
+
+
 def test_without_repo_other_layouts_get_no_staleness(tmp_path):
     plan = plan_json(make_bank(tmp_path), "--model", "none")
     assert not [f for f in plan["findings"] if f["kind"] == "stale"]

@@ -11,7 +11,7 @@ from typing import Callable
 from ..config import Settings
 from ..model import Corpus, Finding, Memory
 from ..rules.consult_gate import ConsultEntry, parse_consult_log
-from ..rules.staleness_context import StalenessContext, consult_log_of, repo_of
+from ..rules.staleness_context import StalenessContext, consult_log_base, consult_log_of, repo_of
 from ..storage.files import Unreadable, parse_error, read_text
 from .git_history import read_history
 from .repo_scan import scan_repos
@@ -26,14 +26,17 @@ def _display(path: Path, root: Path) -> str:
         return str(path)
 
 
-def read_consult_log(path: Path, root: Path) -> tuple[list[ConsultEntry], Finding | None]:
-    """A consult log's entries; a missing log is an empty one (the gate is then a no-op)."""
+def read_consult_log(path: Path, root: Path, base: Path) -> tuple[list[ConsultEntry], Finding | None]:
+    """A consult log's entries; a missing log is an empty one (the gate is then a no-op). Read only
+    inside `base` (`consult_log_base`) and out of its state folder, as a regular file within the cap:
+    else it is a parse_error and nothing of it is read, so what it names keeps no memory from a prune.
+    Nothing ever writes to it."""
     if not path.exists() and not path.is_symlink():
         return [], None
     try:
-        text = read_text(path.parent, path, MAX_LOG_BYTES)
+        text = read_text(base, path, MAX_LOG_BYTES)
     except Unreadable as exc:
-        return [], parse_error(_display(path, root), str(exc))
+        return [], parse_error(_display(path, root), f"consult log not read: {exc}")
     entries, _skipped = parse_consult_log(text)
     return entries, None
 
@@ -60,7 +63,7 @@ def load_context(corpus: Corpus, settings: Settings, memory_file: Callable[[Memo
     consult: dict[str, list[ConsultEntry]] = {}
     findings: list[Finding] = []
     for log in logs:
-        entries, problem = read_consult_log(Path(log), root)
+        entries, problem = read_consult_log(Path(log), root, consult_log_base(log, settings))
         consult[log] = entries
         if problem is not None:
             findings.append(problem)

@@ -36,3 +36,17 @@ def consult_log_of(m: Memory, settings: Settings) -> str | None:
     if "consult_log" in m.extra:
         return m.extra["consult_log"]
     return str(Path(settings.repo) / settings.claude.consult_log) if settings.repo else None
+
+
+def consult_log_base(log: str, settings: Settings) -> Path:
+    """The folder a consult log is read inside of: the project or repository its configured relative
+    path (`claude.consult_log`) was joined to, by the claude reader or `consult_log_of`. A symlink on
+    the way (`.claude/` or `.claude/logs/` linked elsewhere) is data on disk: it may not have a file
+    outside that folder read as the log. A path the user's own config names outright (absolute, or
+    with `..`; a store's own config may name neither) is anchored at its own folder: the user chose
+    where it leads."""
+    configured = Path(settings.claude.consult_log)
+    path = Path(log)
+    if configured.is_absolute() or ".." in configured.parts:
+        return path.parent
+    return path.parents[len(configured.parts) - 1] if configured.parts else path
