@@ -26,9 +26,10 @@ import re
 import secrets
 import stat
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from functools import cache, partial
+from pathlib import Path
 from typing import Any, Literal
 
 from .errors import UNWRITABLE, FolderSwapped, RunFailed, StoreUnwritable, os_reason
@@ -597,18 +598,19 @@ def _simulate(root: Path, ops: list[Op]) -> _Sim:
 # --- execute ----------------------------------------------------------------------------------
 
 
-def _astray(root: Path, rel_path: str) -> str | None:
-    """Where a symlinked folder on the way would carry a write to `rel_path`: out of `root`, or into
-    a state folder the path does not name (`memories/core -> ../.memconsolidate`); None if nowhere.
+def _astray(root: Path, folder_rel: str, names_state: bool) -> str | None:
+    """Where a symlinked folder on the way would carry a write into `folder_rel` (a folder's path
+    relative to `root`, "" for root itself): out of `root`, or into a state folder the path does not
+    name (`names_state`: whether it does; `memories/core -> ../.memconsolidate`); None if nowhere.
     Judged on the deepest folder of the path that exists."""
-    folder = (root / rel_path).parent
+    folder = root / folder_rel
     while not folder.exists() and folder != root:
         folder = folder.parent
     try:
         below = folder.resolve().relative_to(root.resolve())
     except ValueError:
         return "a folder on its path leads outside the store"
-    if STATE_DIR in below.parts and STATE_DIR not in PurePosixPath(rel_path).parts:
+    if STATE_DIR in below.parts and not names_state:
         return f"a folder on its path leads into {STATE_DIR}/"
     # Inside the store too, a write goes where its path says or nowhere: an archive folder linked to a
     # memory folder would put what a run retires back among the live memories (read again next run).
@@ -617,17 +619,30 @@ def _astray(root: Path, rel_path: str) -> str | None:
     return None
 
 
-def unsafe_reason(root: Path, p: str, folder: bool = False) -> str | None:
+FolderAstray = Callable[[str, bool], str | None]  # `_astray` of one root
+
+
+def unsafe_reason(root: Path, p: str, folder: bool = False, astray: FolderAstray | None = None) -> str | None:
     """Why a run may not change `p` (a path the journal does not record, a symlink, a folder on its
     way leading out of the store or into its state folder), or None. Apply asks before it runs a
     change set (the action that leads there is skipped, the rest applied); execute refuses the run
-    if one is left."""
+    if one is left. `astray`: `_astray` of `root`, as `unsafe_reasons` keeps it."""
     problem = path_problem(p, folder)
     if problem is not None:
         return f"path {p!r} {problem}"
     if (root / p).is_symlink():
         return "it is a symlink"
-    return _astray(root, p)
+    folder_rel, _, _ = p.rpartition("/")  # "" for a file of the root: `root / ""` is root
+    return (astray or partial(_astray, root))(folder_rel, STATE_DIR in p.split("/"))
+
+
+def unsafe_reasons(root: Path) -> Callable[[str], str | None]:
+    """`unsafe_reason` of file paths under `root`, for a pass asking it of many (a plan, of every
+    memory): the folders on their way are judged once each (a resolve is a stat per folder on the way,
+    and thousands of memories share a few folders). The verdicts live as long as the function
+    returned: one pass's, never a later plan's or apply's, which ask the disk again."""
+    astray = cache(partial(_astray, root))
+    return partial(unsafe_reason, root, astray=astray)
 
 
 def _refuse_unsafe(root: Path, paths: list[str], folders: bool = False) -> None:

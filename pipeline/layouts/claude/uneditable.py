@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from functools import cache, partial
 from pathlib import Path
 
-from ...journal import unsafe_reason
+from ...journal import unsafe_reason, unsafe_reasons
 from ...model import Corpus, file_of
 from . import memory_md
 from .decisions import reported_by_reader, unmovable_in
@@ -135,13 +135,14 @@ def memory_left(corpus: Corpus, moving: bool = True) -> Callable[[str], str | No
     root = Path(corpus.root)
     indexes: dict[str, Left | None] = {}
     unarchived = archives_left(root)
+    refused = unsafe_reasons(root)  # each folder judged once: a few folders hold thousands of memories
 
     def left(key: str) -> str | None:
         why = unmovable(key)
         index = held_in_index(key)
         if index is None:
             if why is None:
-                why = unsafe_reason(root, key)  # what apply would refuse to move or write
+                why = refused(key)  # what apply would refuse to move or write
             return why if why is not None or not moving else unarchived(key)
         if why is not None:
             return why
