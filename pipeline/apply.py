@@ -178,8 +178,17 @@ def _refuse_changed_since_printed(plan: Plan, pinned: dict[int, str]) -> None:
     now = f"action {n} is now {plan.actions[n - 1].kind} {codes[n - 1]}" if 1 <= n <= len(codes) else f"the plan has {plural(len(codes), 'action')}"
     moved = f"; {code} is now action {codes.index(code) + 1}" if code in codes else f"; {code} is no longer in the plan"
     more = f" (and {plural(len(changed) - 1, 'other number')})" if len(changed) > 1 else ""
-    raise UsageError(f"--select {n}={code}: the plan changed since it was printed ({now}{moved}){more}; "
-                     "nothing was applied: run `memconsolidate plan` again and choose from it")
+    raise PinsChanged(f"{now}{moved}{more}", f"--select {n}={code}: the plan changed since it was printed ({now}{moved}){more}; "
+                      "nothing was applied: run `memconsolidate plan` again and choose from it")
+
+
+class PinsChanged(UsageError):
+    """A pinned number the fresh plan no longer holds with its fingerprint. `what`: what changed, for
+    a caller that pinned the numbers itself (`fleet apply --plans-dir`) to word in its own terms."""
+
+    def __init__(self, what: str, message: str) -> None:
+        super().__init__(message)
+        self.what = what
 
 
 def apply_plan(

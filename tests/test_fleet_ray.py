@@ -81,5 +81,5 @@ def test_on_ray_fleet_apply_applies_the_reviewed_plans_and_refuses_a_store_chang
     records = lines(res.stdout)
     automatic = sum(1 for a in json.loads((plans / plan_file_name(str(same))).read_text())["actions"] if not a["needs_user"])
     assert records[str(same)]["status"] == "ok" and records[str(same)]["counts"]["applied"] == automatic > 0
-    assert records[str(changed)]["status"] == "failed" and "the plan changed since it was printed" in records[str(changed)]["errors"][0]
+    assert records[str(changed)]["status"] == "failed" and "the store changed since the review" in records[str(changed)]["errors"][0]
     assert snapshot(changed) == before

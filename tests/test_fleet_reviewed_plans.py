@@ -107,15 +107,15 @@ def test_a_store_changed_since_its_plan_was_reviewed_is_refused_untouched_and_th
     r = records[str(crux)]
     assert r["status"] == "failed" and r["run_id"] is None, r
     (error,) = r["errors"]
-    assert error.startswith(f"applying reviewed plan {_plan_file(plans, crux).name}: ")
-    assert f"{n}={promoted['fingerprint']}: the plan changed since it was printed" in error
+    assert error.startswith(f"reviewed plan {_plan_file(plans, crux).name}: the store changed since the review (action {n} is now ")
     assert f"{promoted['fingerprint']} is no longer in the plan" in error and "nothing was applied" in error
+    assert "--select" not in error and "fleet plan --plans-dir" in error  # the user pinned nothing: said of the review
     # nothing written but the lock a planning apply takes, no run journaled
     after = _hashes(crux)
     assert {k: v for k, v in after.items() if not k.startswith(".memconsolidate/")} == before
     assert set(after) - set(before) <= {".memconsolidate/lock", ".memconsolidate/.gitignore"}
     assert committed_runs(crux) == [] and not (crux / ".memconsolidate" / "runs").exists()
-    assert f"failed: {crux}: applying reviewed plan" in res.stderr
+    assert f"failed: {crux}: reviewed plan" in res.stderr
 
 
 def test_a_store_without_a_saved_plan_fails_unread_and_the_others_go_on(tmp_path):
@@ -241,7 +241,7 @@ def test_a_forged_automatic_action_is_refused_as_changed(tmp_path):
     before = snapshot(store)
     res, records = _fleet_apply(plans, store)
     assert res.returncode == 1 and records[str(store)]["status"] == "failed", res.stderr
-    assert "the plan changed since it was printed" in records[str(store)]["errors"][0]
+    assert "the store changed since the review" in records[str(store)]["errors"][0]
     assert snapshot(store) == before and committed_runs(store) == []
 
 

@@ -154,6 +154,7 @@ def _do_plan(path: str, spec: TaskSpec, settings: Settings, meter: WorkerMeter |
 
 
 def _do_apply(path: str, spec: TaskSpec, settings: Settings, meter: WorkerMeter | None, record: dict[str, Any], say: Callable[[str], None]) -> None:
+    from ..apply import PinsChanged
     from ..workflow import apply_store
     from .plans import NotAsReviewed
 
@@ -178,13 +179,12 @@ def _do_apply(path: str, spec: TaskSpec, settings: Settings, meter: WorkerMeter 
 
     try:
         plan, result = apply_store(path, settings, say, select, spec.resolve, confirm)  # type: ignore[arg-type]
-    except NotAsReviewed:
-        raise
-    except UsageError as exc:
+    except PinsChanged as exc:
         if reviewed is None:
             raise
-        # such as a pin the store's fresh plan no longer holds, in the words of the single-store check
-        raise UsageError(f"applying reviewed plan {reviewed.file.name}: {exc}") from None
+        # the fleet pinned the numbers, not the user: said of the review, not of a --select
+        raise NotAsReviewed(f"reviewed plan {reviewed.file.name}: the store changed since the review ({exc.what}); "
+                            "nothing was applied: run `fleet plan --plans-dir` again and review it") from None
     _plan_counts(record, plan)
     _apply_counts(record, result)
     record["status"] = "ok"
