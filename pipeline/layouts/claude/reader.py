@@ -3,7 +3,8 @@
 A memory folder holds a `MEMORY.md` index and sibling topic files (`*.md`) with front matter `name`,
 `description`, `type` (user, feedback, project, reference). A store is any folder under PATH that
 holds a MEMORY.md (`.claude/agent-memory/<agent>/`, `.claude/projects/<hash>/memory/` and
-`.claude/memory/` count even before they have one); symlinked folders that stay inside PATH are
+`.claude/memory/` count even before they have one, when a file there is a memory by its front
+matter: `_holds_memory`); symlinked folders that stay inside PATH are
 followed once, and a dangling or outside one is a `symlink_skipped` finding.
 
 Front matter is read as Claude Code reads it: YAML first, `key: value` lines when strict YAML
@@ -31,6 +32,7 @@ import hashlib
 import json
 import os
 import re
+import sys
 from pathlib import Path
 from typing import Any, Iterator
 
@@ -54,7 +56,9 @@ from ...storage.files import (
     decode_text,
     inside,
     mtime_of,
+    open_checked,
     parse_error,
+    read_chunks,
     read_bytes,
     read_text_sha,
     rel,
@@ -72,16 +76,42 @@ DATE_KEYS = ("modified", "updated", "last_updated", "date")
 # discovery
 
 
-def _has_md(folder: Path) -> bool:
+# How much of a file discovery reads to tell a memory by its front matter, which opens the file.
+_HEAD_BYTES = 64 * 1024
+
+
+def _holds_memory(root: Path, folder: Path) -> bool:
+    """Whether a folder without a MEMORY.md holds a memory: a `.md` file whose front matter says
+    what a memory's does (`_names_a_memory`). Projects keep other records beside their agents'
+    memory folders (`.claude/agent-memory/failures/` holding a README on its JSON records, an
+    `explanations/` folder of decision records with front matter of their own): no index is
+    created for those, and nothing in them is judged as a memory."""
     try:
-        return any(p.suffix == ".md" and p.is_file() for p in folder.iterdir())
+        candidates = sorted(p for p in folder.iterdir() if p.suffix == ".md" and p.is_file())
     except OSError:
         return False
+    return any(_reads_as_memory(root, p) for p in candidates)
+
+
+def _reads_as_memory(root: Path, path: Path) -> bool:
+    try:
+        with open_checked(root, path, sys.maxsize) as fh:  # the head only: no file is too large for it
+            head = b"".join(read_chunks(fh, _HEAD_BYTES))
+        fm, _lenient = split_frontmatter_lenient(head.decode("utf-8-sig", errors="replace"))
+    except Unreadable:
+        return False  # front matter cut by the head, refused YAML, a file that cannot be read: no sign of a memory
+    return fm.present and _names_a_memory(fm.meta)
+
+
+def _names_a_memory(meta: dict[str, Any]) -> bool:
+    """Front matter as Claude Code writes a memory's: a `name`, a `description` or a `type`."""
+    return bool(_str(meta.get("name")) or _str(meta.get("description")) or memory_type(meta))
 
 
 def _dot_claude_pattern(folder: Path) -> bool:
     """`.claude/agent-memory/<agent>/`, `.claude/projects/<hash>/memory/`, `.claude/memory/`: Claude
-    Code's own places, a memory folder even before it has a MEMORY.md (a rebuild creates one)."""
+    Code's own places, a memory folder even before it has a MEMORY.md (a rebuild creates one) when
+    it holds a memory (`_holds_memory`)."""
     parts = folder.parts
     if len(parts) >= 3 and parts[-3] == ".claude" and parts[-2] == "agent-memory":
         return True
@@ -126,7 +156,7 @@ def _walk_folders(root: Path, findings: list[Finding]) -> Iterator[Path]:
             links.extend(here / n for n in sorted(linked) if n not in WALK_SKIP)
             links.extend(here / n for n in sorted(filenames) if n not in WALK_SKIP and _dangling(here / n))
             dirnames[:] = sorted(n for n in dirnames if n not in WALK_SKIP and n not in linked)
-            if INDEX in filenames and (here / INDEX).is_file() or (_dot_claude_pattern(here) and _has_md(here)):
+            if INDEX in filenames and (here / INDEX).is_file() or (_dot_claude_pattern(here) and _holds_memory(root, here)):
                 yield here
 
     yield from walk(root)
