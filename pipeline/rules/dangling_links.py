@@ -37,6 +37,7 @@ from .link_names import (
     markdown_links_in, may_link, store_file, undecodable,
 )
 from .outcome import Outcome
+from .text import normalize
 
 
 @dataclass(frozen=True)
@@ -227,6 +228,8 @@ def _spellings(corpus: Corpus, names: dict[str, set[str]], archived: dict[str, s
             spelled = Spelling.of(name)
             if spelled.words:  # linked by that name, or by its file name when a link cannot hold it
                 out[(folder, spelled.words)].append(_Named(m, name if _link_name(name, m.key) == name else stem, spelled))
+        for named in _by_tree_titles(m, titles.get(m.key, ())):
+            out[(folder, named.spelled.words)].append(named)
         memory_names[folder] |= link_names(m.title, m.key, titles.get(m.key, ()))
     for folder in sorted(set(names) | set(archived)):
         for name in sorted((names.get(folder, set()) | archived.get(folder, set())) - memory_names[folder]):
@@ -234,6 +237,26 @@ def _spellings(corpus: Corpus, names: dict[str, set[str]], archived: dict[str, s
             if spelled.words:
                 out[(folder, spelled.words)].append(_Named(None, name, spelled))
     return out
+
+
+def _by_tree_titles(m: Memory, titles: Iterable[str]) -> Iterator[_Named]:
+    """The titles a tree index gives numbered file N (`- 104. Edit-Work Runs In A Lane Clone`) as
+    names a link may spell without the number (`[[edit-work-runs-in-a-lane-clone]]`): a title is a
+    name of file N only in a numbered reference, so such a link reaches nothing, and is mended to
+    one, the title as a slug after the number (`[[104-edit-work-runs-in-a-lane-clone]]`). The file's
+    own type word (`104-feedback_x.md`) stands for the title's: a link typed otherwise
+    (`[[project-...]]`) never means it."""
+    number, stem = link_parts(m.key)
+    if number is None:
+        return
+    reaching = link_names(m.title, m.key, titles)
+    for title in titles:
+        slug = "-".join(normalize(title).split())
+        reference = link_target_forms(f"{number}-{slug}")[-1]
+        if not slug or reference not in reaching:  # the numbered reference must reach this very file
+            continue
+        spelled = Spelling.of(title)
+        yield _Named(m, f"{number}-{slug}", Spelling(spelled.words, spelled.type_word or Spelling.of(stem).type_word))
 
 
 def _respelled(spellings: dict[tuple[str, tuple[str, ...]], list[_Named]], folder: str, target: str) -> _Named | None:
