@@ -102,3 +102,17 @@ def test_a_consolidation_whose_index_cannot_follow_says_so_in_the_run(tmp_path):
     assert "MEMORY.md left untouched: it is a symlink" in note and note.endswith("the next plan proposes rebuild_index")
     # and the plan said so first, in the consolidation's reason
     assert cons["reason"].endswith("; applying it: " + note.removeprefix(".claude/memory/MEMORY.md: "))
+
+
+def test_a_fallback_to_the_deterministic_merge_says_why_in_a_sentence(tmp_path):
+    """Members longer than the model is shown (`MEMBER_CHARS`) make its merged body lose what it never
+    saw: the deterministic merge is used, and the reason says which check the proposal failed, as a
+    sentence ("the proposed merged body member 1 loses ..." read as one noun phrase)."""
+    folder = store(tmp_path)
+    tail_a = "".join(f"Step {i}: the checkout service retries payment provider calls, see `retry_{i}.py`.\n" for i in range(160))
+    tail_b = "".join(f"Step {i}: the checkout service backs off payment provider retries, see `backoff_{i}.py`.\n" for i in range(160))
+    (folder / ".claude" / "memory" / "checkout_retries.md").write_text(A + tail_a)
+    (folder / ".claude" / "memory" / "checkout_backoff.md").write_text(B + tail_b)
+    [action] = [a for a in plan_json(folder, "--model", "stub", "--now", NOW, "--max-retire", "1")["actions"] if a["kind"] == "consolidate"]
+    assert "; deterministic merge used: the proposed merged body failed its check (member 1 loses " in action["reason"]
+    assert "the proposed merged body member" not in action["reason"]

@@ -385,7 +385,7 @@ class MetadataStage:
             reason = g.reason
             if problems:
                 body = deterministic_merge(title, texts)
-                reason += f"; the proposed merged body {problems[0]}: deterministic merge used"
+                reason += f"; deterministic merge used: the proposed merged body failed its check ({problems[0]})"
             make = _crux_action if layout_of(ctx.corpus).consolidation_style == "crux" else _claude_action
             out.actions.append(make(ctx, g, members, title, description, body, reason, bool(problems), namer))
         if dropped:
