@@ -82,3 +82,85 @@ def crash_task(path, spec, budget):
     if Path(path).name.startswith("crash"):
         os._exit(3)
     return run_task(path, spec, budget)
+
+
+# --- stores that never finish (the fleet's --store-timeout) -------------------------------------
+
+# The journal step (pipeline.journal._step) a `stall*` store's apply never returns from: the third,
+# when its first change is made and its journal says the run is under way (a backup copy, the
+# journal, an op).
+STALL_STEP = 3
+
+
+def stalling_task(path, spec, budget):
+    """A per-store task whose store never finishes, as on a stalled mount, where a read never
+    returns: a store named `hang*` blocks before it starts; one named `stall*` blocks mid-apply, at
+    its journal's STALL_STEP, one of its changes made. Either writes its worker's pid beside the
+    store (`<store>.pid`) first. One named `busy*` reserves requests from the fleet's budget for
+    ever. Any other store runs as usual."""
+    from pipeline import journal
+    from pipeline.fleet.task import run_task
+
+    store = Path(path)
+    if store.name.startswith(("hang", "stall")):
+        store.with_name(store.name + ".pid").write_text(str(os.getpid()))
+    if store.name.startswith("hang"):
+        _read_a_stalled_mount(store)
+    while store.name.startswith("busy"):  # a store whose requests never end, each reserved under the budget's lock
+        budget.reserve("busy")
+    step, seen = journal._step, 0
+
+    def stalled() -> None:
+        nonlocal seen
+        seen += 1
+        if seen == STALL_STEP:
+            _read_a_stalled_mount(store)
+        step()
+
+    if store.name.startswith("stall"):
+        journal._step = stalled
+    try:
+        return run_task(path, spec, budget)
+    finally:
+        journal._step = step
+
+
+def _read_a_stalled_mount(store: Path) -> None:
+    """Block for good in the kernel, as a read from a stalled mount does: open a FIFO (beside the
+    store, not in it) that nothing ever writes to."""
+    fifo = store.with_name(store.name + ".fifo")
+    if not fifo.exists():
+        os.mkfifo(fifo)
+    fifo.read_bytes()
+    raise AssertionError("a FIFO nothing writes to was read")
+
+
+def elsewhere_task(path, spec, budget):
+    """A per-store task run from another folder than the fleet's, as on a Ray node of a cluster."""
+    import tempfile
+
+    from pipeline.fleet.task import run_task
+
+    here = os.getcwd()
+    os.chdir(tempfile.mkdtemp(prefix="another-node-"))
+    try:
+        return run_task(path, spec, budget)
+    finally:
+        os.chdir(here)
+
+
+def pid_gone(pid: int, within: float = 30.0) -> bool:
+    """Whether process `pid` is gone (or is a zombie), waiting up to `within` seconds."""
+    import time
+
+    end = time.monotonic() + within
+    while True:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+        except (FileNotFoundError, ProcessLookupError):
+            return True
+        if state in ("Z", "X"):
+            return True
+        if time.monotonic() >= end:
+            return False
+        time.sleep(0.05)

@@ -11,8 +11,9 @@ import pytest
 ray = pytest.importorskip("ray")
 
 import fleet_helpers  # noqa: E402
-from fleet_helpers import LAYOUTS, build_fleet, crash_task, lines  # noqa: E402
+from fleet_helpers import LAYOUTS, build_fleet, crash_task, elsewhere_task, lines, pid_gone, stalling_task  # noqa: E402
 from helpers import FIXTURES, NOW, copy_store, run_cli, snapshot  # noqa: E402
+from openai_server import fake_openai, status_reply  # noqa: E402,F401 - fake_openai is a fixture
 
 pytestmark = pytest.mark.ray
 
@@ -83,3 +84,43 @@ def test_on_ray_fleet_apply_applies_the_reviewed_plans_and_refuses_a_store_chang
     assert records[str(same)]["status"] == "ok" and records[str(same)]["counts"]["applied"] == automatic > 0
     assert records[str(changed)]["status"] == "failed" and "the store changed since the review" in records[str(changed)]["errors"][0]
     assert snapshot(changed) == before
+
+
+def test_on_ray_a_store_past_its_timeout_is_cancelled_with_force_and_what_it_spent_stays_spent(tmp_path):
+    from pipeline.cli_options import Options
+    from pipeline.fleet.budget import Limits
+    from pipeline.fleet.engines.ray import RayEngine
+    from pipeline.fleet.task import TaskSpec
+    from pipeline.lock import run_in_progress
+
+    # hang: blocks before its first request; stall-me: blocks mid-apply, its plan's 3 requests made
+    stores = [copy_store(FIXTURES / "bank", tmp_path / name) for name in ("hang", "b1", "stall-me", "b2")]
+    records: list[dict] = []
+    spec = TaskSpec(command="run", options=Options(now=NOW))  # the stub: 3 requests per bank store
+    budget = RayEngine(workers=2, store_timeout=2).run([str(p) for p in stores], spec, Limits(max_calls=100), records.append,
+                                                       task=stalling_task)
+    status = {Path(r["path"]).name: (r["status"], r["errors"]) for r in records}
+    timed_out = ("failed", ["timed out after 2 s (--store-timeout): its worker was stopped"])
+    assert status == {"hang": timed_out, "stall-me": timed_out, "b1": ("ok", []), "b2": ("ok", [])}
+    assert budget is not None and budget["calls"] == 3 * 3
+    for name in ("hang", "stall-me"):  # force: each worker process killed (Ray starts new ones)
+        assert pid_gone(int((tmp_path / f"{name}.pid").read_text()))
+    stalled = tmp_path / "stall-me"
+    assert run_in_progress(stalled) is None
+    again = run_cli("run", str(stalled), "--now", NOW)
+    assert again.returncode == 0 and "rolled back run" in again.stderr, again.stderr
+
+
+def test_on_ray_a_relative_cache_dir_names_the_folder_the_fleet_was_started_in(tmp_path, monkeypatch, fake_openai):
+    import pipeline.fleet.engines.ray as ray_engine
+
+    monkeypatch.setattr(ray_engine, "run_task", elsewhere_task)  # a node of a cluster runs in a folder of its own
+    fake_openai.responder = lambda body: status_reply(400)
+    store = copy_store(FIXTURES / "bank", tmp_path / "bank")
+    here = tmp_path / "here"
+    here.mkdir()
+    (here / "fleet.toml").write_text("[llm]\nmax_attempts = 1\nmax_reasks = 0\n")
+    res = run_cli("fleet", "plan", str(store), "--engine", "ray", "--now", NOW, "--model", fake_openai.model(),
+                  "--api-base", fake_openai.api_base, "--cache-dir", "cache", "--config", "fleet.toml", cwd=here)
+    assert lines(res.stdout)[str(store)]["llm"]["calls"] > 0, res.stderr
+    assert (here / "cache").is_dir()

@@ -10,7 +10,8 @@ A request is each one the provider sees: the client reserves a call's retries an
 first request (`pipeline/llm/litellm_backend.py`), and one refused here is never sent. Cost is
 known only after a request, so `max_cost` is checked before each one against what was spent so
 far: requests already in flight when it is reached may pass it by their own cost (as the
-single-store `--max-cost` does).
+single-store `--max-cost` does). Nothing is ever given back: the requests of a store whose worker
+died or was killed at `--store-timeout` stay counted, its cost as far as it was reported.
 """
 
 from __future__ import annotations
@@ -18,8 +19,9 @@ from __future__ import annotations
 import ctypes
 import multiprocessing
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Protocol
+from typing import Any, Callable, Iterator, Protocol
 
 from ..llm.errors import BudgetExceeded
 
@@ -125,6 +127,19 @@ class LocalBudget:
     def snapshot(self) -> dict[str, Any]:
         with self._value.get_lock():
             return self._ledger().snapshot()
+
+    @contextmanager
+    def held(self, timeout: float) -> Iterator[bool]:
+        """The ledger's lock held by the caller for a while (whether it got it within `timeout`):
+        a worker killed meanwhile cannot be inside the ledger, and so cannot take the lock to its
+        grave, which would leave every other worker waiting on it forever."""
+        lock = self._value.get_lock()
+        got = lock.acquire(timeout=timeout)
+        try:
+            yield got
+        finally:
+            if got:
+                lock.release()
 
 
 class WorkerMeter:

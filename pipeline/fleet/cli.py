@@ -39,9 +39,20 @@ DiscoverOpt = Annotated[Optional[str], typer.Option("--discover", help="Every st
 EngineOpt = Annotated[str, typer.Option("--engine", help="local (a process pool) | ray")]
 WorkersOpt = Annotated[Optional[int], typer.Option("--workers", min=1, help="Stores at once (local default: CPU count; ray: the cluster's).")]
 AddressOpt = Annotated[Optional[str], typer.Option("--address", help="Ray cluster: auto | ray://host:port (default: a local Ray instance).")]
-FleetCallsOpt = Annotated[Optional[int], typer.Option("--max-calls", min=0, help="LLM requests for the whole fleet (each retry and re-ask is one).")]
+FleetCallsOpt = Annotated[Optional[int], typer.Option(
+    "--max-calls", min=0, help="LLM requests for the whole fleet (each retry and re-ask is one; a store that times out keeps its requests counted).")]
 FleetCostOpt = Annotated[Optional[float], typer.Option("--max-cost", min=0, help="USD for the whole fleet.")]
 RpmOpt = Annotated[Optional[float], typer.Option("--rpm", min=0.001, help="LLM requests per minute, shared by all workers.")]
+# A nightly fleet must end: one store on a stalled mount held its worker, and the fleet, forever
+# (and `run --if-due`'s state file with it, so the next night's run refused to start). An hour is far
+# more than a store normally takes, its waits for --rpm slots included, and ends the fleet the same night.
+DEFAULT_STORE_TIMEOUT_S = 3600.0
+# A week: a longer wait is no limit at all, and the clocks' waits overflow far beyond it (inf).
+MAX_STORE_TIMEOUT_S = 7 * 24 * 3600.0
+StoreTimeoutOpt = Annotated[float, typer.Option(
+    "--store-timeout", min=0, max=MAX_STORE_TIMEOUT_S, metavar="SECONDS",
+    help="A store still running this long after its worker started on it is stopped (its worker killed; one "
+         "killed mid-apply is recovered by its journal on its next run) and reported failed; 0: no limit.")]
 
 
 @dataclass
@@ -57,11 +68,12 @@ class Fleet:
     max_calls: int | None = None
     max_cost: float | None = None
     rpm: float | None = None
+    store_timeout: float = DEFAULT_STORE_TIMEOUT_S
 
 
 TARGETS = (("paths", PathsArg), ("stores", StoresOpt), ("discover", DiscoverOpt), ("engine", EngineOpt),
            ("workers", WorkersOpt), ("address", AddressOpt), ("max_calls", FleetCallsOpt), ("max_cost", FleetCostOpt),
-           ("rpm", RpmOpt))
+           ("rpm", RpmOpt), ("store_timeout", StoreTimeoutOpt))
 
 
 def _fleet(command: str, o: dict[str, Any], opts: Options, **task: Any) -> None:
@@ -72,12 +84,11 @@ def _fleet(command: str, o: dict[str, Any], opts: Options, **task: Any) -> None:
         from .targets import collect
         from .task import TaskSpec
 
-        if opts.config is not None:
-            opts.config = os.path.abspath(opts.config)  # workers may run in another folder
+        _paths_for_workers(opts)
         # Each store's settings are made in its worker, with its own config file as alone; these
         # are the fleet's (its schedule), made first so a bad option is exit 2 before any store.
         settings, _ = make_settings(opts)
-        engine = get_engine(o["engine"], workers=o["workers"], address=o["address"])
+        engine = get_engine(o["engine"], workers=o["workers"], address=o["address"], store_timeout=o["store_timeout"] or None)
         targets = collect(o["paths"] or [], o["stores"], o["discover"], say)
         if task.get("plans_dir"):
             task["plans_dir"] = _plans_dir(task["plans_dir"], targets.paths, write=command == "plan")
@@ -132,6 +143,15 @@ def _plans_dir(given: str, stores: list[str], write: bool) -> str:
     elif not folder.is_dir():
         raise UsageError(f"--plans-dir {given}: no such folder (the one `fleet plan --plans-dir` wrote the plans to)")
     return str(folder)
+
+
+def _paths_for_workers(opts: Options) -> None:
+    """The path options each store's task receives, made absolute as this folder names them: a
+    worker may run in another folder (a Ray node's), where a relative path names another one."""
+    if opts.config is not None:
+        opts.config = os.path.abspath(opts.config)
+    if opts.cache_dir is not None:
+        opts.cache_dir = os.path.abspath(os.path.expanduser(opts.cache_dir))  # `~` as the single-store command reads it
 
 
 def _open_state(o: dict[str, Any], settings: Any, targets: list[str]):

@@ -2,7 +2,7 @@
 
 stdout carries nothing but the JSON lines (one object per store, written as each store finishes,
 keys: path, layout, status, counts, errors, run_id, and where they apply reason, llm, notes,
-plan_file, recorded, resumed), so it stays machine-readable when piped; the table is for a person
+plan_file, recorded, resumed, timed_out), so it stays machine-readable when piped; the table is for a person
 and goes to stderr, after the last store.
 """
 

@@ -6,8 +6,9 @@ fleet of thousands of stores linear, and a kill can only tear the last line, whi
 
 A later `fleet run --if-due` resumes the file's fleet run if it is not complete and began less than
 `interval_hours` (minus the slack) ago: it skips the stores recorded as finished (every status but
-budget_exhausted) and counts what every recorded store spent against the budget (a store the budget
-cut short made calls too); otherwise it starts a new one.
+budget_exhausted, and but a store that timed out: a stalled mount may answer now) and counts what
+every recorded store spent against the budget (a store the budget cut short made calls too);
+otherwise it starts a new one.
 The file is data, not instructions: a line counts only if it names one of this run's own targets
 (resolved paths); nothing read from it is ever opened, and a line that does not parse is skipped.
 
@@ -34,7 +35,7 @@ from .task import STATUSES
 
 SCHEMA = "memconsolidate.fleet-state/1"
 DEFAULT_NAME = ".memconsolidate-fleet.jsonl"
-# budget_exhausted is not finished: the next attempt tries it again
+# budget_exhausted is not finished: the next attempt tries it again (and so a timed-out store, see `finished`)
 FINISHED = frozenset(STATUSES) - {"budget_exhausted"}
 
 
@@ -68,6 +69,11 @@ def _lines(path: Path, note: Callable[[str], None]) -> list[dict[str, Any]]:
         if isinstance(item, dict):
             out.append(item)
     return out
+
+
+def finished(record: dict[str, Any]) -> bool:
+    """Whether an earlier attempt's record ends the store's part in this fleet run."""
+    return record.get("status") in FINISHED and record.get("timed_out") is not True
 
 
 def _started(header: dict[str, Any]) -> dt.datetime | None:
@@ -112,7 +118,7 @@ class FleetState:
                 if not isinstance(where, str) or where not in wanted:
                     continue
                 self._spent.append(_clean(record))
-                if record.get("status") in FINISHED:
+                if finished(record):
                     self.finished[where] = self._spent[-1]
                 else:
                     self.finished.pop(where, None)

@@ -5,7 +5,7 @@ options, then `--config` or the store's own `.memconsolidate.toml`) and calls th
 (`plan_store`, `apply_store`, `run_store`), so a store planned in a fleet gets the plan bytes,
 lock, journal and undo it would get alone. It never raises: every outcome, a crash of the store's code
 included, becomes one record (a JSON line of the report). Only a worker process dying is left to
-the engine (`crashed`).
+the engine (`crashed`), and a store still running at the fleet's `--store-timeout` (`timed_out_record`).
 """
 
 from __future__ import annotations
@@ -28,7 +28,8 @@ Command = Literal["plan", "apply", "run"]
 
 # ok: done as the single-store command would succeed; not_due: `run --if-due` had nothing to do;
 # budget_exhausted: the fleet's budget ran out while planning it, so nothing was applied (nor, for
-# `plan`, written); failed: the single-store command would have exited non-zero; crashed: its worker died.
+# `plan`, written); failed: the single-store command would have exited non-zero, or the store ran
+# past --store-timeout (`timed_out: true`); crashed: its worker died.
 STATUSES = ("ok", "not_due", "budget_exhausted", "failed", "crashed")
 FAILING = frozenset({"budget_exhausted", "failed", "crashed"})
 
@@ -59,6 +60,16 @@ def new_record(path: str) -> dict[str, Any]:
 def crashed_record(path: str, why: str) -> dict[str, Any]:
     record = new_record(path)
     record.update(status="crashed", errors=[why])
+    return record
+
+
+def timed_out_record(path: str, seconds: float) -> dict[str, Any]:
+    """A store still running `seconds` after its worker started on it: the engine killed that worker,
+    as a crash would end it (a store killed mid-apply is recovered by its journal on its next run).
+    `timed_out` tells a resumed `fleet run --if-due` to try it again (resume.py): unlike a failure of
+    the store's own, a stalled mount may answer on the next attempt."""
+    record = new_record(path)
+    record.update(errors=[f"timed out after {seconds:g} s (--store-timeout): its worker was stopped"], timed_out=True)
     return record
 
 

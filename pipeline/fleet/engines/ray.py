@@ -5,6 +5,10 @@ Client, and no address starts a local instance (stopped again at the end). When 
 initialised in this process (a test, a notebook), that instance is used and left running. The
 fleet's budget is one Ray actor every task reports to. Each task may run once only
 (`max_retries=0`): a store whose worker died is reported `crashed`, never half-applied twice.
+With a store timeout, each task tells a second actor when it starts (so a task queued for a free
+CPU is not timed out, and one clock, the actor's, measures every node's tasks); a task still running
+that long after is cancelled with `force=True` (its worker process killed, a new one started for the
+next task) and its store reported timed out.
 Every node must have memconsolidate installed (the same version), as for any Ray job.
 
 Ray is an optional extra (`pip install memconsolidate[fleet]`); it is imported only here.
@@ -12,11 +16,12 @@ Ray is an optional extra (`pip install memconsolidate[fleet]`); it is imported o
 
 from __future__ import annotations
 
+import time
 from typing import Any, Sequence, cast
 
 from ...errors import UsageError
 from ..budget import Ledger, Limits, _Shared, start_state
-from ..task import Task, TaskSpec, crashed_record, run_task
+from ..task import Task, TaskSpec, crashed_record, run_task, timed_out_record
 from . import Done
 
 try:
@@ -67,18 +72,36 @@ class ActorBudget:
         return ray.get(self.actor.snapshot.remote())
 
 
-def _remote_task(path: str, spec: TaskSpec, actor: Any, task: Task) -> dict[str, Any]:
+class _Starts:
+    """When each store's task started, by the actor's clock (the nodes' clocks may disagree)."""
+
+    def __init__(self) -> None:
+        self.at: dict[str, float] = {}
+
+    def started(self, path: str) -> None:
+        self.at[path] = time.monotonic()
+
+    def running(self, paths: list[str]) -> dict[str, float]:
+        """Seconds each of `paths` has run, for those that started."""
+        now = time.monotonic()
+        return {path: now - self.at[path] for path in paths if path in self.at}
+
+
+def _remote_task(path: str, spec: TaskSpec, actor: Any, task: Task, starts: Any = None) -> dict[str, Any]:
+    if starts is not None:
+        starts.started.remote(path)  # fire and forget: the store does not wait for the driver's clock
     return task(path, spec, ActorBudget(actor) if actor is not None else None)
 
 
 class RayEngine:
     name = "ray"
 
-    def __init__(self, workers: int | None = None, address: str | None = None) -> None:
+    def __init__(self, workers: int | None = None, address: str | None = None, store_timeout: float | None = None) -> None:
         if ray is None:
             raise UsageError("--engine ray needs Ray: pip install 'memconsolidate[fleet]'")
         self.workers = workers  # at most this many stores at once (default: as many as the cluster runs)
         self.address = address
+        self.store_timeout = store_timeout
 
     def run(self, paths: Sequence[str], spec: TaskSpec, limits: Limits | None, done: Done, task: Task | None = None) -> dict[str, Any] | None:
         started = self._connect()
@@ -99,6 +122,7 @@ class RayEngine:
 
     def _run(self, paths: list[str], spec: TaskSpec, limits: Limits | None, done: Done, task: Task) -> dict[str, Any] | None:
         actor = ray.remote(num_cpus=0)(_Ledger).remote(limits) if limits is not None else None
+        starts = ray.remote(num_cpus=0)(_Starts).remote() if self.store_timeout is not None else None
         remote = ray.remote(max_retries=0)(_remote_task)
         spec_ref = ray.put(spec)
         limit = self.workers or len(paths)
@@ -107,14 +131,33 @@ class RayEngine:
         while queue or pending:
             while queue and len(pending) < limit:
                 path = queue.pop()
-                pending[remote.remote(path, spec_ref, actor, task)] = path
-            ready, _ = ray.wait(list(pending), num_returns=1)
+                pending[remote.remote(path, spec_ref, actor, task, starts)] = path
+            wake = self._time_out(starts, pending, done)
+            if not pending:
+                continue
+            ready, _ = ray.wait(list(pending), num_returns=1, timeout=wake)
             for ref in ready:
                 path = pending.pop(ref)
                 done(self._record(ref, path))
         if actor is None:
             return None
         return cast("dict[str, Any]", ray.get(cast(Any, actor).snapshot.remote()))
+
+    def _time_out(self, starts: Any, pending: dict[Any, str], done: Done) -> float | None:
+        """Cancel the tasks past the store timeout (each reported timed out, and no longer pending);
+        the seconds until the next one could be (None: no store timeout)."""
+        if starts is None or self.store_timeout is None:
+            return None
+        running = ray.get(starts.running.remote(list(pending.values())))
+        for ref, path in list(pending.items()):
+            if running.get(path, 0.0) < self.store_timeout or ray.wait([ref], timeout=0)[0]:
+                continue  # in time, or finished as it timed out: its record is collected as any other
+            ray.cancel(ref, force=True)
+            del pending[ref]
+            done(timed_out_record(path, self.store_timeout))
+        # a task that starts after this look runs for the whole timeout from now at least
+        left = [self.store_timeout - running[p] for p in pending.values() if p in running]
+        return max(0.0, min(left + [self.store_timeout]))
 
     @staticmethod
     def _record(ref: Any, path: str) -> dict[str, Any]:
