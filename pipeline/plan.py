@@ -149,7 +149,7 @@ def build_plan(corpus: Corpus, settings: Settings, run_stages: StageRunner | Non
     # What apply never does goes first: it takes no slot of the cap, and claims no memory in
     # `reconcile` (a conflict under a consolidation apply never makes stays).
     feasible = reconcile(layout.before_cap(corpus, outcome.actions, live))
-    capped = cap_retirements(feasible, live, settings.max_retire_fraction)
+    capped = cap_retirements(feasible, live, settings.max_retire_fraction, layout.retire_first(corpus, settings))
     kept = layout.after_cap(corpus, capped.actions, live)
     actions, unhashed = with_target_hashes(corpus, sorted(kept, key=action_sort_key), lambda a: layout.depends_on(corpus, a))
     actions = layout.explain(corpus, actions, settings)  # what applying them does, said before

@@ -91,3 +91,33 @@ def test_automatic_actions_fit_before_those_that_need_the_user():
     out = cap_retirements(acts, ["a", "b", "c", "d"], 0.25)
     assert [a.targets for a in out.actions] == [["b"], ["c"]]  # a demote retires nothing
     assert out.findings[0].targets == ["a"]
+
+
+def test_a_capped_crux_run_archives_its_lowest_types_and_longest_unreferenced_first(tmp_path):
+    """A crux store idle for months has every memory past archiveAfterDaysUnreferenced. Taken in path
+    order, the cap archived `core/` first while older ideas waited; the store's own typePriority says
+    what it values least, and the seed's days unreferenced which is the stalest."""
+    root = tmp_path / "crux"
+    (root / ".crux").mkdir(parents=True)
+    (root / ".crux" / "crux-memories.json").write_text(json.dumps({"flags": [{"enableMemories": "true"}], "cruxMemories": {}}))
+    # (type, name, created): every one past 180 days on 2026-11-29; 8 live memories, a quarter: 2 a run
+    made = [("core", "always-pin-the-toolchain", "2025-01-10"), ("core", "build-from-clean-checkouts", "2025-02-10"),
+            ("redflag", "never-force-push-main", "2025-03-01"), ("learning", "cache-keys-need-the-lockfile", "2025-04-01"),
+            ("learning", "flaky-tests-hide-races", "2025-01-20"), ("learning", "small-commits-review-faster", "2025-05-01"),
+            ("idea", "try-remote-build-cache", "2025-05-20"), ("idea", "nightly-dependency-bumps", "2025-03-15")]
+    for type_, name, created in made:
+        folder = root / "memories" / type_
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{name}.memory.md").write_text(
+            f"---\ntitle: {name.replace('-', ' ')}\ntype: {type_}\nstrength: 1\ncreated: {created}\n---\n\n{name.replace('-', ' ').capitalize()}.\n")
+    plan = plan_json(root, "--model", "none", "--now", "2026-11-29")
+    archived = [a["targets"][0].split("/")[1:] for a in plan["actions"] if a["kind"] == "archive"]
+    # the ideas first (oldest first), then nothing more: a quarter of 8 is 2
+    assert archived == [["idea", "nightly-dependency-bumps.memory.md"], ["idea", "try-remote-build-cache.memory.md"]]
+    waiting = capped(plan)[0]["targets"]
+    assert "memories/core/always-pin-the-toolchain.memory.md" in waiting and len(waiting) == 6
+    # a larger cap: the learnings next, the longest unreferenced first; the core and redflag wait
+    plan = plan_json(root, "--model", "none", "--now", "2026-11-29", "--max-retire", "0.5")
+    archived = [a["targets"][0].removeprefix("memories/") for a in plan["actions"] if a["kind"] == "archive"]
+    assert archived == ["idea/nightly-dependency-bumps.memory.md", "idea/try-remote-build-cache.memory.md",
+                        "learning/cache-keys-need-the-lockfile.memory.md", "learning/flaky-tests-hide-races.memory.md"]

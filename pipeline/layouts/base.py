@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Callable, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Callable, Protocol, runtime_checkable
 
 from ..model import file_of
 
@@ -94,6 +94,11 @@ class Layout(Protocol):
         so no such action claims a memory and drops a weaker one. `live`: as for `after_cap`."""
         ...
 
+    def retire_first(self, corpus: Corpus, settings: Settings) -> Callable[[Action], Any] | None:
+        """Which of the actions of one kind the retirement cap lets through first, as a sort key (the
+        least valued first: crux, its lowest type and longest unreferenced); None: the plan's order."""
+        ...
+
     def after_cap(self, corpus: Corpus, actions: list[Action], live: list[str]) -> list[Action]:
         """The actions the retirement cap kept, less those the layout would not apply beside the
         others (crux: a leftover member's archive whose consolidated memory another action takes
@@ -173,6 +178,9 @@ class BaseLayout:
 
     def before_cap(self, corpus: Corpus, actions: list[Action], live: list[str]) -> list[Action]:
         return actions
+
+    def retire_first(self, corpus: Corpus, settings: Settings) -> Callable[[Action], Any] | None:
+        return None
 
     def after_cap(self, corpus: Corpus, actions: list[Action], live: list[str]) -> list[Action]:
         return actions

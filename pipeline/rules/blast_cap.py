@@ -6,7 +6,9 @@ A run that archives 65 of 75 memories is almost always a misjudgement (no tracki
 for a person to check at once. Retiring is archiving, pruning or merging a memory away.
 
 Which actions stay is deterministic: automatic actions before those that need the user, then the
-claim order (merges, prunes, consolidations, archives), then the plan's own order. An action is
+claim order (merges, prunes, consolidations, archives), then the layout's order of what it values
+least (`first`: crux retires its lowest type and longest unreferenced memories first, so a store idle
+for half a year archives ideas tonight, not its core), then the plan's own order. An action is
 kept whole or not at all; a smaller one later in that order may still fit what is left. A small
 store may always retire one memory per run (a 25 % cap would otherwise never let a store of three
 merge its one duplicate).
@@ -15,6 +17,8 @@ merge its one duplicate).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
+from typing import Any
 
 from ..actions import CappedFinding
 from ..model import Action
@@ -42,14 +46,16 @@ def retire_budget(live: int, fraction: float) -> int:
     return max(1, math.floor(live * fraction + 1e-9))
 
 
-def cap_retirements(actions: list[Action], live_keys: list[str], fraction: float) -> Outcome:
-    """The actions that fit the cap, and one `capped` finding naming what waits."""
+def cap_retirements(actions: list[Action], live_keys: list[str], fraction: float,
+                    first: Callable[[Action], Any] | None = None) -> Outcome:
+    """The actions that fit the cap, and one `capped` finding naming what waits. `first`: a key
+    ordering actions of one kind, those to retire first first (the layout's `retire_first`)."""
     live = set(live_keys)
     budget = retire_budget(len(live), fraction)
     order = sorted(
         range(len(actions)),
         key=lambda i: (actions[i].needs_user, RETIRING.index(actions[i].kind) if actions[i].kind in RETIRING else 0,
-                       action_sort_key(actions[i])),
+                       first(actions[i]) if first is not None else (), action_sort_key(actions[i])),
     )
     dropped: set[int] = set()
     waiting: list[str] = []

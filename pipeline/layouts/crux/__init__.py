@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from ...config import CruxConfig, Settings
 from ...kinds import ActionKind
 from ...storage.since_plan import is_listing
@@ -9,6 +12,7 @@ from ...model import Action, Corpus, Memory
 from ..base import REPORTS_DIR, ModuleLayout
 from . import members, reader, rules, writer
 from .rules.leftovers import without_stranded_members
+from .rules.retire_order import least_valued_first
 
 
 class CruxLayout(ModuleLayout):
@@ -26,6 +30,10 @@ class CruxLayout(ModuleLayout):
     def is_archived(self, m: Memory) -> bool:
         # A file in archived/ still typed as before is an archive the seed's file move cut short.
         return members.is_archived(m)
+
+    def retire_first(self, corpus: Corpus, settings: Settings) -> Callable[[Action], Any]:
+        # Under the cap, the lowest type and the longest unreferenced go first, the core waits.
+        return least_valued_first(corpus, settings.crux, settings.now)
 
     def after_cap(self, corpus: Corpus, actions: list[Action], live: list[str]) -> list[Action]:
         # A leftover member's archive waits while its consolidated memory leaves or moves.
