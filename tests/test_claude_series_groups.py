@@ -81,3 +81,18 @@ def test_numbered_file_names_never_make_a_numeric_title(tmp_path):
     plan = plan_with(root, settings_for("stub"))
     titles = [a["outputs"][0]["frontmatter"]["name"] for a in of_kind(plan, "consolidate")]
     assert titles and all(not re.search(r"\b\d+\b", t) for t in titles)
+
+
+def test_a_similarity_group_names_its_shared_words_as_its_first_member_writes_them(tmp_path):
+    """The reason listed the alphabetically first six shared words ("active, all, allegra, ..."),
+    which say nothing of the subject; it now names them in the order the first member writes them."""
+    body = ("Zstd compression of the snapshot archive beats gzip: restore takes minutes, "
+            "verify the archive checksum before you restore it.")
+    write(tmp_path, "feedback-snapshot-zstd", "snapshot archive compression with zstd", body, "feedback")
+    write(tmp_path, "feedback-snapshot-zstd-restore", "snapshot archive restore after zstd compression", body + " Always.", "feedback")
+    names = ["feedback-snapshot-zstd", "feedback-snapshot-zstd-restore"]
+    (tmp_path / AGENT / "MEMORY.md").write_text("# Reviewer\n\n" + "".join(f"- [{n}]({n}.md) — {n}\n" for n in names))
+    [group] = of_kind(plan_with(tmp_path, settings_for("stub")), "consolidate")
+    words = re.search(r"significant words \(([^)]*)\)", group["reason"]).group(1).split(", ")
+    # the name's words first; before: archive, beats, checksum, compression, gzip, minutes
+    assert words[:2] == ["snapshot", "zstd"] and len(words) == 6, group["reason"]

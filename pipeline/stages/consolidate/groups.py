@@ -335,8 +335,12 @@ def _ordered(common: frozenset[str], members: list[Memory]) -> tuple[str, ...]:
     in the order the first member writes them; never numbers ("117, 1376 and 1378" is not a title a
     person would write) and never the type word every memory of the type has."""
     phrase = _title_phrase(members)
-    if phrase:
-        return (phrase,)
+    return (phrase,) if phrase else _words_in_order(common, members)
+
+
+def _words_in_order(common: frozenset[str], members: list[Memory]) -> tuple[str, ...]:
+    """The shared words the first member writes, in its order, then the rest alphabetically; no
+    numbers, no type word: what a title is made of, and what a reason names first."""
     first = members[0]
     order = subject_words(" ".join([first.title, first.description, first.body]))
     ranked = [w for w in order if w in common and w not in _TYPE_WORDS]
@@ -412,7 +416,7 @@ def claude_groups(corpus: Corpus, outcome: Outcome) -> list[Group]:
             Group(
                 members=tuple(m.key for m in members),
                 reason=f"{len(members)} {members[0].type} memories in one folder share at least {round(share * 100)}% of their "
-                f"significant words ({', '.join(sorted(common)[:6])})",
+                f"significant words ({', '.join(_words_in_order(common, members)[:6] or sorted(common)[:6])})",
                 shared=_ordered(common, members),
             )
         )
