@@ -226,7 +226,7 @@ def test_the_drift_of_an_index_with_an_unclosed_fence_is_a_finding_and_never_an_
     assert not [a for a in plan.actions if a.kind in ("rebuild_index", "trim_budget")]
     [review] = [f for f in plan.findings if f.kind == "manual_review"]
     assert review.targets == [f"{AGENT}/MEMORY.md"]
-    assert review.reason == (f"1 file not indexed: {AGENT}/gamma.md; 1 entry without a file: {AGENT}/delta.md: left as it is, "
+    assert review.reason == (f"1 file not indexed: {AGENT}/gamma.md; 1 entry without a file: {AGENT}/delta.md (“gone”): left as it is, "
                              "the index being read but never edited while it has the parse_error said of it: fix that, "
                              "and the next plan proposes rebuild_index")
     before = snapshot(tmp_path)

@@ -122,7 +122,7 @@ def test_a_file_reached_only_by_the_hook_of_an_entry_without_a_file_gets_an_entr
     write(tmp_path / AGENT, {n: topic(n[:-3], f"about {n[:-3]}", f"{n} body.") for n in ("alpha.md", "runbook.md")} | {"MEMORY.md": md})
     plan, text = applied(tmp_path)
     [rebuild] = plan["actions"]
-    assert rebuild["reason"] == (f"1 entry without a file: {AGENT}/old_runbook.md; applying it: 1 file reached only by a line "
+    assert rebuild["reason"] == (f"1 entry without a file: {AGENT}/old_runbook.md (“replaced by [the new one](runbook.md)”); applying it: 1 file reached only by a line "
                                  "it removes given an entry of its own: runbook.md")
     assert [a["kind"] for a in plan["run"]["applied"]] == ["rebuild_index"] and not plan["run"]["skipped"]
     assert text == "# Memory\n\n- [Alpha](alpha.md) — alpha\n- [runbook](runbook.md) — about runbook\n"

@@ -42,7 +42,7 @@ def test_fixture_actions_exact(tmp_path):
     assert billing["missing"] == ["src/billing/invoice.ts", "src/billing/tax.ts", "computeTax"]
     assert billing["needs_user"] is False and billing["source"] == "deterministic"
     assert by[("rebuild_index", A + "MEMORY.md")]["reason"] == (
-        f"1 file not indexed: {A}project_cache_layer.md; 1 entry without a file: {A}old_notes.md"
+        f"1 file not indexed: {A}project_cache_layer.md; 1 entry without a file: {A}old_notes.md (“deleted last quarter”)"
     )
 
 

@@ -173,7 +173,7 @@ def test_index_drift_and_missing_index_become_rebuild_index(tmp_path):
     rebuilds = {a["targets"][0]: a["reason"] for a in plan["actions"] if a["kind"] == "rebuild_index"}
     assert rebuilds == {
         ".claude/agent-memory/x/MEMORY.md": "1 file not indexed: .claude/agent-memory/x/b.md; "
-        "1 entry without a file: .claude/agent-memory/x/gone.md; "
+        "1 entry without a file: .claude/agent-memory/x/gone.md (\u201cdeleted\u201d); "
         "1 file indexed twice: .claude/agent-memory/x/a.md; applying it: 1 repeated entry line removed, saying nothing "
         "its file's earlier listings do not: a.md at line 3",
         ".claude/agent-memory/y/MEMORY.md": "index file missing; 1 file not indexed: .claude/agent-memory/y/c.md",

@@ -92,7 +92,7 @@ def test_a_rebuild_with_other_reasons_names_only_them_and_undo_restores_every_by
     index(store, "- [Gamma](gamma.md) — gamma", "- [Gone](gone.md) — a file deleted by hand")
     before = snapshot(store)
     [rebuild] = rebuilds(plan_of(store))
-    assert rebuild["reason"] == "1 file not indexed: notes.md; 1 entry without a file: gone.md"
+    assert rebuild["reason"] == "1 file not indexed: notes.md; 1 entry without a file: gone.md (“a file deleted by hand”)"
     result = apply(store)
     assert result["skipped"] == []
     assert sorted(a["kind"] for a in result["applied"]) == ["merge_duplicate", "rebuild_index"]

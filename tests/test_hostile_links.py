@@ -99,7 +99,7 @@ def test_an_angle_bracket_href_is_a_link_to_the_index_and_to_the_link_rules(tmp_
     (folder / "MEMORY.md").write_text(index)
     plan = plan_json(tmp_path, "--model", "none")
     [rebuild] = _of_kind(plan, "rebuild_index")
-    assert rebuild["reason"] == "1 entry without a file: .claude/memory/old notes.md" and "not indexed" not in rebuild["reason"]
+    assert rebuild["reason"] == "1 entry without a file: .claude/memory/old notes.md (“deleted last month”)" and "not indexed" not in rebuild["reason"]
     [relink] = _of_kind(plan, "update_ref")
     assert [(r["before"], r["after"]) for r in relink["replacements"]] == [("deploy guide.md", "deploy_guide.md")]
     res = run_cli("apply", str(tmp_path), "--yes", "--json", "--model", "none", "--now", "2026-06-10", "--select", "rebuild_index,update_ref")

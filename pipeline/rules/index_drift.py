@@ -6,6 +6,7 @@ from collections import Counter
 from typing import Collection
 
 from ..text.counts import plural
+from ..text.truncate import HOOK_STRIP, shorten
 from ..model import Action, Corpus
 from .outcome import Outcome
 
@@ -13,6 +14,10 @@ from .outcome import Outcome
 def _describe(keys: list[str], limit: int = 3) -> str:
     shown = ", ".join(keys[:limit])
     return shown + (f" and {len(keys) - limit} more" if len(keys) > limit else "")
+
+
+def _quoted(hook: str, limit: int = 100) -> str:
+    return "\u201c" + shorten(" ".join(hook.split()), limit, strip=HOOK_STRIP) + "\u201d"
 
 
 def index_drift(corpus: Corpus, settled: Collection[str] = frozenset()) -> Outcome:
@@ -24,8 +29,11 @@ def index_drift(corpus: Corpus, settled: Collection[str] = frozenset()) -> Outco
     out = Outcome()
     archived = frozenset(settled)
     listed: dict[str, list[str]] = {index: [] for index in corpus.indexes}
+    hooks: dict[tuple[str, str], str] = {}  # (index, target): the first hook its lines give
     for entry in corpus.index_entries:
         listed.setdefault(entry.index, []).append(entry.target)
+        if entry.hook.strip():
+            hooks.setdefault((entry.index, entry.target), entry.hook)
     for index, expected in sorted(corpus.indexes.items()):
         have = Counter(listed.get(index, []))
         want = set(expected)
@@ -38,7 +46,11 @@ def index_drift(corpus: Corpus, settled: Collection[str] = frozenset()) -> Outco
         if missing:
             problems.append(f"{plural(len(missing), 'file')} not indexed: {_describe(missing)}")
         if extra:
-            problems.append(f"{plural(len(extra), 'entry', 'entries')} without a file: {_describe(extra)}")
+            # Its line goes with the rebuild; a hook may be the only words left of that memory, and
+            # the agent reads it each session: quoted, so a person sees what goes (the index itself
+            # is archived first).
+            said = [f"{k} ({_quoted(hooks[index, k])})" if (index, k) in hooks else k for k in extra]
+            problems.append(f"{plural(len(extra), 'entry', 'entries')} without a file: {_describe(said)}")
         if repeated:
             problems.append(f"{plural(len(repeated), 'file')} indexed twice: {_describe(repeated)}")
         if problems:
