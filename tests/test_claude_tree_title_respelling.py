@@ -85,3 +85,15 @@ def test_a_type_word_the_file_does_not_share_or_two_files_of_those_words_are_no_
     assert actions == []
     assert finding["reason"] == ("3 links reach no file of its folder: [[project_protocol_first_class]]; [[retry-policy]]; "
                                  "[[phase-2]]")
+
+
+def test_a_tree_title_of_no_word_but_little_ones_is_no_name_a_link_may_spell(tmp_path: Path):
+    # "- 5. A" gives file 5 a title whose words are all dropped ("a", "the", "is" ...): it matched every
+    # link of no other word, so `[[the]]` and `[[an]]` were respelled to `[[5-a]]`, "the same words".
+    _store(tmp_path, {
+        "5-feedback_x.md": _fm("feedback_x", "Alpha.\n"),
+        "3-feedback_c.md": _fm("feedback_c", "See [[the]] and [[an]].\n"),
+    }, "# Memory\n\n- 5. A — first\n- 3. C — c\n")
+    actions, [finding] = _relinks(tmp_path)
+    assert actions == []
+    assert finding["reason"] == "2 links reach no file of its folder: [[the]]; [[an]]"

@@ -256,6 +256,8 @@ def _by_tree_titles(m: Memory, titles: Iterable[str]) -> Iterator[_Named]:
         if not slug or reference not in reaching:  # the numbered reference must reach this very file
             continue
         spelled = Spelling.of(title)
+        if not spelled.words:  # "A", "The": every link of no other word would spell it
+            continue
         yield _Named(m, f"{number}-{slug}", Spelling(spelled.words, spelled.type_word or Spelling.of(stem).type_word))
 
 
