@@ -121,3 +121,23 @@ def test_a_capped_crux_run_archives_its_lowest_types_and_longest_unreferenced_fi
     archived = [a["targets"][0].removeprefix("memories/") for a in plan["actions"] if a["kind"] == "archive"]
     assert archived == ["idea/nightly-dependency-bumps.memory.md", "idea/try-remote-build-cache.memory.md",
                         "learning/cache-keys-need-the-lockfile.memory.md", "learning/flaky-tests-hide-races.memory.md"]
+
+
+def test_a_crux_merge_is_ranked_by_what_it_retires_not_by_its_survivor(tmp_path):
+    from pipeline.api import open_store
+    from pipeline.config import Settings
+    from pipeline.layouts.crux.rules.retire_order import least_valued_first
+
+    root = tmp_path / "crux"
+    (root / ".crux").mkdir(parents=True)
+    (root / ".crux" / "crux-memories.json").write_text(json.dumps({"flags": [{"enableMemories": "true"}], "cruxMemories": {}}))
+    for type_, name in (("core", "keep-this"), ("idea", "retire-this"), ("learning", "other")):
+        (root / "memories" / type_).mkdir(parents=True)
+        (root / "memories" / type_ / f"{name}.memory.md").write_text(
+            f"---\ntitle: {name}\ntype: {type_}\nstrength: 1\ncreated: 2025-01-01\n---\n\nSame words.\n")
+    corpus, settings = open_store(root, Settings.model_validate({"now": "2026-11-29", "llm": {"model": "none"}}))
+    key = least_valued_first(corpus, settings.crux, settings.now)
+    core, idea, learning = "memories/core/keep-this.memory.md", "memories/idea/retire-this.memory.md", "memories/learning/other.memory.md"
+    merge = Action(kind="merge_duplicate", targets=[core, idea], reason="r", survivor=idea)
+    archive = Action(kind="archive", targets=[learning], reason="r", to_type="archived")
+    assert key(archive) < key(merge)  # a core retired: after a learning (ranked by the idea survivor: before it)

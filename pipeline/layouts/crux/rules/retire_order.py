@@ -18,7 +18,7 @@ from .common import staleness, trackers_by_slug
 
 
 def least_valued_first(corpus: Corpus, crux: CruxConfig, now: dt.date) -> Callable[[Action], tuple[int, int]]:
-    """A sort key for retiring actions: the lowest type among its memories first (a type outside
+    """A sort key for retiring actions: the lowest type among the memories it retires first (a type outside
     `typePriority` as the lowest), then the most days unreferenced (unknown: as none)."""
     by_key = corpus.by_key()
     trackers = trackers_by_slug(corpus)
@@ -32,7 +32,8 @@ def least_valued_first(corpus: Corpus, crux: CruxConfig, now: dt.date) -> Callab
         return stale.days if stale is not None else 0
 
     def key(action: Action) -> tuple[int, int]:
-        members = [by_key[t] for t in action.targets if t in by_key]
+        # What it retires, not a merge's survivor, which stays.
+        members = [by_key[t] for t in action.targets if t in by_key and t != action.survivor]
         if not members:
             return (0, 0)
         return (-max(map(rank, members)), -max(days(m, trackers.get(m.slug)) for m in members))
