@@ -190,6 +190,10 @@ class PinsChanged(UsageError):
         super().__init__(message)
         self.what = what
 
+    def __reduce__(self) -> tuple[type[PinsChanged], tuple[str, str]]:
+        # As it was made, not from `args` alone: it may cross a process boundary (a fleet worker's).
+        return (PinsChanged, (self.what, str(self)))
+
 
 def apply_plan(
     root: Path, corpus: Corpus, plan: Plan, settings: Settings, actions: list[Action], resolve: Resolution | None

@@ -275,3 +275,13 @@ def test_a_plans_dir_that_is_missing_or_inside_a_store_is_bad_usage(tmp_path, ar
     # without --yes, as ever: reviewed plans are no prompt
     res = run_cli("fleet", "apply", str(store), "--plans-dir", str(tmp_path), "--now", NOW)
     assert res.returncode == 2 and "pass --yes" in res.stderr, res.stderr
+
+
+def test_the_pins_changed_error_survives_a_process_boundary():
+    import pickle
+
+    from pipeline.apply import PinsChanged
+
+    sent = PinsChanged("action 3 is now demote 1234abcd", "--select 3=17fb9179: the plan changed")
+    back = pickle.loads(pickle.dumps(sent))  # before: TypeError, a worker's error lost in transit
+    assert (type(back), back.what, str(back)) == (PinsChanged, sent.what, str(sent))
