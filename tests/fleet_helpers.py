@@ -164,3 +164,35 @@ def pid_gone(pid: int, within: float = 30.0) -> bool:
         if time.monotonic() >= end:
             return False
         time.sleep(0.05)
+
+
+# A store's task that finishes `LATE_S` seconds after it started: past a store timeout shorter than
+# that, as the fleet is about to stop it.
+LATE_S = 3.0
+
+
+def late_task(path, spec, budget):
+    """A per-store task that runs its store as usual, but finishes `LATE_S` seconds after it started,
+    noting `<store>.returning` beside the store just before it returns its record."""
+    import time
+
+    from pipeline.fleet.task import run_task
+
+    time.sleep(LATE_S)
+    record = run_task(path, spec, budget)
+    Path(path).with_name(Path(path).name + ".returning").write_text("")
+    return record
+
+
+def returned(store: Path, within: float = 60.0) -> bool:
+    """Whether `late_task` returned the record of `store` (a second after it noted it would), waiting
+    up to `within` seconds."""
+    import time
+
+    end = time.monotonic() + within
+    while not store.with_name(store.name + ".returning").exists():
+        if time.monotonic() >= end:
+            return False
+        time.sleep(0.05)
+    time.sleep(1.0)  # its record sent (a few hundred bytes) into the fleet's pipe
+    return True

@@ -124,3 +124,27 @@ def test_on_ray_a_relative_cache_dir_names_the_folder_the_fleet_was_started_in(t
                   "--api-base", fake_openai.api_base, "--cache-dir", "cache", "--config", "fleet.toml", cwd=here)
     assert lines(res.stdout)[str(store)]["llm"]["calls"] > 0, res.stderr
     assert (here / "cache").is_dir()
+
+
+def test_on_ray_a_store_that_finishes_as_its_task_is_cancelled_is_reported_as_it_finished(tmp_path, monkeypatch):
+    from pipeline.cli_options import Options
+    from pipeline.fleet.engines.ray import RayEngine
+    from pipeline.fleet.task import TaskSpec
+    from pipeline.journal import committed_runs
+
+    # Its task returned between the fleet's last look and the cancel, which then finds it done.
+    cancel, cancelled = ray.cancel, []
+
+    def cancel_as_it_returns(ref, **options):
+        cancelled.append(fleet_helpers.returned(store))
+        cancel(ref, **options)
+
+    monkeypatch.setattr(ray, "cancel", cancel_as_it_returns)
+    store = copy_store(FIXTURES / "bank", tmp_path / "late")
+    records: list[dict] = []
+    spec = TaskSpec(command="apply", options=Options(model="none", now=NOW))
+    RayEngine(store_timeout=fleet_helpers.LATE_S / 3).run([str(store)], spec, None, records.append, task=fleet_helpers.late_task)
+    (record,) = records
+    assert cancelled == [True]  # cancelled at its timeout, its record already returned
+    assert record["status"] == "ok" and "timed_out" not in record, record
+    assert [run.run_id for run in committed_runs(store)] == [record["run_id"]]

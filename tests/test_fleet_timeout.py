@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 import pipeline.fleet.engines.local as local_engine
-from fleet_helpers import lines, pid_gone, stalling_task, elsewhere_task
+from fleet_helpers import LATE_S, elsewhere_task, late_task, lines, pid_gone, returned, stalling_task
 from helpers import FIXTURES, NOW, copy_store, run_cli, snapshot
 from openai_server import fake_openai, status_reply  # noqa: F401 - fake_openai is a fixture
 
@@ -48,6 +48,27 @@ def test_a_store_that_never_finishes_is_timed_out_and_its_worker_replaced(tmp_pa
     assert (hang["path"], hang["status"], hang["errors"], hang["timed_out"]) == (str(stores[0]), "failed", [TIMED_OUT], True)
     assert [(r["path"], r["status"]) for r in others] == [(str(stores[1]), "ok"), (str(stores[2]), "ok")]
     assert pid_gone(_pid(stores[0]), within=0)  # killed and reaped when the fleet moved on: no hung worker left
+
+
+def test_a_store_that_finishes_as_its_worker_is_killed_is_reported_as_it_finished(tmp_path, monkeypatch):
+    # Its record reached the fleet between the fleet's last look and the kill: the store was done (an
+    # apply committed), and a timeout would hide that, its run_id too.
+    kill, killed = local_engine._kill, []
+
+    def kill_as_it_returns(process, budget):
+        killed.append(returned(store))
+        kill(process, budget)
+
+    monkeypatch.setattr(local_engine, "_kill", kill_as_it_returns)
+    store = copy_store(FIXTURES / "bank", tmp_path / "late")
+    records: list[dict] = []
+    spec = TaskSpec(command="apply", options=Options(model="none", now=NOW), select=None)
+    LocalEngine(workers=1, store_timeout=LATE_S / 3).run([str(store)], spec, None, records.append, task=late_task)
+    (record,) = records
+    assert killed == [True]  # stopped at its timeout, its record already sent
+    assert record["status"] == "ok" and "timed_out" not in record, record
+    assert record["counts"]["applied"] == 3
+    assert [run.run_id for run in committed_runs(store)] == [record["run_id"]]
 
 
 @pytest.mark.parametrize("command", [["plan"], ["apply", "--yes"], ["run"]])

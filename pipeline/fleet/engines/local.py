@@ -4,9 +4,9 @@ Not concurrent.futures' pool: when one of its workers dies, it fails every pendi
 say whose task killed it. Here each worker gets one path at a time over its own pipe, so a worker
 that dies (a crash in native code, the OOM killer, os._exit) costs exactly the store it was on,
 reported `crashed`, and a new worker takes its place. A worker tells when it starts on a store; one
-still on it `store_timeout` seconds later is killed the same way (the store reported timed out) and
-replaced. Workers are started by the forkserver: a fork of this process could inherit locks held by
-its threads.
+still on it `store_timeout` seconds later is killed the same way (the store reported timed out, unless
+its record came in as it was killed) and replaced. Workers are started by the forkserver: a fork of
+this process could inherit locks held by its threads.
 """
 
 from __future__ import annotations
@@ -190,7 +190,10 @@ class LocalEngine:
         elif self._overdue(slot):
             assert self.store_timeout is not None
             _kill(slot.process, budget)
-            done(timed_out_record(path, self.store_timeout))
+            # Its record may have come in since the look above, the store done (an apply committed):
+            # once the worker is dead, the pipe holds all it sent.
+            record = slot.received() if not slot.process.is_alive() else None
+            done(record if record is not None else timed_out_record(path, self.store_timeout))
         else:
             return slot
         slot.conn.close()

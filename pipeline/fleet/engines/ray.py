@@ -8,7 +8,7 @@ fleet's budget is one Ray actor every task reports to. Each task may run once on
 With a store timeout, each task tells a second actor when it starts (so a task queued for a free
 CPU is not timed out, and one clock, the actor's, measures every node's tasks); a task still running
 that long after is cancelled with `force=True` (its worker process killed, a new one started for the
-next task) and its store reported timed out.
+next task) and its store reported timed out (unless it returned as it was cancelled: its own record).
 Every node must have memconsolidate installed (the same version), as for any Ray job.
 
 Ray is an optional extra (`pip install memconsolidate[fleet]`); it is imported only here.
@@ -23,6 +23,10 @@ from ...errors import UsageError
 from ..budget import Ledger, Limits, _Shared, start_state
 from ..task import Task, TaskSpec, crashed_record, run_task, timed_out_record
 from . import Done
+
+# How long the outcome of a task cancelled with force is awaited: milliseconds (its worker killed),
+# unless the kernel holds the worker; then the store is reported timed out and the fleet goes on.
+CANCEL_WAIT_S = 5.0
 
 try:
     import ray
@@ -154,10 +158,22 @@ class RayEngine:
                 continue  # in time, or finished as it timed out: its record is collected as any other
             ray.cancel(ref, force=True)
             del pending[ref]
-            done(timed_out_record(path, self.store_timeout))
+            done(self._cancelled(ref, path))
         # a task that starts after this look runs for the whole timeout from now at least
         left = [self.store_timeout - running[p] for p in pending.values() if p in running]
         return max(0.0, min(left + [self.store_timeout]))
+
+    def _cancelled(self, ref: Any, path: str) -> dict[str, Any]:
+        """The record of a store whose task was just cancelled at the store timeout: its own when the
+        task returned before the cancel reached it (the store done: an apply committed), else timed out."""
+        assert self.store_timeout is not None
+        ended, _ = ray.wait([ref], timeout=CANCEL_WAIT_S)
+        if ended:
+            try:
+                return cast("dict[str, Any]", ray.get(ref))
+            except ray.exceptions.RayError:  # TaskCancelledError: cancelled in time
+                pass
+        return timed_out_record(path, self.store_timeout)
 
     @staticmethod
     def _record(ref: Any, path: str) -> dict[str, Any]:
