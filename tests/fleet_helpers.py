@@ -196,3 +196,19 @@ def returned(store: Path, within: float = 60.0) -> bool:
         time.sleep(0.05)
     time.sleep(1.0)  # its record sent (a few hundred bytes) into the fleet's pipe
     return True
+
+
+def unkillable_task(path, spec, budget):
+    """A per-store task whose worker, on a store named `held*`, outlives its kill as one the kernel
+    holds in a read from a stalled mount would (the fleet's kill is made a no-op for it, SIGTERM is
+    ignored), writing its pid beside the store; any other store runs as usual."""
+    import signal
+
+    from pipeline.fleet.task import run_task
+
+    store = Path(path)
+    if store.name.startswith("held"):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        store.with_name(store.name + ".pid").write_text(str(os.getpid()))
+        _read_a_stalled_mount(store)
+    return run_task(path, spec, budget)

@@ -71,6 +71,51 @@ def test_a_store_that_finishes_as_its_worker_is_killed_is_reported_as_it_finishe
     assert [run.run_id for run in committed_runs(store)] == [record["run_id"]]
 
 
+# A fleet whose worker outlives its kill: in a process of its own, as the fleet's interpreter exits.
+_HELD_FLEET = """
+import sys
+import pipeline.fleet.engines.local as local
+from fleet_helpers import unkillable_task
+from pipeline.cli_options import Options
+from pipeline.fleet.task import TaskSpec
+
+kill = local._kill
+
+def kill_but_not_this_worker(process, budget):  # the kernel holds it: the SIGKILL does not end it yet
+    process.kill = lambda: None
+    kill(process, budget)
+
+local._kill = kill_but_not_this_worker
+records = []
+spec = TaskSpec(command="plan", options=Options(model="none", now=sys.argv[3]))
+local.LocalEngine(workers=1, store_timeout=1).run(sys.argv[1:3], spec, None, records.append, task=unkillable_task)
+print(" ".join(str(r.get("timed_out", r["status"])) for r in records))
+"""
+
+
+def test_a_worker_the_kernel_will_not_let_die_is_left_to_it_and_the_fleet_still_ends(tmp_path):
+    # multiprocessing joins every worker it started as the interpreter exits: the fleet, its report
+    # written, waited for that one as long as the kernel held it (the cron job never ended).
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    held = copy_store(FIXTURES / "bank", tmp_path / "held")
+    bank = copy_store(FIXTURES / "bank", tmp_path / "bank")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[1]), str(Path(__file__).parent)])}
+    out, err = tmp_path / "out", tmp_path / "err"  # files: the held worker keeps whatever pipe it inherited open
+    try:
+        with open(out, "w") as stdout, open(err, "w") as stderr:
+            code = subprocess.run([sys.executable, "-c", _HELD_FLEET, str(held), str(bank), NOW], stdout=stdout, stderr=stderr,
+                                  env=env, cwd=tmp_path, timeout=60).returncode
+        assert (code, out.read_text()) == (0, "True ok\n"), err.read_text()
+    finally:
+        pid = tmp_path / "held.pid"
+        if pid.exists():
+            os.kill(int(pid.read_text()), signal.SIGKILL)
+
+
 @pytest.mark.parametrize("command", [["plan"], ["apply", "--yes"], ["run"]])
 def test_each_fleet_command_reports_a_timed_out_store_in_its_line_and_the_summary(tmp_path, monkeypatch, command):
     monkeypatch.setattr(local_engine, "run_task", stalling_task)

@@ -67,6 +67,15 @@ def _kill(process: Any, budget: LocalBudget | None) -> None:
     with budget.held(KILL_WAIT_S) if budget is not None else nullcontext():
         process.kill()
         process.join(KILL_WAIT_S)
+    if process.is_alive():
+        _left_to_the_kernel(process)
+
+
+def _left_to_the_kernel(process: Any) -> None:
+    """Forget a killed worker that is not dead yet: multiprocessing joins every process it started,
+    without a time limit, as the interpreter exits, and the fleet, its report written, would wait
+    for this one as long as the kernel held it (a cron job that never ends)."""
+    multiprocessing.process._children.discard(process)  # type: ignore[attr-defined]
 
 
 class _Slot:
