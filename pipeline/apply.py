@@ -179,20 +179,23 @@ def _refuse_changed_since_printed(plan: Plan, pinned: dict[int, str]) -> None:
     moved = f"; {code} is now action {codes.index(code) + 1}" if code in codes else f"; {code} is no longer in the plan"
     more = f" (and {plural(len(changed) - 1, 'other number')})" if len(changed) > 1 else ""
     raise PinsChanged(f"{now}{moved}{more}", f"--select {n}={code}: the plan changed since it was printed ({now}{moved}){more}; "
-                      "nothing was applied: run `memconsolidate plan` again and choose from it")
+                      "nothing was applied: run `memconsolidate plan` again and choose from it", n, code)
 
 
 class PinsChanged(UsageError):
-    """A pinned number the fresh plan no longer holds with its fingerprint. `what`: what changed, for
-    a caller that pinned the numbers itself (`fleet apply --plans-dir`) to word in its own terms."""
+    """A pinned number the fresh plan no longer holds with its fingerprint. `what`: what changed, and
+    the first such pin (`number`, `code`), for a caller to word in its own terms (`fleet apply
+    --plans-dir`: the fleet pinned the numbers, or the user's pin is not of the saved plan)."""
 
-    def __init__(self, what: str, message: str) -> None:
+    def __init__(self, what: str, message: str, number: int, code: str) -> None:
         super().__init__(message)
         self.what = what
+        self.number = number
+        self.code = code
 
-    def __reduce__(self) -> tuple[type[PinsChanged], tuple[str, str]]:
+    def __reduce__(self) -> tuple[type[PinsChanged], tuple[str, str, int, str]]:
         # As it was made, not from `args` alone: it may cross a process boundary (a fleet worker's).
-        return (PinsChanged, (self.what, str(self)))
+        return (PinsChanged, (self.what, str(self), self.number, self.code))
 
 
 def apply_plan(

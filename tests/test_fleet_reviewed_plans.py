@@ -282,6 +282,24 @@ def test_the_pins_changed_error_survives_a_process_boundary():
 
     from pipeline.apply import PinsChanged
 
-    sent = PinsChanged("action 3 is now demote 1234abcd", "--select 3=17fb9179: the plan changed")
+    sent = PinsChanged("action 3 is now demote 1234abcd", "--select 3=17fb9179: the plan changed", 3, "17fb9179")
     back = pickle.loads(pickle.dumps(sent))  # before: TypeError, a worker's error lost in transit
-    assert (type(back), back.what, str(back)) == (PinsChanged, sent.what, str(sent))
+    assert (type(back), back.what, str(back), back.number, back.code) == (PinsChanged, sent.what, str(sent), 3, "17fb9179")
+
+
+def test_a_select_pin_that_is_not_the_reviewed_plans_is_said_of_that_plan(tmp_path):
+    # The saved plan never changes: a --select pin naming no action of it was mistyped or meant for
+    # another store's plan; "the plan changed since it was printed ... run `memconsolidate plan`
+    # again" sent the user after a change that never happened.
+    store = _bank_store(tmp_path / "bank")
+    plans = tmp_path / "plans"
+    _fleet_plan(plans, store)
+    (action,) = json.loads(_plan_file(plans, store).read_text())["actions"]
+    wrong = "0" * 8 if action["fingerprint"] != "0" * 8 else "1" * 8
+    before = _hashes(store)
+    res, records = _fleet_apply(plans, store, extra=("--select", f"1={wrong}"))
+    assert res.returncode == 1, res.stderr
+    (error,) = records[str(store)]["errors"]
+    assert error == (f"reviewed plan {_plan_file(plans, store).name}: --select 1={wrong} names no action of it "
+                     f"(action 1 is merge_duplicate {action['fingerprint']}); nothing was applied")
+    assert _hashes(store) == before
