@@ -150,7 +150,7 @@ def _paths_for_workers(opts: Options) -> None:
     worker may run in another folder (a Ray node's), where a relative path names another one."""
     if opts.config is not None:
         opts.config = os.path.abspath(opts.config)
-    if opts.cache_dir is not None:
+    if opts.cache_dir:  # "" is no --cache-dir to the single-store command, not the current folder
         opts.cache_dir = os.path.abspath(os.path.expanduser(opts.cache_dir))  # `~` as the single-store command reads it
 
 
