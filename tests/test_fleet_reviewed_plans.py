@@ -303,3 +303,28 @@ def test_a_select_pin_that_is_not_the_reviewed_plans_is_said_of_that_plan(tmp_pa
     assert error == (f"reviewed plan {_plan_file(plans, store).name}: --select 1={wrong} names no action of it "
                      f"(action 1 is merge_duplicate {action['fingerprint']}); nothing was applied")
     assert _hashes(store) == before
+
+
+def test_a_store_that_fails_its_next_plan_leaves_no_earlier_plan_to_be_applied_as_reviewed(tmp_path):
+    # Last night's plan stayed in the folder when tonight's planning of the store failed: a person
+    # reviewing tonight's plans read it as tonight's, and `fleet apply --plans-dir` applied it.
+    store = _bank_store(tmp_path / "bank")
+    plans = tmp_path / "plans"
+    _fleet_plan(plans, store)
+    assert _plan_file(plans, store).is_file()
+    (store / ".memconsolidate.toml").write_text("[llm]\nmax_attempts = 'many'\n")  # tonight's plan fails
+    res = run_cli("fleet", "plan", str(store), "--now", NOW, "--plans-dir", str(plans))
+    assert res.returncode == 1 and lines(res.stdout)[str(store)]["status"] == "failed", res.stderr
+    assert not _plan_file(plans, store).exists()
+    (store / ".memconsolidate.toml").unlink()
+    before = _hashes(store)
+    res, records = _fleet_apply(plans, store)
+    assert res.returncode == 1 and records[str(store)]["status"] == "failed"
+    assert "none in" in records[str(store)]["errors"][0] and _hashes(store) == before
+
+
+def test_a_plans_dir_that_is_a_file_is_a_usage_error(tmp_path):
+    store = _bank_store(tmp_path / "bank")
+    (tmp_path / "plans").write_text("not a folder\n")
+    res = run_cli("fleet", "plan", str(store), "--now", NOW, "--plans-dir", str(tmp_path / "plans"))
+    assert res.returncode == 2 and "not a folder" in res.stderr and len(res.stderr.strip().splitlines()) == 1, res.stderr

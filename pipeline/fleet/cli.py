@@ -92,6 +92,11 @@ def _fleet(command: str, o: dict[str, Any], opts: Options, **task: Any) -> None:
         targets = collect(o["paths"] or [], o["stores"], o["discover"], say)
         if task.get("plans_dir"):
             task["plans_dir"] = _plans_dir(task["plans_dir"], targets.paths, write=command == "plan")
+            if command == "plan":
+                from .plans import forget_plan
+
+                for path in targets.paths:  # before any store runs: one that fails leaves no older plan
+                    forget_plan(Path(task["plans_dir"]), path)
         spec = TaskSpec(command=command, options=opts, **task)  # type: ignore[arg-type]
         report = Report()
         state = _open_state(o, settings, targets.paths) if o.get("state_wanted") else None
@@ -138,6 +143,8 @@ def _plans_dir(given: str, stores: list[str], write: bool) -> str:
     except (OSError, RuntimeError, ValueError):  # a symlink loop (RuntimeError on Python 3.11), a NUL byte
         raise UsageError(f"--plans-dir {given}: not a folder that can be {'written' if write else 'read'} (a symlink loop?)") from None
     refuse_inside_a_store(folder, stores, f"--plans-dir {given}", "--plans-dir")
+    if write and folder.exists() and not folder.is_dir():
+        raise UsageError(f"--plans-dir {given}: not a folder")
     if write:
         folder.mkdir(parents=True, exist_ok=True)
     elif not folder.is_dir():

@@ -53,6 +53,16 @@ def write_plan(folder: Path, path: str, plan: Plan) -> Path:
     return target
 
 
+def forget_plan(folder: Path, path: str) -> None:
+    """Take away the store's plan file of an earlier `fleet plan`, before this one runs any store: a
+    store that fails, runs out of budget, times out or is never reached tonight must not leave
+    yesterday's plan in the folder to be reviewed, and applied by `fleet apply --plans-dir`, as if it
+    were tonight's."""
+    target = folder / plan_file_name(path)
+    if target.is_symlink() or target.is_file():  # never a folder someone made under that name
+        target.unlink(missing_ok=True)
+
+
 # --- the read side: `fleet apply --plans-dir` -----------------------------------------------------
 
 
