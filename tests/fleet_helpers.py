@@ -212,3 +212,16 @@ def unkillable_task(path, spec, budget):
         store.with_name(store.name + ".pid").write_text(str(os.getpid()))
         _read_a_stalled_mount(store)
     return run_task(path, spec, budget)
+
+
+def grave_task(path, spec, budget):
+    """A per-store task whose worker dies holding the fleet budget's lock on any store named
+    `grave*`: the OOM killer striking inside the ledger's microseconds. Any other store runs as usual."""
+    from pipeline.fleet.task import run_task
+
+    if Path(path).name.startswith("grave"):
+        # the ledger's lock (before it was a plain one, the synchronized Value's own)
+        lock = budget._lock if hasattr(budget, "_lock") else budget._value.get_lock()
+        lock.acquire()
+        os._exit(9)
+    return run_task(path, spec, budget)

@@ -245,3 +245,44 @@ def test_a_fleet_state_never_counts_a_timed_out_store_as_finished(tmp_path):
     resumed = FleetState(state, ["/stalled", "/broken"], dt.timedelta(hours=23.5))
     resumed.close(complete=False)
     assert resumed.fleet_run == "F1" and list(resumed.finished) == ["/broken"]  # a failure of its own is not tried again
+
+
+_GRAVE_FLEET = """
+import sys
+from pathlib import Path
+from fleet_helpers import grave_task
+from pipeline.cli_options import Options
+from pipeline.fleet.budget import Limits
+from pipeline.fleet.engines.local import LocalEngine
+from pipeline.fleet.task import TaskSpec
+
+if __name__ == "__main__":
+    records = []
+    spec = TaskSpec(command="plan", options=Options(now=sys.argv[-1]))  # the stub: 3 requests per bank store
+    budget = LocalEngine(workers=2, store_timeout=600).run(sys.argv[1:-1], spec, Limits(max_calls=100), records.append,
+                                                           task=grave_task)
+    for r in sorted(records, key=lambda r: r["path"]):
+        print(Path(r["path"]).name, r["status"], "|".join(r["errors"]))
+    print("calls", budget["calls"])
+"""
+
+
+def test_a_worker_that_dies_holding_the_budget_lock_does_not_stall_the_others_or_the_fleet(tmp_path):
+    # Before: every later store waited on the lost lock until its --store-timeout, and the fleet's
+    # last look at the budget waited for ever (the cron job never ended).
+    import os
+    import subprocess
+    import sys
+
+    stores = [copy_store(FIXTURES / "bank", tmp_path / name) for name in ("grave", "b1", "b2", "b3")]
+    script = tmp_path / "grave_fleet.py"  # a file: the workers import the script's module as __main__
+    script.write_text(_GRAVE_FLEET)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(Path(__file__).parents[1]), str(Path(__file__).parent)])}
+    res = subprocess.run([sys.executable, str(script), *map(str, stores), NOW], capture_output=True, text=True, env=env,
+                         cwd=tmp_path, timeout=120)
+    assert res.returncode == 0, res.stderr
+    assert res.stdout.splitlines() == [
+        "b1 ok ", "b2 ok ", "b3 ok ",
+        "grave crashed the worker process died while on this store (exit code 9)|it died holding the fleet budget's lock, released here",
+        "calls 9",
+    ]

@@ -110,30 +110,48 @@ class LocalBudget:
     def __init__(self, limits: Limits, ctx: Any = None) -> None:
         ctx = ctx or multiprocessing.get_context()
         self.limits = limits
-        self._value = ctx.Value(_Shared, lock=True)
+        # The ledger's fields in shared memory, and beside them a plain lock, not a synchronized
+        # Value's re-entrant one (which every field read takes again): the fleet must be able to
+        # release the lock for a worker that died holding it (`recover`), and only the owner of a
+        # re-entrant lock may release it.
+        self._value = ctx.Value(_Shared, lock=False)
+        self._lock = ctx.Lock()
         start_state(limits, self._value)
 
     def _ledger(self) -> Ledger:
         return Ledger(self.limits, self._value)
 
     def reserve(self, stage: str) -> float:
-        with self._value.get_lock():
+        with self._lock:
             return self._ledger().reserve(stage)
 
     def spent(self, cost_usd: float) -> None:
-        with self._value.get_lock():
+        with self._lock:
             self._ledger().spent(cost_usd)
 
     def snapshot(self) -> dict[str, Any]:
-        with self._value.get_lock():
+        with self._lock:
             return self._ledger().snapshot()
+
+    def recover(self, timeout: float) -> bool:
+        """After a worker died on its own (the OOM killer, a segfault): whether it had taken the
+        ledger's lock with it, which is then released here. The lock is held for microseconds at a
+        time, so one not had within `timeout` is a dead worker's; without this every later store
+        would wait on it until its timeout, and the fleet's last look at the budget for ever. What
+        the dead worker was reserving may or may not be counted."""
+        lock = self._lock
+        if lock.acquire(timeout=timeout):
+            lock.release()
+            return False
+        lock.release()
+        return True
 
     @contextmanager
     def held(self, timeout: float) -> Iterator[bool]:
         """The ledger's lock held by the caller for a while (whether it got it within `timeout`):
         a worker killed meanwhile cannot be inside the ledger, and so cannot take the lock to its
         grave, which would leave every other worker waiting on it forever."""
-        lock = self._value.get_lock()
+        lock = self._lock
         got = lock.acquire(timeout=timeout)
         try:
             yield got

@@ -64,9 +64,12 @@ def _kill(process: Any, budget: LocalBudget | None) -> None:
     awaited, with the budget's lock held here: a worker killed mid-reservation would take the lock
     with it and every other worker would wait for it forever. (A lock some worker already took to its
     grave is not waited for longer than KILL_WAIT_S.)"""
-    with budget.held(KILL_WAIT_S) if budget is not None else nullcontext():
+    with budget.held(KILL_WAIT_S) if budget is not None else nullcontext() as got:
         process.kill()
         process.join(KILL_WAIT_S)
+    if got is False and not process.is_alive():
+        assert budget is not None
+        budget.recover(0)  # a worker took it to its grave before: every other one waits on it
     if process.is_alive():
         _left_to_the_kernel(process)
 
@@ -195,7 +198,10 @@ class LocalEngine:
             return slot
         if not slot.process.is_alive():
             slot.process.join()
-            done(crashed_record(path, f"the worker process died while on this store (exit code {slot.process.exitcode})"))
+            record = crashed_record(path, f"the worker process died while on this store (exit code {slot.process.exitcode})")
+            if budget is not None and budget.recover(KILL_WAIT_S):
+                record["errors"].append("it died holding the fleet budget's lock, released here")
+            done(record)
         elif self._overdue(slot):
             assert self.store_timeout is not None
             _kill(slot.process, budget)
