@@ -175,11 +175,18 @@ def _refuse_changed_since_printed(plan: Plan, pinned: dict[int, str]) -> None:
     if not changed:
         return
     n, code = changed[0]
-    now = f"action {n} is now {plan.actions[n - 1].kind} {codes[n - 1]}" if 1 <= n <= len(codes) else f"the plan has {plural(len(codes), 'action')}"
     moved = f"; {code} is now action {codes.index(code) + 1}" if code in codes else f"; {code} is no longer in the plan"
     more = f" (and {plural(len(changed) - 1, 'other number')})" if len(changed) > 1 else ""
-    raise PinsChanged(f"{now}{moved}{more}", f"--select {n}={code}: the plan changed since it was printed ({now}{moved}){more}; "
+    what = f"{number_holds(plan, n, 'is now')}{moved}{more}"
+    raise PinsChanged(what, f"--select {n}={code}: the plan changed since it was printed ({what}); "
                       "nothing was applied: run `memconsolidate plan` again and choose from it", n, code)
+
+
+def number_holds(plan: Plan, n: int, verb: str = "is") -> str:
+    """What number `n` names in `plan`, as a pin's refusal says it: "action 3 is demote 1a2b3c4d"."""
+    actions = plan.actions
+    return f"action {n} {verb} {actions[n - 1].kind} {actions[n - 1].fingerprint()}" if 1 <= n <= len(actions) else \
+        f"the plan has {plural(len(actions), 'action')}"
 
 
 class PinsChanged(UsageError):

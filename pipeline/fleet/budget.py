@@ -139,12 +139,11 @@ class LocalBudget:
         time, so one not had within `timeout` is a dead worker's; without this every later store
         would wait on it until its timeout, and the fleet's last look at the budget for ever. What
         the dead worker was reserving may or may not be counted."""
-        lock = self._lock
-        if lock.acquire(timeout=timeout):
-            lock.release()
-            return False
-        lock.release()
-        return True
+        with self.held(timeout) as got:
+            pass
+        if not got:
+            self._lock.release()
+        return not got
 
     @contextmanager
     def held(self, timeout: float) -> Iterator[bool]:

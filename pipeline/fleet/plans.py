@@ -21,11 +21,10 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ..apply import PinsChanged, Resolution, select_actions
+from ..apply import PinsChanged, Resolution, number_holds, select_actions
 from ..errors import UsageError
 from ..model import PLAN_SCHEMA, Action, Plan
 from ..storage.files import Unreadable, read_own
-from ..text.counts import plural
 
 # A plan is a few hundred bytes an action: this holds a hundred thousand of them. A bigger file is
 # no plan of ours (a link to /dev/zero is refused before, as no regular file).
@@ -79,15 +78,10 @@ class Reviewed:
         try:
             chosen = {id(a) for a in select_actions(self.plan, select, resolve)}
         except PinsChanged as exc:  # the saved plan never changes: the user's pin is not of it
-            raise _refused(self.file, f"--select {exc.number}={exc.code} names no action of it ({self._holds(exc.number)})") from None
+            raise _refused(self.file, f"--select {exc.number}={exc.code} names no action of it ({number_holds(self.plan, exc.number)})") from None
         except UsageError as exc:  # a pinned conflict without --resolve
             raise _refused(self.file, str(exc)) from None
         return {n: a for n, a in enumerate(self.plan.actions, start=1) if id(a) in chosen}
-
-    def _holds(self, n: int) -> str:
-        actions = self.plan.actions
-        return f"action {n} is {actions[n - 1].kind} {actions[n - 1].fingerprint()}" if 1 <= n <= len(actions) else \
-            f"it has {plural(len(actions), 'action')}"
 
     def check_unchanged(self, pinned: dict[int, Action], plan: Plan, actions: list[Action]) -> None:
         """Before anything is applied: the actions the store's fresh `plan` is about to apply are

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Set as AbstractSet
 from dataclasses import dataclass
 from itertools import chain, compress
 from operator import attrgetter
@@ -228,9 +228,10 @@ def _spellings(corpus: Corpus, names: dict[str, set[str]], archived: dict[str, s
             spelled = Spelling.of(name)
             if spelled.words:  # linked by that name, or by its file name when a link cannot hold it
                 out[(folder, spelled.words)].append(_Named(m, name if _link_name(name, m.key) == name else stem, spelled))
-        for named in _by_tree_titles(m, titles.get(m.key, ())):
+        reaching = link_names(m.title, m.key, titles.get(m.key, ()))
+        for named in _by_tree_titles(m, titles.get(m.key, ()), reaching):
             out[(folder, named.spelled.words)].append(named)
-        memory_names[folder] |= link_names(m.title, m.key, titles.get(m.key, ()))
+        memory_names[folder] |= reaching
     for folder in sorted(set(names) | set(archived)):
         for name in sorted((names.get(folder, set()) | archived.get(folder, set())) - memory_names[folder]):
             spelled = Spelling.of(name)
@@ -239,17 +240,16 @@ def _spellings(corpus: Corpus, names: dict[str, set[str]], archived: dict[str, s
     return out
 
 
-def _by_tree_titles(m: Memory, titles: Iterable[str]) -> Iterator[_Named]:
+def _by_tree_titles(m: Memory, titles: Iterable[str], reaching: AbstractSet[str]) -> Iterator[_Named]:
     """The titles a tree index gives numbered file N (`- 104. Edit-Work Runs In A Lane Clone`) as
     names a link may spell without the number (`[[edit-work-runs-in-a-lane-clone]]`): a title is a
     name of file N only in a numbered reference, so such a link reaches nothing, and is mended to
     one, the title as a slug after the number (`[[104-edit-work-runs-in-a-lane-clone]]`). The file's
     own type word (`104-feedback_x.md`) stands for the title's: a link typed otherwise
-    (`[[project-...]]`) never means it."""
+    (`[[project-...]]`) never means it. `reaching`: the link names that reach the file (`link_names`)."""
     number, stem = link_parts(m.key)
     if number is None:
         return
-    reaching = link_names(m.title, m.key, titles)
     for title in titles:
         slug = "-".join(normalize(title).split())
         reference = link_target_forms(f"{number}-{slug}")[-1]
