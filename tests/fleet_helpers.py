@@ -142,11 +142,12 @@ def elsewhere_task(path, spec, budget):
     from pipeline.fleet.task import run_task
 
     here = os.getcwd()
-    os.chdir(tempfile.mkdtemp(prefix="another-node-"))
-    try:
-        return run_task(path, spec, budget)
-    finally:
-        os.chdir(here)
+    with tempfile.TemporaryDirectory(prefix="another-node-") as elsewhere:
+        os.chdir(elsewhere)
+        try:
+            return run_task(path, spec, budget)
+        finally:
+            os.chdir(here)
 
 
 def pid_gone(pid: int, within: float = 30.0) -> bool:
