@@ -5,6 +5,9 @@
 
 Each plan runs in a fresh process; its CPU is the child's user + sys seconds. Prints the median
 per model and the ratio stub / none (the aim: at most 1.5).
+
+The conflict search's inner loops run in C when the install built them (pipeline/rules/native.py);
+MEMCONSOLIDATE_PURE_PYTHON=1 before the command measures their Python forms instead.
 """
 
 from __future__ import annotations

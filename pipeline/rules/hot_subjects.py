@@ -39,6 +39,8 @@ from itertools import chain, compress, repeat
 from operator import add, itemgetter, lt, mod, ne, not_
 from typing import Any, Protocol, TypeVar
 
+from . import native
+
 # How many of a memory's rarest hot words its buckets are made of.
 RAREST = 5
 
@@ -104,12 +106,12 @@ def paired_by_hot_words(frequency: Mapping[str, int], members: Iterable[K], word
     keys = sorted(set(members))
     # Ranks from 1, so that `filter(None, ...)` drops exactly the words that are not hot (None), each
     # times `stride`, above every member's number: a filing's place in its bucket's order (the rank
-    # it is ordered by, the member) is then one addition (_bucket_neighbours).
+    # it is ordered by, the member) is then one addition (bucket_neighbours).
     stride = len(keys) or 1
     rarest_first = sorted(frequency, key=lambda w: (frequency[w], w))
-    rank_of = dict(zip(rarest_first, range(stride, (len(rarest_first) + 1) * stride, stride))).get
+    ranks = dict(zip(rarest_first, range(stride, (len(rarest_first) + 1) * stride, stride)))
     # Each memory's hot words as their ranks, rarest first; those with fewer than two left out.
-    sigs = [tuple(sorted(filter(None, map(rank_of, words[k])))) for k in keys]
+    sigs = _hot_signatures(list(map(words.__getitem__, keys)), ranks)
     if min(map(len, sigs), default=2) < 2:
         fits = list(map((1).__lt__, map(len, sigs)))
         keys, sigs = list(compress(keys, fits)), list(compress(sigs, fits))
@@ -125,6 +127,16 @@ def paired_by_hot_words(frequency: Mapping[str, int], members: Iterable[K], word
     smaller, larger = _bucket_neighbours(list(first), stride, len(rarest_first))
     out.update(zip(zip(map(firsts.__getitem__, smaller), map(firsts.__getitem__, larger)), repeat(None)))
     return out.keys()
+
+
+def hot_signatures(member_words: list[AbstractSet[str]], ranks: dict[str, int]) -> list[tuple[int, ...]]:
+    """Each member's hot words as their ranks (`ranks`: those of the hot words; a rank is never 0),
+    sorted. The reference of the C form in _pair_search.c, which native.py runs when it is built."""
+    rank_of = ranks.get
+    return [tuple(sorted(filter(None, map(rank_of, ws)))) for ws in member_words]
+
+
+_hot_signatures = native.preferred(hot_signatures)
 
 
 def _lanes(sigs: list[tuple[int, ...]]) -> Iterator[tuple[int, Sequence[int], Sequence[tuple[int, ...]]]]:
@@ -145,9 +157,10 @@ def _lanes(sigs: list[tuple[int, ...]]) -> Iterator[tuple[int, Sequence[int], Se
             yield rarest, list(compress(range(len(sigs)), chosen)), list(compress(sigs, chosen))
 
 
-def _bucket_neighbours(sigs: list[tuple[int, ...]], stride: int, base: int) -> tuple[Iterator[int], Iterator[int]]:
+def bucket_neighbours(sigs: list[tuple[int, ...]], stride: int, base: int) -> tuple[Iterable[int], Iterable[int]]:
     """The members (numbers: indexes in `sigs`, below `stride`; their ranks run from 1 to `base`, each
-    times `stride`) that are neighbours in a bucket: the smaller number of each pair, and the larger."""
+    times `stride`) that are neighbours in a bucket: the smaller number of each pair, and the larger.
+    The reference of the C form in _pair_search.c, which native.py runs when it is built."""
     # A filing's place in its bucket's order, as one int: the rank it is ordered by + the member (rank
     # base + 1 when it has no other word: after every member that has one). No two filings share a
     # place (a member's filings are ordered by different ranks), so the place of a bucket's first
@@ -182,6 +195,9 @@ def _bucket_neighbours(sigs: list[tuple[int, ...]], stride: int, base: int) -> t
     falling = list(map(not_, rising))
     return (chain(compress(before, rising), compress(after, falling)),
             chain(compress(after, rising), compress(before, falling)))
+
+
+_bucket_neighbours = native.preferred(bucket_neighbours)
 
 
 def _run(effects: Iterable[object]) -> None:

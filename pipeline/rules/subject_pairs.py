@@ -26,6 +26,7 @@ from operator import attrgetter, eq, lt, ne, not_
 from ..model import Memory
 from ..storage.gc_pause import gc_paused
 from .duplicates import comparable_texts
+from . import native
 from .hot_subjects import paired_by_hot_words
 from .pair_windows import Offer, places
 from .text import normalized_body, significant_of_each
@@ -254,25 +255,12 @@ class _Search:
         One Python step per pair, not C-level maps over all of them: most pairs fail `min_shared`
         after one intersection, and this loop leaves them there (on a store of natural text, maps
         over every pair took 1.3-3x its CPU and more memory)."""
-        words, body_size, odd, n = self.words, self.body_size, self.odd, len(self.keys)
-        sizes = list(map(len, words))
-        # The pairs kept, by their overlap before rounding, each as one int (a * n + b, ordered as
-        # (a, b)): `round` (a slow call) is then made once per distinct fraction, not per pair, and
-        # the sort compares ints, not tuples of a float and two ints.
-        by_ratio: dict[float, list[int]] = defaultdict(list)
+        words, n = list(self.words), len(self.keys)
         # Each memory's partners one after the other, so its set stays in the cache (a fifth less
         # CPU than in a set's order on the crux bench store: 1,000 memories of some 30 words).
-        for a, b in chain(self._partner_pairs(), self.hot_pairs):
-            shared = len(words[a] & words[b])
-            if shared < min_shared:
-                continue
-            ratio = shared / (sa if (sa := sizes[a]) < (sb := sizes[b]) else sb)
-            if ratio < min_overlap:
-                continue
-            # Equal token sets have equal body words, all shared: fewer shared words cannot be.
-            if (shared >= body_size[a] == body_size[b] or (odd and (a in odd or b in odd))) and self._same_tokens(a, b):
-                continue
-            by_ratio[ratio].append(a * n + b)
+        by_ratio = _scored_pairs(
+            chain(self._partner_pairs(), self.hot_pairs), words, list(map(len, words)), list(self.body_size),
+            self.odd, n, min_shared, min_overlap, self._same_tokens)
         if skip is not None:
             keys = self.keys
             for ratio, codes in by_ratio.items():
@@ -295,3 +283,33 @@ class _Search:
     def pair(self, a: int, b: int, overlap: float) -> SubjectPair:
         return SubjectPair(self.keys[a], self.keys[b], overlap, tuple(sorted(self.words[a] & self.words[b])))
 
+
+
+def scored_pairs(pairs: Iterable[tuple[int, int]], words: list[AbstractSet[str]], sizes: list[int], body_size: list[int],
+                 odd: set[int], n: int, min_shared: int, min_overlap: float,
+                 same_tokens: Callable[[int, int], bool]) -> dict[float, list[int]]:
+    """The pairs (a, b) kept, by their overlap before rounding (shared words / the smaller set), each
+    as one int, a * n + b (ordered as (a, b)): `round` (a slow call) is then made once per distinct
+    fraction, not per pair, and a sort compares ints, not tuples of a float and two ints.
+
+    A pair is kept when it shares at least `min_shared` words and its overlap is at least
+    `min_overlap`, unless `same_tokens(a, b)` finds it a duplicate or a reordering (asked only when it
+    may be one: its body words are all shared, or one of it is `odd`). The reference of the C form in
+    _pair_search.c, which native.py runs when it is built.
+    """
+    by_ratio: dict[float, list[int]] = defaultdict(list)
+    for a, b in pairs:
+        shared = len(words[a] & words[b])
+        if shared < min_shared:
+            continue
+        ratio = shared / (sa if (sa := sizes[a]) < (sb := sizes[b]) else sb)
+        if ratio < min_overlap:
+            continue
+        # Equal token sets have equal body words, all shared: fewer shared words cannot be.
+        if (shared >= body_size[a] == body_size[b] or (odd and (a in odd or b in odd))) and same_tokens(a, b):
+            continue
+        by_ratio[ratio].append(a * n + b)
+    return dict(by_ratio)
+
+
+_scored_pairs = native.preferred(scored_pairs)

@@ -1,0 +1,968 @@
+/* The two inner loops of the subject-pair search, in C (issue 14, item 2).
+
+   Each function here is the C form of a Python function that stays the reference and the fallback:
+
+     scored_pairs       subject_pairs.scored_pairs     (one step per candidate pair)
+     bucket_neighbours  hot_subjects.bucket_neighbours (one step per filing of a hot subject)
+
+   They take and give the same values and give them in the same order; tests/test_pair_search_native.py
+   compares each with its reference on random inputs. native.py says which one runs. Nothing here
+   reads or writes anything but its arguments and what it returns.
+
+   Why C: on a bank of 50k memories whose every word is hot, these two loops are most of what the
+   stub's plan costs beyond `--model none`'s, and CPython had been brought to its floor for them
+   (the closing notes of issue 14 list what was measured). */
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- significant_sets ---------------------------------------------------------------------- */
+
+/* A word of ASCII text seen before: its interned str, and whether it is left out. */
+typedef struct {
+    uint64_t hash;
+    PyObject *word; /* owned; NULL: an empty slot */
+    int left_out;
+} Seen_word;
+
+typedef struct {
+    Seen_word *slots;
+    size_t mask;
+    size_t count;
+} Seen_words;
+
+static uint64_t
+bytes_hash(const Py_UCS1 *at, Py_ssize_t len)
+{
+    uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+    for (Py_ssize_t i = 0; i < len; i++) {
+        h ^= at[i];
+        h *= 1099511628211ULL;
+    }
+    return h;
+}
+
+static void
+free_seen_words(Seen_words *seen)
+{
+    if (seen->slots != NULL)
+        for (size_t s = 0; s <= seen->mask; s++)
+            Py_XDECREF(seen->slots[s].word);
+    PyMem_Free(seen->slots);
+    seen->slots = NULL;
+}
+
+static int
+grow_seen_words(Seen_words *seen)
+{
+    size_t size = (seen->mask + 1) * 2;
+    Seen_word *slots = PyMem_Calloc(size, sizeof(Seen_word));
+    if (slots == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (size_t s = 0; s <= seen->mask; s++) {
+        Seen_word *old = &seen->slots[s];
+        if (old->word == NULL)
+            continue;
+        size_t at = (size_t)old->hash & (size - 1);
+        while (slots[at].word != NULL)
+            at = (at + 1) & (size - 1);
+        slots[at] = *old;
+    }
+    PyMem_Free(seen->slots);
+    seen->slots = slots;
+    seen->mask = size - 1;
+    return 0;
+}
+
+/* The word at `at` (ASCII, `len` bytes), interned, as a slot of `seen`; NULL with an exception set. */
+static Seen_word *
+seen_word(Seen_words *seen, const Py_UCS1 *at, Py_ssize_t len, PyObject *leave_out)
+{
+    uint64_t h = bytes_hash(at, len);
+    size_t s = (size_t)h & seen->mask;
+    for (;;) {
+        Seen_word *slot = &seen->slots[s];
+        if (slot->word == NULL)
+            break;
+        if (slot->hash == h && PyUnicode_GET_LENGTH(slot->word) == len &&
+            memcmp(PyUnicode_1BYTE_DATA(slot->word), at, (size_t)len) == 0)
+            return slot;
+        s = (s + 1) & seen->mask;
+    }
+    if (seen->count * 2 >= seen->mask) {
+        if (grow_seen_words(seen) < 0)
+            return NULL;
+        return seen_word(seen, at, len, leave_out);
+    }
+    PyObject *word = PyUnicode_DecodeASCII((const char *)at, len, NULL);
+    if (word == NULL)
+        return NULL;
+    PyUnicode_InternInPlace(&word);
+    int left_out = PySet_Contains(leave_out, word);
+    if (left_out < 0) {
+        Py_DECREF(word);
+        return NULL;
+    }
+    Seen_word *slot = &seen->slots[s];
+    slot->hash = h;
+    slot->word = word;
+    slot->left_out = left_out;
+    seen->count++;
+    return slot;
+}
+
+static PyObject *
+significant_sets(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *texts, *leave_out;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &texts, &PyFrozenSet_Type, &leave_out))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(texts);
+    PyObject *out = PyList_New(n);
+    if (out == NULL)
+        return NULL;
+    Seen_words seen = {PyMem_Calloc(4096, sizeof(Seen_word)), 4095, 0};
+    PyObject *words = PySet_New(NULL); /* one text's words, each text in turn */
+    if (seen.slots == NULL || words == NULL) {
+        if (!PyErr_Occurred())
+            PyErr_NoMemory();
+        goto fail;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *text = PyList_GET_ITEM(texts, i);
+        if (!PyUnicode_Check(text) || !PyUnicode_IS_ASCII(text)) {
+            PyErr_SetString(PyExc_ValueError, "a text of ASCII only");
+            goto fail;
+        }
+        const Py_UCS1 *data = PyUnicode_1BYTE_DATA(text);
+        Py_ssize_t len = PyUnicode_GET_LENGTH(text), at = 0;
+        if (PySet_Clear(words) < 0)
+            goto fail;
+        while (at < len) {
+            /* str.split(): runs of anything but whitespace (ASCII's: space, \t\n\v\f\r, \x1c-\x1f) */
+            while (at < len && Py_UNICODE_ISSPACE(data[at]))
+                at++;
+            Py_ssize_t start = at;
+            while (at < len && !Py_UNICODE_ISSPACE(data[at]))
+                at++;
+            if (at == start)
+                break;
+            Seen_word *word = seen_word(&seen, &data[start], at - start, leave_out);
+            if (word == NULL)
+                goto fail;
+            if (!word->left_out && PySet_Add(words, word->word) < 0)
+                goto fail;
+        }
+        /* Made from a set, the frozenset is sized for what it holds (16 slots for 5 to 8 words, the
+           set's own 8 for up to 4); made word by word, as frozenset(iterable) makes it, it has 32 for
+           5 to 10: twice the memory, for 50k sets, and for everything that reads them. Its members
+           are the same, added in the same order. */
+        PyObject *set = PyFrozenSet_New(words);
+        if (set == NULL)
+            goto fail;
+        PyList_SET_ITEM(out, i, set);
+    }
+    free_seen_words(&seen);
+    Py_DECREF(words);
+    return out;
+
+fail:
+    free_seen_words(&seen);
+    Py_XDECREF(words);
+    Py_DECREF(out);
+    return NULL;
+}
+
+/* ---- scored_pairs -------------------------------------------------------------------------- */
+
+/* Each of `sets`' members as a number (the order words are first met in), each set as a sorted run
+   of numbers: `ids[start[i]:start[i + 1]]` is set i. Two runs share as many numbers as their sets
+   share words, and counting them by a merge reads 32 bytes of a memory's words, not its set's table
+   and the words' own objects: on a bank of 50k memories the pairs' sets are 36 MB, read out of
+   order, and the lookups in them were nine tenths of the scoring. A member that is not a str (a
+   caller's own set) is numbered as well: numbers follow equality, as the sets' lookups do. */
+typedef struct {
+    int32_t *ids;
+    Py_ssize_t *start;
+    Py_ssize_t count; /* of sets, as they were when read: a callback may change the list since */
+} Runs;
+
+static void
+free_runs(Runs *runs)
+{
+    PyMem_Free(runs->ids);
+    PyMem_Free(runs->start);
+    runs->ids = NULL;
+    runs->start = NULL;
+}
+
+/* The words met so far and their numbers: open addressing on the hash the set already holds for
+   each word, matched by identity first (the search's words are interned), by equality else. */
+typedef struct {
+    Py_hash_t hash;
+    PyObject *word; /* borrowed: the sets being read hold it; NULL: an empty slot */
+    int32_t number;
+} Word;
+
+typedef struct {
+    Word *slots;
+    size_t mask;
+    int32_t count;
+} Vocabulary;
+
+static int
+grow(Vocabulary *vocabulary)
+{
+    size_t size = (vocabulary->mask + 1) * 2;
+    Word *slots = PyMem_Calloc(size, sizeof(Word));
+    if (slots == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (size_t s = 0; s <= vocabulary->mask; s++) {
+        Word *old = &vocabulary->slots[s];
+        if (old->word == NULL)
+            continue;
+        size_t at = (size_t)old->hash & (size - 1);
+        while (slots[at].word != NULL)
+            at = (at + 1) & (size - 1);
+        slots[at] = *old;
+    }
+    PyMem_Free(vocabulary->slots);
+    vocabulary->slots = slots;
+    vocabulary->mask = size - 1;
+    return 0;
+}
+
+/* The word's number (a new one for a word not met before); -1 with an exception set. */
+static int32_t
+number_of(Vocabulary *vocabulary, PyObject *word, Py_hash_t hash)
+{
+    size_t at = (size_t)hash & vocabulary->mask;
+    for (;;) {
+        Word *slot = &vocabulary->slots[at];
+        if (slot->word == NULL)
+            break;
+        if (slot->word == word)
+            return slot->number;
+        if (slot->hash == hash) {
+            int equal = PyObject_RichCompareBool(slot->word, word, Py_EQ);
+            if (equal < 0)
+                return -1;
+            if (equal)
+                return slot->number;
+        }
+        at = (at + 1) & vocabulary->mask;
+    }
+    if ((size_t)vocabulary->count * 2 >= vocabulary->mask) {
+        if (grow(vocabulary) < 0)
+            return -1;
+        return number_of(vocabulary, word, hash);
+    }
+    Word *slot = &vocabulary->slots[at];
+    slot->hash = hash;
+    slot->word = word;
+    slot->number = vocabulary->count++;
+    return slot->number;
+}
+
+/* 0, or -1 with an exception set. */
+static int
+make_runs(PyObject *sets, Runs *runs)
+{
+    Py_ssize_t n = PyList_GET_SIZE(sets), total = 0;
+    runs->ids = NULL;
+    runs->count = n;
+    runs->start = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(n + 1));
+    if (runs->start == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *set = PyList_GET_ITEM(sets, i);
+        if (!PyAnySet_Check(set)) {
+            PyErr_SetString(PyExc_TypeError, "a memory's words are a set");
+            goto fail;
+        }
+        runs->start[i] = total;
+        total += PySet_GET_SIZE(set);
+    }
+    runs->start[n] = total;
+    if (total >= INT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "too many words");
+        goto fail;
+    }
+    runs->ids = PyMem_Malloc(sizeof(int32_t) * (size_t)(total ? total : 1));
+    Vocabulary vocabulary = {PyMem_Calloc(1024, sizeof(Word)), 1023, 0};
+    if (runs->ids == NULL || vocabulary.slots == NULL) {
+        PyErr_NoMemory();
+        goto fail_vocabulary;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *set = PyList_GET_ITEM(sets, i);
+        int32_t *run = &runs->ids[runs->start[i]];
+        Py_ssize_t at = 0, size = runs->start[i + 1] - runs->start[i];
+        Py_ssize_t pos = 0;
+        Py_hash_t hash;
+        PyObject *word;
+#if PY_VERSION_HEX < 0x030D0000
+        /* The set's own entries, read in place with their hashes: no iterator, no hash asked. */
+        while (_PySet_NextEntry(set, &pos, &word, &hash)) {
+#else
+        (void)pos;
+        PyObject *it = PyObject_GetIter(set);
+        if (it == NULL)
+            goto fail_vocabulary;
+        while ((word = PyIter_Next(it)) != NULL) {
+            Py_DECREF(word); /* the set holds it */
+            hash = PyObject_Hash(word);
+            if (hash == -1) {
+                Py_DECREF(it);
+                goto fail_vocabulary;
+            }
+#endif
+            if (!PyUnicode_CheckExact(word)) { /* compared by str's own ==: no Python code runs */
+                PyErr_SetString(PyExc_TypeError, "a memory's words are str");
+#if PY_VERSION_HEX >= 0x030D0000
+                Py_DECREF(it);
+#endif
+                goto fail_vocabulary;
+            }
+            int32_t number = at < size ? number_of(&vocabulary, word, hash) : -1;
+            if (number < 0) {
+                if (!PyErr_Occurred())
+                    PyErr_SetString(PyExc_RuntimeError, "a set changed size while it was read");
+#if PY_VERSION_HEX >= 0x030D0000
+                Py_DECREF(it);
+#endif
+                goto fail_vocabulary;
+            }
+            /* Kept sorted as it is made (a set holds some 8 words: a call to qsort costs more). */
+            Py_ssize_t j = at++;
+            while (j > 0 && run[j - 1] > number) {
+                run[j] = run[j - 1];
+                j--;
+            }
+            run[j] = number;
+        }
+#if PY_VERSION_HEX >= 0x030D0000
+        Py_DECREF(it);
+        if (PyErr_Occurred())
+            goto fail_vocabulary;
+#endif
+        if (at != size) {
+            PyErr_SetString(PyExc_RuntimeError, "a set changed size while it was read");
+            goto fail_vocabulary;
+        }
+    }
+    PyMem_Free(vocabulary.slots);
+    return 0;
+
+fail_vocabulary:
+    PyMem_Free(vocabulary.slots);
+fail:
+    free_runs(runs);
+    return -1;
+}
+
+/* How many numbers two sorted runs share. */
+static Py_ssize_t
+shared_count(const Runs *runs, Py_ssize_t a, Py_ssize_t b)
+{
+    const int32_t *x = &runs->ids[runs->start[a]], *x_end = &runs->ids[runs->start[a + 1]];
+    const int32_t *y = &runs->ids[runs->start[b]], *y_end = &runs->ids[runs->start[b + 1]];
+    Py_ssize_t count = 0;
+    while (x < x_end && y < y_end) {
+        if (*x < *y)
+            x++;
+        else if (*y < *x)
+            y++;
+        else {
+            count++;
+            x++;
+            y++;
+        }
+    }
+    return count;
+}
+
+/* Item i of a list of ints as a Py_ssize_t; -1 with an exception set when it is not one. */
+static Py_ssize_t
+list_size(PyObject *list, Py_ssize_t i)
+{
+    if (i < 0 || i >= PyList_GET_SIZE(list)) {
+        PyErr_SetString(PyExc_IndexError, "list index out of range");
+        return -1;
+    }
+    return PyLong_AsSsize_t(PyList_GET_ITEM(list, i));
+}
+
+static PyObject *
+scored_pairs(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *pairs, *words, *sizes, *body_size, *odd, *same_tokens;
+    Py_ssize_t n, min_shared;
+    double min_overlap;
+    if (!PyArg_ParseTuple(args, "OO!O!O!O!nndO", &pairs, &PyList_Type, &words, &PyList_Type, &sizes,
+                          &PyList_Type, &body_size, &PySet_Type, &odd, &n, &min_shared, &min_overlap,
+                          &same_tokens))
+        return NULL;
+    Runs runs;
+    if (make_runs(words, &runs) < 0)
+        return NULL;
+    PyObject *it = PyObject_GetIter(pairs);
+    if (it == NULL) {
+        free_runs(&runs);
+        return NULL;
+    }
+    PyObject *by_ratio = PyDict_New();
+    if (by_ratio == NULL) {
+        Py_DECREF(it);
+        free_runs(&runs);
+        return NULL;
+    }
+    int any_odd = PySet_GET_SIZE(odd) > 0;
+    PyObject *pair;
+    while ((pair = PyIter_Next(it)) != NULL) {
+        PyObject *pa, *pb;
+        if (!PyTuple_Check(pair) || PyTuple_GET_SIZE(pair) != 2) {
+            PyErr_SetString(PyExc_TypeError, "a pair is a tuple (a, b)");
+            goto fail_pair;
+        }
+        pa = PyTuple_GET_ITEM(pair, 0);
+        pb = PyTuple_GET_ITEM(pair, 1);
+        Py_ssize_t a = PyLong_AsSsize_t(pa), b = PyLong_AsSsize_t(pb);
+        if ((a == -1 || b == -1) && PyErr_Occurred())
+            goto fail_pair;
+        if (a < 0 || b < 0 || a >= runs.count || b >= runs.count) {
+            PyErr_SetString(PyExc_IndexError, "list index out of range");
+            goto fail_pair;
+        }
+        Py_ssize_t shared = shared_count(&runs, a, b);
+        if (shared < min_shared) {
+            Py_DECREF(pair);
+            continue;
+        }
+        Py_ssize_t sa = list_size(sizes, a), sb = list_size(sizes, b);
+        if ((sa == -1 || sb == -1) && PyErr_Occurred())
+            goto fail_pair;
+        Py_ssize_t smaller = sa < sb ? sa : sb;
+        if (smaller == 0) {
+            PyErr_SetString(PyExc_ZeroDivisionError, "division by zero");
+            goto fail_pair;
+        }
+        /* Both below 2**53: the same double as Python's int / int. */
+        double ratio = (double)shared / (double)smaller;
+        if (ratio < min_overlap) {
+            Py_DECREF(pair);
+            continue;
+        }
+        int check = 0;
+        Py_ssize_t ba = list_size(body_size, a), bb = list_size(body_size, b);
+        if ((ba == -1 || bb == -1) && PyErr_Occurred())
+            goto fail_pair;
+        if (shared >= ba && ba == bb)
+            check = 1;
+        else if (any_odd) {
+            int in_odd = PySet_Contains(odd, pa);
+            if (in_odd == 0)
+                in_odd = PySet_Contains(odd, pb);
+            if (in_odd < 0)
+                goto fail_pair;
+            check = in_odd;
+        }
+        if (check) {
+            PyObject *same = PyObject_CallFunctionObjArgs(same_tokens, pa, pb, NULL);
+            if (same == NULL)
+                goto fail_pair;
+            int truth = PyObject_IsTrue(same);
+            Py_DECREF(same);
+            if (truth < 0)
+                goto fail_pair;
+            if (truth) {
+                Py_DECREF(pair);
+                continue;
+            }
+        }
+        if (n > 0 && a > (PY_SSIZE_T_MAX - b) / n) {
+            PyErr_SetString(PyExc_OverflowError, "pair code out of range");
+            goto fail_pair;
+        }
+        PyObject *key = PyFloat_FromDouble(ratio);
+        if (key == NULL)
+            goto fail_pair;
+        PyObject *codes = PyDict_GetItemWithError(by_ratio, key); /* borrowed */
+        if (codes == NULL) {
+            if (PyErr_Occurred() || (codes = PyList_New(0)) == NULL) {
+                Py_DECREF(key);
+                goto fail_pair;
+            }
+            int set = PyDict_SetItem(by_ratio, key, codes);
+            Py_DECREF(codes); /* the dict holds it */
+            if (set < 0) {
+                Py_DECREF(key);
+                goto fail_pair;
+            }
+        }
+        Py_DECREF(key);
+        PyObject *code = PyLong_FromSsize_t(a * n + b);
+        if (code == NULL)
+            goto fail_pair;
+        int appended = PyList_Append(codes, code);
+        Py_DECREF(code);
+        if (appended < 0)
+            goto fail_pair;
+        Py_DECREF(pair);
+    }
+    Py_DECREF(it);
+    free_runs(&runs);
+    if (PyErr_Occurred()) {
+        Py_DECREF(by_ratio);
+        return NULL;
+    }
+    return by_ratio;
+
+fail_pair:
+    Py_DECREF(pair);
+    Py_DECREF(it);
+    Py_DECREF(by_ratio);
+    free_runs(&runs);
+    return NULL;
+}
+
+/* ---- hot_signatures ------------------------------------------------------------------------ */
+
+/* One member's ranks, sorted as sorted() sorts (by <, stable), into `found` (owned references); their
+   count, or -1 with an exception set. */
+static Py_ssize_t
+ranks_of(PyObject *set, PyObject *ranks, PyObject **found, Py_ssize_t room)
+{
+    Py_ssize_t count = 0;
+    PyObject *word;
+#if PY_VERSION_HEX < 0x030D0000
+    Py_ssize_t pos = 0;
+    Py_hash_t hash;
+    while (_PySet_NextEntry(set, &pos, &word, &hash)) {
+#else
+    PyObject *it = PyObject_GetIter(set);
+    if (it == NULL)
+        return -1;
+    while ((word = PyIter_Next(it)) != NULL) {
+        Py_DECREF(word); /* the set holds it */
+#endif
+        PyObject *rank = NULL;
+        if (!PyUnicode_CheckExact(word))
+            PyErr_SetString(PyExc_TypeError, "a memory's words are str");
+        else
+#if PY_VERSION_HEX < 0x030D0000
+            rank = _PyDict_GetItem_KnownHash(ranks, word, hash); /* borrowed */
+#else
+            rank = PyDict_GetItemWithError(ranks, word); /* borrowed */
+#endif
+        if (rank == NULL && PyErr_Occurred())
+            goto fail;
+        if (rank == NULL)
+            continue;
+        /* An int (the caller's ranks): comparing it runs no Python code. */
+        if (!PyLong_CheckExact(rank)) {
+            PyErr_SetString(PyExc_TypeError, "a rank is an int");
+            goto fail;
+        }
+        if (PyObject_IsTrue(rank) == 0) /* filter(None, ...): a rank of 0 is left out */
+            continue;
+        if (count >= room) {
+            PyErr_SetString(PyExc_RuntimeError, "a set changed size while it was read");
+            goto fail;
+        }
+        Py_ssize_t j = count++;
+        while (j > 0 && PyObject_RichCompareBool(rank, found[j - 1], Py_LT) == 1) {
+            found[j] = found[j - 1];
+            j--;
+        }
+        Py_INCREF(rank);
+        found[j] = rank;
+    }
+#if PY_VERSION_HEX >= 0x030D0000
+    Py_DECREF(it);
+    if (PyErr_Occurred())
+        goto fail_after;
+#endif
+    return count;
+
+fail:
+#if PY_VERSION_HEX >= 0x030D0000
+    Py_DECREF(it);
+fail_after:
+#endif
+    for (Py_ssize_t j = 0; j < count; j++)
+        Py_DECREF(found[j]);
+    return -1;
+}
+
+static PyObject *
+hot_signatures(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *sets, *ranks;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &sets, &PyDict_Type, &ranks))
+        return NULL;
+    Py_ssize_t n = PyList_GET_SIZE(sets), room = 0;
+    PyObject *out = PyList_New(n);
+    if (out == NULL)
+        return NULL;
+    PyObject **found = NULL;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *set = PyList_GET_ITEM(sets, i);
+        if (!PyAnySet_Check(set)) {
+            PyErr_SetString(PyExc_TypeError, "a memory's words are a set");
+            goto fail;
+        }
+        if (PySet_GET_SIZE(set) > room) {
+            room = PySet_GET_SIZE(set) * 2;
+            PyMem_Free(found);
+            found = PyMem_Malloc(sizeof(PyObject *) * (size_t)room);
+            if (found == NULL) {
+                PyErr_NoMemory();
+                goto fail;
+            }
+        }
+        Py_ssize_t count = ranks_of(set, ranks, found, room);
+        if (count < 0)
+            goto fail;
+        PyObject *sig = PyTuple_New(count);
+        if (sig == NULL) {
+            for (Py_ssize_t j = 0; j < count; j++)
+                Py_DECREF(found[j]);
+            goto fail;
+        }
+        for (Py_ssize_t j = 0; j < count; j++)
+            PyTuple_SET_ITEM(sig, j, found[j]); /* the tuple takes the reference */
+        PyList_SET_ITEM(out, i, sig);
+    }
+    PyMem_Free(found);
+    return out;
+
+fail:
+    PyMem_Free(found);
+    Py_DECREF(out);
+    return NULL;
+}
+
+/* ---- bucket_neighbours --------------------------------------------------------------------- */
+
+#define RAREST 5
+
+/* A bucket of a member with `rarest` rarest hot words: the positions of its words (kept), and the
+   position of the word that orders it there (-1: none). The same list, in the same order, as
+   hot_subjects._BUCKETS: the order decides which filing is a bucket's first. */
+typedef struct {
+    int count;
+    int kept[RAREST];
+    int left_out;
+} Filing;
+
+typedef struct {
+    int count;
+    Filing filings[RAREST + 1];
+} Filings;
+
+static Filings FILINGS[RAREST + 1]; /* by rarest: 2..RAREST */
+
+static void
+make_filings(void)
+{
+    for (int rarest = 2; rarest <= RAREST; rarest++) {
+        Filings *fs = &FILINGS[rarest];
+        fs->count = 0;
+        if (rarest < RAREST) {
+            Filing *f = &fs->filings[fs->count++];
+            f->count = rarest;
+            for (int i = 0; i < rarest; i++)
+                f->kept[i] = i;
+            f->left_out = -1;
+        }
+        if (rarest > 2) {
+            for (int left_out = 0; left_out < rarest; left_out++) {
+                Filing *f = &fs->filings[fs->count++];
+                f->count = 0;
+                for (int i = 0; i < rarest; i++)
+                    if (i != left_out)
+                        f->kept[f->count++] = i;
+                f->left_out = left_out;
+            }
+        }
+    }
+}
+
+/* One slot of the table of buckets: a bucket is named by the member and the filing that made it
+   (its words are that member's ranks at the filing's positions) and holds its number. */
+typedef struct {
+    uint64_t hash;
+    int64_t number;
+    Py_ssize_t member; /* -1: an empty slot */
+    int filing;
+    int rarest;
+} Bucket;
+
+static uint64_t
+mix(uint64_t h, uint64_t v)
+{
+    h ^= v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2);
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdULL;
+    h ^= h >> 33;
+    return h;
+}
+
+static int
+same_words(const int64_t *ranks, Py_ssize_t m1, const Filing *f1, Py_ssize_t m2, const Filing *f2)
+{
+    if (f1->count != f2->count)
+        return 0;
+    for (int i = 0; i < f1->count; i++)
+        if (ranks[m1 * RAREST + f1->kept[i]] != ranks[m2 * RAREST + f2->kept[i]])
+            return 0;
+    return 1;
+}
+
+static size_t
+table_size(size_t at_least)
+{
+    size_t size = 16;
+    while (size < at_least * 2)
+        size <<= 1;
+    return size;
+}
+
+/* A number's bucket index (the order in which numbers were first seen), by open addressing. */
+typedef struct {
+    int64_t number;
+    Py_ssize_t index; /* -1: empty */
+} Seen;
+
+static int
+cmp_int64(const void *x, const void *y)
+{
+    int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    return (a > b) - (a < b);
+}
+
+static PyObject *
+bucket_neighbours(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *sigs;
+    long long stride_ll, base_ll;
+    if (!PyArg_ParseTuple(args, "O!LL", &PyList_Type, &sigs, &stride_ll, &base_ll))
+        return NULL;
+    if (stride_ll <= 0 || base_ll < 0 || base_ll + 1 > INT64_MAX / stride_ll) {
+        PyErr_SetString(PyExc_OverflowError, "ranks out of range");
+        return NULL;
+    }
+    int64_t stride = stride_ll, last = (base_ll + 1) * stride_ll;
+    Py_ssize_t n = PyList_GET_SIZE(sigs);
+    int64_t *ranks = NULL, *later_number = NULL, *later_place = NULL, *members = NULL;
+    int *rarest_of = NULL;
+    Bucket *table = NULL;
+    Seen *seen = NULL;
+    Py_ssize_t *first_of = NULL, *fill = NULL, *start = NULL;
+    PyObject *smaller = NULL, *larger = NULL, *result = NULL;
+
+    ranks = PyMem_Malloc(sizeof(int64_t) * RAREST * (size_t)(n ? n : 1));
+    rarest_of = PyMem_Malloc(sizeof(int) * (size_t)(n ? n : 1));
+    if (ranks == NULL || rarest_of == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    size_t filings = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *sig = PyList_GET_ITEM(sigs, i);
+        if (!PyTuple_Check(sig)) {
+            PyErr_SetString(PyExc_TypeError, "a member's hot words are a tuple of ranks");
+            goto done;
+        }
+        Py_ssize_t len = PyTuple_GET_SIZE(sig);
+        int rarest = len < RAREST ? (int)len : RAREST;
+        rarest_of[i] = rarest;
+        for (int j = 0; j < rarest; j++) {
+            long long r = PyLong_AsLongLong(PyTuple_GET_ITEM(sig, j));
+            if (r == -1 && PyErr_Occurred())
+                goto done;
+            if (r < 0 || r > last - stride) {
+                PyErr_SetString(PyExc_OverflowError, "ranks out of range");
+                goto done;
+            }
+            ranks[i * RAREST + j] = r;
+        }
+        if (rarest >= 2) {
+            if (i >= stride) { /* a place is a rank plus a member: members must be below the stride */
+                PyErr_SetString(PyExc_OverflowError, "more members than the stride");
+                goto done;
+            }
+            filings += (size_t)FILINGS[rarest].count;
+        }
+    }
+
+    size_t slots = table_size(filings);
+    table = PyMem_Malloc(sizeof(Bucket) * slots);
+    later_number = PyMem_Malloc(sizeof(int64_t) * (filings ? filings : 1));
+    later_place = PyMem_Malloc(sizeof(int64_t) * (filings ? filings : 1));
+    if (table == NULL || later_number == NULL || later_place == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (size_t s = 0; s < slots; s++)
+        table[s].member = -1;
+    size_t later = 0;
+    /* Lanes in the order of hot_subjects._BUCKETS (rarest 5, 4, 3, 2), each bucket of the lane in
+       turn, each member of the lane in order: the first filing of a bucket names its number. */
+    for (int rarest = RAREST; rarest >= 2; rarest--) {
+        const Filings *fs = &FILINGS[rarest];
+        for (int k = 0; k < fs->count; k++) {
+            const Filing *f = &fs->filings[k];
+            for (Py_ssize_t i = 0; i < n; i++) {
+                if (rarest_of[i] != rarest)
+                    continue;
+                const int64_t *r = &ranks[i * RAREST];
+                uint64_t h = (uint64_t)f->count;
+                for (int j = 0; j < f->count; j++)
+                    h = mix(h, (uint64_t)r[f->kept[j]]);
+                int64_t place = (f->left_out < 0 ? last : r[f->left_out]) + i;
+                size_t s = (size_t)h & (slots - 1);
+                for (;;) {
+                    Bucket *bucket = &table[s];
+                    if (bucket->member < 0) {
+                        bucket->hash = h;
+                        bucket->number = place;
+                        bucket->member = i;
+                        bucket->filing = k;
+                        bucket->rarest = rarest;
+                        break;
+                    }
+                    if (bucket->hash == h &&
+                        same_words(ranks, bucket->member, &FILINGS[bucket->rarest].filings[bucket->filing], i, f)) {
+                        later_number[later] = bucket->number;
+                        later_place[later] = place;
+                        later++;
+                        break;
+                    }
+                    s = (s + 1) & (slots - 1);
+                }
+            }
+        }
+    }
+    PyMem_Free(table);
+    table = NULL;
+
+    /* The shared buckets in the order their first later filing came, each its first filing (whose
+       place is its number) and the later ones, sorted. */
+    size_t seen_slots = table_size(later);
+    seen = PyMem_Malloc(sizeof(Seen) * seen_slots);
+    first_of = PyMem_Malloc(sizeof(Py_ssize_t) * (later ? later : 1)); /* each later filing: its bucket */
+    if (seen == NULL || first_of == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (size_t s = 0; s < seen_slots; s++)
+        seen[s].index = -1;
+    Py_ssize_t buckets = 0;
+    for (size_t j = 0; j < later; j++) {
+        size_t s = (size_t)mix(0, (uint64_t)later_number[j]) & (seen_slots - 1);
+        while (seen[s].index >= 0 && seen[s].number != later_number[j])
+            s = (s + 1) & (seen_slots - 1);
+        if (seen[s].index < 0) {
+            seen[s].number = later_number[j];
+            seen[s].index = buckets++;
+        }
+        first_of[j] = seen[s].index;
+    }
+    PyMem_Free(seen);
+    seen = NULL;
+    start = PyMem_Calloc((size_t)buckets + 1, sizeof(Py_ssize_t));
+    fill = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(buckets ? buckets : 1));
+    members = PyMem_Malloc(sizeof(int64_t) * (later + (size_t)buckets + 1));
+    if (start == NULL || fill == NULL || members == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (size_t j = 0; j < later; j++)
+        start[first_of[j] + 1]++;
+    for (Py_ssize_t b = 0; b < buckets; b++)
+        start[b + 1] += start[b] + 1; /* + its first filing */
+    for (Py_ssize_t b = 0; b < buckets; b++)
+        fill[b] = start[b] + 1;
+    for (size_t j = 0; j < later; j++) {
+        Py_ssize_t b = first_of[j];
+        members[start[b]] = later_number[j];
+        members[fill[b]++] = later_place[j];
+    }
+    for (Py_ssize_t b = 0; b < buckets; b++)
+        qsort(&members[start[b]], (size_t)(start[b + 1] - start[b]), sizeof(int64_t), cmp_int64);
+
+    /* The neighbours, smaller number first: first every pair whose bucket order rises, then those
+       where it falls (the order of hot_subjects.bucket_neighbours). */
+    smaller = PyList_New(0);
+    larger = PyList_New(0);
+    if (smaller == NULL || larger == NULL)
+        goto done;
+    for (int rising = 1; rising >= 0; rising--) {
+        for (Py_ssize_t b = 0; b < buckets; b++) {
+            for (Py_ssize_t j = start[b]; j + 1 < start[b + 1]; j++) {
+                int64_t before = members[j] % stride, after = members[j + 1] % stride;
+                if ((before < after) != rising)
+                    continue;
+                PyObject *lo = PyLong_FromLongLong(rising ? before : after);
+                PyObject *hi = PyLong_FromLongLong(rising ? after : before);
+                int ok = lo != NULL && hi != NULL && PyList_Append(smaller, lo) == 0 && PyList_Append(larger, hi) == 0;
+                Py_XDECREF(lo);
+                Py_XDECREF(hi);
+                if (!ok)
+                    goto done;
+            }
+        }
+    }
+    result = PyTuple_Pack(2, smaller, larger);
+
+done:
+    PyMem_Free(ranks);
+    PyMem_Free(rarest_of);
+    PyMem_Free(table);
+    PyMem_Free(seen);
+    PyMem_Free(first_of);
+    PyMem_Free(start);
+    PyMem_Free(fill);
+    PyMem_Free(members);
+    PyMem_Free(later_number);
+    PyMem_Free(later_place);
+    Py_XDECREF(smaller);
+    Py_XDECREF(larger);
+    return result;
+}
+
+static PyMethodDef methods[] = {
+    {"scored_pairs", scored_pairs, METH_VARARGS,
+     "scored_pairs(pairs, words, sizes, body_size, odd, n, min_shared, min_overlap, same_tokens): "
+     "subject_pairs.scored_pairs in C."},
+    {"significant_sets", significant_sets, METH_VARARGS,
+     "significant_sets(texts, leave_out): text.significant_sets in C."},
+    {"hot_signatures", hot_signatures, METH_VARARGS,
+     "hot_signatures(sets, ranks): hot_subjects.hot_signatures in C."},
+    {"bucket_neighbours", bucket_neighbours, METH_VARARGS,
+     "bucket_neighbours(sigs, stride, base): hot_subjects.bucket_neighbours in C, as two lists."},
+    {NULL, NULL, 0, NULL},
+};
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT, "_pair_search", "The subject-pair search's inner loops in C.", -1, methods,
+    NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC
+PyInit__pair_search(void)
+{
+    make_filings();
+    return PyModule_Create(&module_def);
+}

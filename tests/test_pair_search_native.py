@@ -1,0 +1,223 @@
+"""The C forms of the subject-pair search's inner loops (pipeline/rules/_pair_search.c) against their
+Python references: the same values in the same order, the same errors, on random inputs. The rest of
+the suite runs the C forms wherever the search runs (native.py prefers them when they are built)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from pipeline.rules import hot_subjects, native, subject_pairs, text
+from pipeline.rules.text import _NOT_SIGNIFICANT_ASCII
+
+compiled = native.compiled
+SOURCE = Path(text.__file__).with_name("_pair_search.c")
+pytestmark = pytest.mark.skipif(
+    os.environ.get("MEMCONSOLIDATE_PURE_PYTHON", "") not in ("", "0"), reason="MEMCONSOLIDATE_PURE_PYTHON is set")
+
+
+def test_the_c_forms_are_built_and_newer_than_their_source():
+    # `pip install -e .` builds them (a C compiler is needed; .ci/run's machine has one). Without them
+    # every plan is still right, only slower, so this is the test that says they are missing.
+    assert compiled is not None, "pipeline/rules/_pair_search.c is not built: run `pip install -e .` (needs a C compiler)"
+    built = Path(compiled.__file__)
+    assert built.stat().st_mtime >= SOURCE.stat().st_mtime, f"{built.name} is older than {SOURCE.name}: run `pip install -e .` again"
+
+
+def test_each_is_preferred_over_its_reference():
+    assert subject_pairs._scored_pairs is compiled.scored_pairs
+    assert hot_subjects._bucket_neighbours is compiled.bucket_neighbours
+    assert hot_subjects._hot_signatures is compiled.hot_signatures
+    assert text._significant_sets is compiled.significant_sets
+
+
+# ---- significant_sets -------------------------------------------------------------------------
+
+_ASCII_TEXT = st.text(alphabet=st.sampled_from(list("abcdefg0123 \t\n\x0b\x0c\r\x1c\x1f_-")), max_size=60)
+
+
+@given(st.lists(_ASCII_TEXT, max_size=30))
+@settings(max_examples=300, deadline=None)
+def test_significant_sets_are_the_references(texts):
+    got, want = compiled.significant_sets(texts, _NOT_SIGNIFICANT_ASCII), text.significant_sets(texts, _NOT_SIGNIFICANT_ASCII)
+    assert got == want
+    assert all(type(s) is frozenset for s in got)
+
+
+def test_significant_sets_are_interned_words_shared_between_sets():
+    a, b = compiled.significant_sets(["deploy ledger ledger", "ledger rollback"], frozenset())
+    assert a == {"deploy", "ledger"} and b == {"ledger", "rollback"}
+    # One object for a word in every set, and it is the interned one.
+    ledger_a, = a & {"ledger"}
+    assert next(w for w in b if w == "ledger") is ledger_a
+    assert sys.intern("ledger") is ledger_a
+
+
+def test_significant_sets_refuse_what_is_not_ascii_text():
+    with pytest.raises(ValueError):
+        compiled.significant_sets(["caf\u00e9 menu"], frozenset())
+    with pytest.raises(ValueError):
+        compiled.significant_sets([b"bytes"], frozenset())
+    with pytest.raises(TypeError):
+        compiled.significant_sets(("a tuple",), frozenset())
+
+
+def test_a_store_with_many_words_grows_the_table_of_words_seen():
+    texts = [" ".join(f"w{i}x{j}" for j in range(40)) for i in range(400)]  # 16,000 distinct words
+    assert compiled.significant_sets(texts, frozenset()) == text.significant_sets(texts, frozenset())
+
+
+# ---- hot_signatures ---------------------------------------------------------------------------
+
+_WORDS = st.sampled_from([f"w{i}" for i in range(12)])
+
+
+@given(st.lists(st.frozensets(_WORDS, max_size=9) | st.sets(_WORDS, max_size=9), max_size=20),
+       st.dictionaries(_WORDS, st.integers(min_value=0, max_value=10**6) | st.integers(min_value=-5, max_value=5)))
+@settings(max_examples=300, deadline=None)
+def test_hot_signatures_are_the_references(sets, ranks):
+    assert compiled.hot_signatures(sets, ranks) == hot_subjects.hot_signatures(sets, ranks)
+
+
+def test_hot_signatures_refuse_a_rank_that_is_not_an_int():
+    with pytest.raises(TypeError):
+        compiled.hot_signatures([frozenset({"a"})], {"a": 1.5})
+    with pytest.raises(TypeError):
+        compiled.hot_signatures([["a"]], {"a": 1})
+
+
+def test_hot_signatures_take_big_ints_as_they_come():
+    big = 2**80
+    assert compiled.hot_signatures([frozenset({"a", "b"})], {"a": big + 1, "b": big}) == [(big, big + 1)]
+
+
+# ---- bucket_neighbours ------------------------------------------------------------------------
+
+@st.composite
+def _sigs(draw):
+    """Members' hot words as ranks (multiples of `stride`, from 1 to `base`), as paired_by_hot_words
+    makes them: each sorted, distinct, two or more (a few members with fewer, which are never filed)."""
+    members = draw(st.integers(min_value=0, max_value=40))
+    base = draw(st.integers(min_value=2, max_value=9))
+    stride = max(members, 1)
+    sigs = []
+    for _ in range(members):
+        words = draw(st.sets(st.integers(min_value=1, max_value=base), min_size=0, max_size=base))
+        sigs.append(tuple(sorted(w * stride for w in words)))
+    return sigs, stride, base
+
+
+def _pairs(found):
+    smaller, larger = found
+    return list(zip(smaller, larger))
+
+
+@given(_sigs())
+@settings(max_examples=400, deadline=None)
+def test_bucket_neighbours_are_the_references_in_their_order(case):
+    sigs, stride, base = case
+    filed = [s for s in sigs if len(s) >= 2]  # paired_by_hot_words leaves out the others
+    for given_sigs in (filed, sigs):
+        assert _pairs(compiled.bucket_neighbours(given_sigs, stride, base)) == _pairs(
+            hot_subjects.bucket_neighbours(given_sigs, stride, base))
+
+
+def test_bucket_neighbours_refuse_ranks_out_of_range():
+    with pytest.raises(OverflowError):
+        compiled.bucket_neighbours([(1, 2 ** 70)], 2, 3)
+    with pytest.raises(OverflowError):  # a rank above base * stride
+        compiled.bucket_neighbours([(2, 8)], 2, 3)
+    with pytest.raises(TypeError):
+        compiled.bucket_neighbours([[2, 4]], 2, 3)
+
+
+# ---- scored_pairs -----------------------------------------------------------------------------
+
+@st.composite
+def _scoring(draw):
+    n = draw(st.integers(min_value=1, max_value=25))
+    words = [draw(st.frozensets(_WORDS, min_size=1, max_size=9) | st.sets(_WORDS, min_size=1, max_size=9)) for _ in range(n)]
+    body_size = [max(0, len(w) - draw(st.integers(min_value=0, max_value=2))) for w in words]
+    odd = draw(st.sets(st.integers(min_value=0, max_value=n - 1), max_size=3))
+    pairs = draw(st.lists(st.tuples(st.integers(min_value=0, max_value=n - 1), st.integers(min_value=0, max_value=n - 1)), max_size=60))
+    min_shared = draw(st.integers(min_value=0, max_value=4))
+    min_overlap = draw(st.sampled_from([0.0, 0.25, 0.4, 0.5, 1.0]))
+    same = draw(st.sets(st.tuples(st.integers(min_value=0, max_value=n - 1), st.integers(min_value=0, max_value=n - 1))))
+    return pairs, words, body_size, odd, n, min_shared, min_overlap, same
+
+
+@given(_scoring())
+@settings(max_examples=400, deadline=None)
+def test_scored_pairs_are_the_references_and_ask_the_same_questions(case):
+    pairs, words, body_size, odd, n, min_shared, min_overlap, same = case
+    sizes = list(map(len, words))
+    results = []
+    for scored in (compiled.scored_pairs, subject_pairs.scored_pairs):
+        asked: list[tuple[int, int]] = []
+
+        def same_tokens(a, b, asked=asked):
+            asked.append((a, b))
+            return (a, b) in same
+
+        results.append((scored(iter(pairs), words, sizes, body_size, odd, n, min_shared, min_overlap, same_tokens), asked))
+    (got, got_asked), (want, want_asked) = results
+    assert got == want
+    assert list(got) == list(want)  # the same ratios in the same order
+    assert got_asked == want_asked
+
+
+def test_scored_pairs_number_equal_words_alike_whatever_their_objects():
+    # Words that are equal but not one object (not interned) are shared words all the same.
+    a = frozenset({"".join(["led", "ger"]), "deploy", "night"})
+    b = frozenset({"".join(["le", "dger"]), "deploy", "day"})
+    got = compiled.scored_pairs([(0, 1)], [a, b], [3, 3], [3, 3], set(), 2, 2, 0.5, lambda x, y: False)
+    assert got == subject_pairs.scored_pairs([(0, 1)], [a, b], [3, 3], [3, 3], set(), 2, 2, 0.5, lambda x, y: False) == {2 / 3: [1]}
+
+
+def test_scored_pairs_pass_on_an_error_of_the_same_tokens_check():
+    def broken(a, b):
+        raise KeyError("gone")
+
+    words = [frozenset({"x", "y"}), frozenset({"x", "y"})]
+    with pytest.raises(KeyError):
+        compiled.scored_pairs([(0, 1)], words, [2, 2], [2, 2], set(), 2, 2, 0.4, broken)
+
+
+def test_scored_pairs_refuse_what_the_reference_refuses():
+    words = [frozenset({"x"}), frozenset()]
+    for bad in ([(0, 5)], [(0,)], [[0, 1]]):
+        with pytest.raises((IndexError, TypeError)):
+            compiled.scored_pairs(bad, words, [1, 0], [1, 0], set(), 2, 0, 0.0, lambda a, b: False)
+    with pytest.raises(ZeroDivisionError):  # as `shared / 0` does in Python
+        compiled.scored_pairs([(0, 1)], words, [1, 0], [1, 0], set(), 2, 0, 0.0, lambda a, b: False)
+
+
+# ---- the whole search -------------------------------------------------------------------------
+
+def test_a_plan_is_the_same_bytes_with_the_c_forms_and_without(tmp_path):
+    """The stub's plan of a bank whose words are all hot (every C form runs, the hot subjects' among
+    them), made once with the C forms and once with the Python ones."""
+    from pipeline.bench import synthetic_bank
+
+    store = synthetic_bank(tmp_path / "bank", 3000)
+    plans = []
+    for pure in ("0", "1"):
+        env = {**os.environ, "MEMCONSOLIDATE_PURE_PYTHON": pure}
+        run = subprocess.run([sys.executable, "-m", "pipeline", "plan", str(store), "--model", "stub", "--json",
+                              "--now", "2026-11-29", "--no-cache"], capture_output=True, text=True, env=env, check=True)
+        plans.append(run.stdout)
+    assert '"conflict' in plans[0]  # the conflicts stage had pairs to judge
+    assert plans[0] == plans[1]
+
+
+def test_words_that_are_not_str_are_refused_not_compared_by_python_code():
+    # A set member of another type could run Python code while the C forms hold borrowed references.
+    with pytest.raises(TypeError):
+        compiled.scored_pairs([(0, 1)], [frozenset({1, 2}), frozenset({1, 2})], [2, 2], [2, 2], set(), 2, 2, 0.4, lambda a, b: False)
+    with pytest.raises(TypeError):
+        compiled.hot_signatures([frozenset({1})], {1: 5})
