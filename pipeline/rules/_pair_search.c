@@ -19,20 +19,72 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* ---- significant_sets ---------------------------------------------------------------------- */
-
-/* A word of ASCII text seen before: its interned str, and whether it is left out. */
+/* Words by a hash (open addressing, linear probes), each with a number its user keeps for it: the
+   words met in ASCII text (whether it is left out), the members of sets (the order they were met). */
 typedef struct {
     uint64_t hash;
-    PyObject *word; /* owned; NULL: an empty slot */
-    int left_out;
-} Seen_word;
+    PyObject *word; /* NULL: an empty slot */
+    int32_t value;
+} Word_slot;
 
 typedef struct {
-    Seen_word *slots;
+    Word_slot *slots;
     size_t mask;
     size_t count;
-} Seen_words;
+} Word_table;
+
+static int
+word_table_init(Word_table *table, size_t size)
+{
+    table->slots = PyMem_Calloc(size, sizeof(Word_slot));
+    table->mask = size - 1;
+    table->count = 0;
+    if (table->slots == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+/* Frees the table, and its words when it owns them. */
+static void
+word_table_free(Word_table *table, int owned)
+{
+    if (owned && table->slots != NULL)
+        for (size_t s = 0; s <= table->mask; s++)
+            Py_XDECREF(table->slots[s].word);
+    PyMem_Free(table->slots);
+    table->slots = NULL;
+}
+
+/* Twice the slots, when half are taken (call before adding a word). */
+static int
+word_table_make_room(Word_table *table)
+{
+    if (table->count * 2 < table->mask)
+        return 0;
+    size_t size = (table->mask + 1) * 2;
+    Word_slot *slots = PyMem_Calloc(size, sizeof(Word_slot));
+    if (slots == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (size_t s = 0; s <= table->mask; s++) {
+        Word_slot *old = &table->slots[s];
+        if (old->word == NULL)
+            continue;
+        size_t at = (size_t)old->hash & (size - 1);
+        while (slots[at].word != NULL)
+            at = (at + 1) & (size - 1);
+        slots[at] = *old;
+    }
+    PyMem_Free(table->slots);
+    table->slots = slots;
+    table->mask = size - 1;
+    return 0;
+}
+
+/* ---- significant_sets ---------------------------------------------------------------------- */
 
 static uint64_t
 bytes_hash(const Py_UCS1 *at, Py_ssize_t len)
@@ -45,59 +97,23 @@ bytes_hash(const Py_UCS1 *at, Py_ssize_t len)
     return h;
 }
 
-static void
-free_seen_words(Seen_words *seen)
+/* The word at `at` (ASCII, `len` bytes), interned, as a slot of `seen` (which owns its words; the
+   slot's value: whether `leave_out` holds it); NULL with an exception set. */
+static Word_slot *
+seen_word(Word_table *seen, const Py_UCS1 *at, Py_ssize_t len, PyObject *leave_out)
 {
-    if (seen->slots != NULL)
-        for (size_t s = 0; s <= seen->mask; s++)
-            Py_XDECREF(seen->slots[s].word);
-    PyMem_Free(seen->slots);
-    seen->slots = NULL;
-}
-
-static int
-grow_seen_words(Seen_words *seen)
-{
-    size_t size = (seen->mask + 1) * 2;
-    Seen_word *slots = PyMem_Calloc(size, sizeof(Seen_word));
-    if (slots == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    for (size_t s = 0; s <= seen->mask; s++) {
-        Seen_word *old = &seen->slots[s];
-        if (old->word == NULL)
-            continue;
-        size_t at = (size_t)old->hash & (size - 1);
-        while (slots[at].word != NULL)
-            at = (at + 1) & (size - 1);
-        slots[at] = *old;
-    }
-    PyMem_Free(seen->slots);
-    seen->slots = slots;
-    seen->mask = size - 1;
-    return 0;
-}
-
-/* The word at `at` (ASCII, `len` bytes), interned, as a slot of `seen`; NULL with an exception set. */
-static Seen_word *
-seen_word(Seen_words *seen, const Py_UCS1 *at, Py_ssize_t len, PyObject *leave_out)
-{
+    if (word_table_make_room(seen) < 0)
+        return NULL;
     uint64_t h = bytes_hash(at, len);
     size_t s = (size_t)h & seen->mask;
     for (;;) {
-        Seen_word *slot = &seen->slots[s];
+        Word_slot *slot = &seen->slots[s];
         if (slot->word == NULL)
             break;
         if (slot->hash == h && PyUnicode_GET_LENGTH(slot->word) == len &&
             memcmp(PyUnicode_1BYTE_DATA(slot->word), at, (size_t)len) == 0)
             return slot;
         s = (s + 1) & seen->mask;
-    }
-    if (seen->count * 2 >= seen->mask) {
-        if (grow_seen_words(seen) < 0)
-            return NULL;
-        return seen_word(seen, at, len, leave_out);
     }
     PyObject *word = PyUnicode_DecodeASCII((const char *)at, len, NULL);
     if (word == NULL)
@@ -108,10 +124,10 @@ seen_word(Seen_words *seen, const Py_UCS1 *at, Py_ssize_t len, PyObject *leave_o
         Py_DECREF(word);
         return NULL;
     }
-    Seen_word *slot = &seen->slots[s];
+    Word_slot *slot = &seen->slots[s];
     slot->hash = h;
     slot->word = word;
-    slot->left_out = left_out;
+    slot->value = left_out;
     seen->count++;
     return slot;
 }
@@ -126,13 +142,10 @@ significant_sets(PyObject *Py_UNUSED(module), PyObject *args)
     PyObject *out = PyList_New(n);
     if (out == NULL)
         return NULL;
-    Seen_words seen = {PyMem_Calloc(4096, sizeof(Seen_word)), 4095, 0};
-    PyObject *words = PySet_New(NULL); /* one text's words, each text in turn */
-    if (seen.slots == NULL || words == NULL) {
-        if (!PyErr_Occurred())
-            PyErr_NoMemory();
+    Word_table seen;
+    PyObject *words = NULL; /* one text's words, each text in turn */
+    if (word_table_init(&seen, 4096) < 0 || (words = PySet_New(NULL)) == NULL)
         goto fail;
-    }
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *text = PyList_GET_ITEM(texts, i);
         if (!PyUnicode_Check(text) || !PyUnicode_IS_ASCII(text)) {
@@ -152,10 +165,10 @@ significant_sets(PyObject *Py_UNUSED(module), PyObject *args)
                 at++;
             if (at == start)
                 break;
-            Seen_word *word = seen_word(&seen, &data[start], at - start, leave_out);
+            Word_slot *word = seen_word(&seen, &data[start], at - start, leave_out);
             if (word == NULL)
                 goto fail;
-            if (!word->left_out && PySet_Add(words, word->word) < 0)
+            if (!word->value && PySet_Add(words, word->word) < 0)
                 goto fail;
         }
         /* Made from a set, the frozenset is sized for what it holds (16 slots for 5 to 8 words, the
@@ -167,12 +180,12 @@ significant_sets(PyObject *Py_UNUSED(module), PyObject *args)
             goto fail;
         PyList_SET_ITEM(out, i, set);
     }
-    free_seen_words(&seen);
+    word_table_free(&seen, 1);
     Py_DECREF(words);
     return out;
 
 fail:
-    free_seen_words(&seen);
+    word_table_free(&seen, 1);
     Py_XDECREF(words);
     Py_DECREF(out);
     return NULL;
@@ -201,74 +214,35 @@ free_runs(Runs *runs)
     runs->start = NULL;
 }
 
-/* The words met so far and their numbers: open addressing on the hash the set already holds for
-   each word, matched by identity first (the search's words are interned), by equality else. */
-typedef struct {
-    Py_hash_t hash;
-    PyObject *word; /* borrowed: the sets being read hold it; NULL: an empty slot */
-    int32_t number;
-} Word;
-
-typedef struct {
-    Word *slots;
-    size_t mask;
-    int32_t count;
-} Vocabulary;
-
-static int
-grow(Vocabulary *vocabulary)
-{
-    size_t size = (vocabulary->mask + 1) * 2;
-    Word *slots = PyMem_Calloc(size, sizeof(Word));
-    if (slots == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    for (size_t s = 0; s <= vocabulary->mask; s++) {
-        Word *old = &vocabulary->slots[s];
-        if (old->word == NULL)
-            continue;
-        size_t at = (size_t)old->hash & (size - 1);
-        while (slots[at].word != NULL)
-            at = (at + 1) & (size - 1);
-        slots[at] = *old;
-    }
-    PyMem_Free(vocabulary->slots);
-    vocabulary->slots = slots;
-    vocabulary->mask = size - 1;
-    return 0;
-}
-
-/* The word's number (a new one for a word not met before); -1 with an exception set. */
+/* The word's number in `vocabulary` (which borrows its words from the sets being read; matched by
+   identity first, the search's words being interned, by equality else): a new one for a word not met
+   before; -1 with an exception set. */
 static int32_t
-number_of(Vocabulary *vocabulary, PyObject *word, Py_hash_t hash)
+number_of(Word_table *vocabulary, PyObject *word, Py_hash_t hash)
 {
+    if (word_table_make_room(vocabulary) < 0)
+        return -1;
     size_t at = (size_t)hash & vocabulary->mask;
     for (;;) {
-        Word *slot = &vocabulary->slots[at];
+        Word_slot *slot = &vocabulary->slots[at];
         if (slot->word == NULL)
             break;
         if (slot->word == word)
-            return slot->number;
-        if (slot->hash == hash) {
+            return slot->value;
+        if (slot->hash == (uint64_t)hash) {
             int equal = PyObject_RichCompareBool(slot->word, word, Py_EQ);
             if (equal < 0)
                 return -1;
             if (equal)
-                return slot->number;
+                return slot->value;
         }
         at = (at + 1) & vocabulary->mask;
     }
-    if ((size_t)vocabulary->count * 2 >= vocabulary->mask) {
-        if (grow(vocabulary) < 0)
-            return -1;
-        return number_of(vocabulary, word, hash);
-    }
-    Word *slot = &vocabulary->slots[at];
-    slot->hash = hash;
+    Word_slot *slot = &vocabulary->slots[at];
+    slot->hash = (uint64_t)hash;
     slot->word = word;
-    slot->number = vocabulary->count++;
-    return slot->number;
+    slot->value = (int32_t)vocabulary->count++;
+    return slot->value;
 }
 
 /* 0, or -1 with an exception set. */
@@ -298,11 +272,13 @@ make_runs(PyObject *sets, Runs *runs)
         goto fail;
     }
     runs->ids = PyMem_Malloc(sizeof(int32_t) * (size_t)(total ? total : 1));
-    Vocabulary vocabulary = {PyMem_Calloc(1024, sizeof(Word)), 1023, 0};
-    if (runs->ids == NULL || vocabulary.slots == NULL) {
+    Word_table vocabulary = {NULL, 0, 0};
+    if (runs->ids == NULL) {
         PyErr_NoMemory();
         goto fail_vocabulary;
     }
+    if (word_table_init(&vocabulary, 1024) < 0)
+        goto fail_vocabulary;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *set = PyList_GET_ITEM(sets, i);
         int32_t *run = &runs->ids[runs->start[i]];
@@ -360,11 +336,11 @@ make_runs(PyObject *sets, Runs *runs)
             goto fail_vocabulary;
         }
     }
-    PyMem_Free(vocabulary.slots);
+    word_table_free(&vocabulary, 0);
     return 0;
 
 fail_vocabulary:
-    PyMem_Free(vocabulary.slots);
+    word_table_free(&vocabulary, 0);
 fail:
     free_runs(runs);
     return -1;
