@@ -221,3 +221,40 @@ def test_words_that_are_not_str_are_refused_not_compared_by_python_code():
         compiled.scored_pairs([(0, 1)], [frozenset({1, 2}), frozenset({1, 2})], [2, 2], [2, 2], set(), 2, 2, 0.4, lambda a, b: False)
     with pytest.raises(TypeError):
         compiled.hot_signatures([frozenset({1})], {1: 5})
+
+
+def test_what_could_run_python_code_mid_read_is_refused_up_front():
+    # Found by review: each of these ran the caller's code while a borrowed reference was held.
+    class Colliding:
+        def __hash__(self):
+            return hash("abc")
+
+        def __eq__(self, other):
+            return False
+
+    class OwnSet(frozenset):
+        pass
+
+    with pytest.raises(TypeError):
+        compiled.significant_sets(["abc def"], frozenset({Colliding()}))
+    with pytest.raises(TypeError):
+        compiled.hot_signatures([frozenset({"abc"})], {Colliding(): 1, "abc": 2})
+    with pytest.raises(TypeError):
+        compiled.hot_signatures([OwnSet({"abc"})], {"abc": 2})
+    with pytest.raises(TypeError):
+        compiled.scored_pairs([(0, 1)], [OwnSet({"a", "b"}), frozenset({"a", "b"})], [2, 2], [2, 2], set(), 2, 2, 0.4, lambda a, b: False)
+    with pytest.raises(TypeError):
+        compiled.bucket_neighbours([(2, True)], 2, 3)
+
+
+def test_edge_cases_found_by_review_match_the_references():
+    # a rank twice in one member (never made by hot_signatures) pairs it with nobody, not with itself
+    assert _pairs(compiled.bucket_neighbours([(2, 2, 4)], 1, 4)) == _pairs(hot_subjects.bucket_neighbours([(2, 2, 4)], 1, 4)) == []
+    # body_size[b] is read only when the reference reads it
+    words = [frozenset({"x", "y", "z"}), frozenset({"x", "y"})]
+    args = ([(0, 1)], words, [3, 2], [3], set(), 2, 2, 0.4, lambda a, b: False)
+    assert compiled.scored_pairs(*args) == subject_pairs.scored_pairs(*args) == {1.0: [1]}
+    with pytest.raises(ValueError):  # a negative count of memories
+        compiled.scored_pairs([(0, 1)], words, [3, 2], [3, 2], set(), -3, 2, 0.4, lambda a, b: False)
+    with pytest.raises(OverflowError):  # a place past the largest int64
+        compiled.bucket_neighbours([(3, 6)] * 3, 3, (2**63 - 1) // 3 - 1)

@@ -19,6 +19,63 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The inputs are read as the pipeline makes them: exact sets of exact str, tuples of exact ints, dicts
+   of str. Anything else is refused before any of it is read, so no Python code (an __eq__, __hash__,
+   __index__ or __iter__ of the caller's) runs while a borrowed reference is held. A list is read
+   through a tuple made of it at the start, which holds its items for the whole call. */
+
+static int
+exact_set(PyObject *set)
+{
+    if (PySet_CheckExact(set) || PyFrozenSet_CheckExact(set))
+        return 1;
+    PyErr_SetString(PyExc_TypeError, "a memory's words are a set");
+    return 0;
+}
+
+/* Whether every member of `set` (or every key of a dict, with `values_int`: every value an int) is
+   an exact str; 0 with a TypeError else. */
+static int
+all_str(PyObject *container, int values_int)
+{
+    Py_ssize_t pos = 0;
+    PyObject *key, *value;
+    Py_hash_t hash;
+    if (PyDict_Check(container)) {
+        while (PyDict_Next(container, &pos, &key, &value))
+            if (!PyUnicode_CheckExact(key) || (values_int && !PyLong_CheckExact(value))) {
+                PyErr_SetString(PyExc_TypeError, values_int ? "ranks are ints by str" : "words are str");
+                return 0;
+            }
+        return 1;
+    }
+#if PY_VERSION_HEX < 0x030D0000
+    while (_PySet_NextEntry(container, &pos, &key, &hash))
+        if (!PyUnicode_CheckExact(key)) {
+            PyErr_SetString(PyExc_TypeError, "words are str");
+            return 0;
+        }
+#else
+    (void)hash;
+    PyObject *it = PyObject_GetIter(container); /* an exact set's: no Python code */
+    if (it == NULL)
+        return 0;
+    while ((key = PyIter_Next(it)) != NULL) {
+        int ok = PyUnicode_CheckExact(key);
+        Py_DECREF(key);
+        if (!ok) {
+            Py_DECREF(it);
+            PyErr_SetString(PyExc_TypeError, "words are str");
+            return 0;
+        }
+    }
+    Py_DECREF(it);
+    if (PyErr_Occurred())
+        return 0;
+#endif
+    return 1;
+}
+
 /* Words by a hash (open addressing, linear probes), each with a number its user keeps for it: the
    words met in ASCII text (whether it is left out), the members of sets (the order they were met). */
 typedef struct {
@@ -138,16 +195,25 @@ significant_sets(PyObject *Py_UNUSED(module), PyObject *args)
     PyObject *texts, *leave_out;
     if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &texts, &PyFrozenSet_Type, &leave_out))
         return NULL;
-    Py_ssize_t n = PyList_GET_SIZE(texts);
-    PyObject *out = PyList_New(n);
-    if (out == NULL)
+    if (!PyFrozenSet_CheckExact(leave_out) || !all_str(leave_out, 0)) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "leave_out is a frozenset of str");
         return NULL;
+    }
+    if ((texts = PySequence_Tuple(texts)) == NULL)
+        return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(texts);
+    PyObject *out = PyList_New(n);
+    if (out == NULL) {
+        Py_DECREF(texts);
+        return NULL;
+    }
     Word_table seen;
     PyObject *words = NULL; /* one text's words, each text in turn */
     if (word_table_init(&seen, 4096) < 0 || (words = PySet_New(NULL)) == NULL)
         goto fail;
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *text = PyList_GET_ITEM(texts, i);
+        PyObject *text = PyTuple_GET_ITEM(texts, i);
         if (!PyUnicode_Check(text) || !PyUnicode_IS_ASCII(text)) {
             PyErr_SetString(PyExc_ValueError, "a text of ASCII only");
             goto fail;
@@ -182,12 +248,14 @@ significant_sets(PyObject *Py_UNUSED(module), PyObject *args)
     }
     word_table_free(&seen, 1);
     Py_DECREF(words);
+    Py_DECREF(texts);
     return out;
 
 fail:
     word_table_free(&seen, 1);
     Py_XDECREF(words);
     Py_DECREF(out);
+    Py_DECREF(texts);
     return NULL;
 }
 
@@ -197,8 +265,8 @@ fail:
    of numbers: `ids[start[i]:start[i + 1]]` is set i. Two runs share as many numbers as their sets
    share words, and counting them by a merge reads 32 bytes of a memory's words, not its set's table
    and the words' own objects: on a bank of 50k memories the pairs' sets are 36 MB, read out of
-   order, and the lookups in them were nine tenths of the scoring. A member that is not a str (a
-   caller's own set) is numbered as well: numbers follow equality, as the sets' lookups do. */
+   order, and the lookups in them were nine tenths of the scoring. Numbers follow equality, as the
+   sets' lookups do: two equal words that are not one object (not interned) have one number. */
 typedef struct {
     int32_t *ids;
     Py_ssize_t *start;
@@ -257,12 +325,12 @@ make_runs(PyObject *sets, Runs *runs)
         PyErr_NoMemory();
         return -1;
     }
+    /* Every set exact before any is read; reading them (str compared with str) runs no Python code,
+       so the list cannot change under the borrowed references. */
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *set = PyList_GET_ITEM(sets, i);
-        if (!PyAnySet_Check(set)) {
-            PyErr_SetString(PyExc_TypeError, "a memory's words are a set");
+        if (!exact_set(set))
             goto fail;
-        }
         runs->start[i] = total;
         total += PySet_GET_SIZE(set);
     }
@@ -295,12 +363,8 @@ make_runs(PyObject *sets, Runs *runs)
         if (it == NULL)
             goto fail_vocabulary;
         while ((word = PyIter_Next(it)) != NULL) {
-            Py_DECREF(word); /* the set holds it */
-            hash = PyObject_Hash(word);
-            if (hash == -1) {
-                Py_DECREF(it);
-                goto fail_vocabulary;
-            }
+            Py_DECREF(word); /* the exact set holds it */
+            hash = PyUnicode_CheckExact(word) ? PyObject_Hash(word) : 0;
 #endif
             if (!PyUnicode_CheckExact(word)) { /* compared by str's own ==: no Python code runs */
                 PyErr_SetString(PyExc_TypeError, "a memory's words are str");
@@ -375,7 +439,12 @@ list_size(PyObject *list, Py_ssize_t i)
         PyErr_SetString(PyExc_IndexError, "list index out of range");
         return -1;
     }
-    return PyLong_AsSsize_t(PyList_GET_ITEM(list, i));
+    PyObject *item = PyList_GET_ITEM(list, i);
+    if (!PyLong_CheckExact(item)) { /* an int's own conversion runs no Python code */
+        PyErr_SetString(PyExc_TypeError, "a size is an int");
+        return -1;
+    }
+    return PyLong_AsSsize_t(item);
 }
 
 static PyObject *
@@ -388,6 +457,10 @@ scored_pairs(PyObject *Py_UNUSED(module), PyObject *args)
                           &PyList_Type, &body_size, &PySet_Type, &odd, &n, &min_shared, &min_overlap,
                           &same_tokens))
         return NULL;
+    if (n < 0) {
+        PyErr_SetString(PyExc_ValueError, "n is a count of memories");
+        return NULL;
+    }
     Runs runs;
     if (make_runs(words, &runs) < 0)
         return NULL;
@@ -402,7 +475,6 @@ scored_pairs(PyObject *Py_UNUSED(module), PyObject *args)
         free_runs(&runs);
         return NULL;
     }
-    int any_odd = PySet_GET_SIZE(odd) > 0;
     PyObject *pair;
     while ((pair = PyIter_Next(it)) != NULL) {
         PyObject *pa, *pb;
@@ -439,12 +511,15 @@ scored_pairs(PyObject *Py_UNUSED(module), PyObject *args)
             continue;
         }
         int check = 0;
-        Py_ssize_t ba = list_size(body_size, a), bb = list_size(body_size, b);
-        if ((ba == -1 || bb == -1) && PyErr_Occurred())
+        /* As the reference's `shared >= body_size[a] == body_size[b]`: b's read only when needed. */
+        Py_ssize_t ba = list_size(body_size, a), bb = -1;
+        if (ba == -1 && PyErr_Occurred())
+            goto fail_pair;
+        if (shared >= ba && (bb = list_size(body_size, b)) == -1 && PyErr_Occurred())
             goto fail_pair;
         if (shared >= ba && ba == bb)
             check = 1;
-        else if (any_odd) {
+        else if (PySet_GET_SIZE(odd) > 0) { /* read again each pair: same_tokens may add to it */
             int in_odd = PySet_Contains(odd, pa);
             if (in_odd == 0)
                 in_odd = PySet_Contains(odd, pb);
@@ -586,17 +661,24 @@ hot_signatures(PyObject *Py_UNUSED(module), PyObject *args)
     PyObject *sets, *ranks;
     if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &sets, &PyDict_Type, &ranks))
         return NULL;
-    Py_ssize_t n = PyList_GET_SIZE(sets), room = 0;
-    PyObject *out = PyList_New(n);
-    if (out == NULL)
+    if (!PyDict_CheckExact(ranks) || !all_str(ranks, 1)) { /* then a lookup compares str with str */
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "ranks are a dict");
         return NULL;
+    }
+    if ((sets = PySequence_Tuple(sets)) == NULL)
+        return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(sets), room = 0;
+    PyObject *out = PyList_New(n);
+    if (out == NULL) {
+        Py_DECREF(sets);
+        return NULL;
+    }
     PyObject **found = NULL;
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *set = PyList_GET_ITEM(sets, i);
-        if (!PyAnySet_Check(set)) {
-            PyErr_SetString(PyExc_TypeError, "a memory's words are a set");
+        PyObject *set = PyTuple_GET_ITEM(sets, i);
+        if (!exact_set(set))
             goto fail;
-        }
         if (PySet_GET_SIZE(set) > room) {
             room = PySet_GET_SIZE(set) * 2;
             PyMem_Free(found);
@@ -620,11 +702,13 @@ hot_signatures(PyObject *Py_UNUSED(module), PyObject *args)
         PyList_SET_ITEM(out, i, sig);
     }
     PyMem_Free(found);
+    Py_DECREF(sets);
     return out;
 
 fail:
     PyMem_Free(found);
     Py_DECREF(out);
+    Py_DECREF(sets);
     return NULL;
 }
 
@@ -734,7 +818,8 @@ bucket_neighbours(PyObject *Py_UNUSED(module), PyObject *args)
     long long stride_ll, base_ll;
     if (!PyArg_ParseTuple(args, "O!LL", &PyList_Type, &sigs, &stride_ll, &base_ll))
         return NULL;
-    if (stride_ll <= 0 || base_ll < 0 || base_ll + 1 > INT64_MAX / stride_ll) {
+    /* The largest place is (base + 1) * stride + a member below stride. */
+    if (stride_ll <= 0 || base_ll < 0 || base_ll + 2 > INT64_MAX / stride_ll) {
         PyErr_SetString(PyExc_OverflowError, "ranks out of range");
         return NULL;
     }
@@ -756,7 +841,7 @@ bucket_neighbours(PyObject *Py_UNUSED(module), PyObject *args)
     size_t filings = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *sig = PyList_GET_ITEM(sigs, i);
-        if (!PyTuple_Check(sig)) {
+        if (!PyTuple_CheckExact(sig)) {
             PyErr_SetString(PyExc_TypeError, "a member's hot words are a tuple of ranks");
             goto done;
         }
@@ -764,7 +849,12 @@ bucket_neighbours(PyObject *Py_UNUSED(module), PyObject *args)
         int rarest = len < RAREST ? (int)len : RAREST;
         rarest_of[i] = rarest;
         for (int j = 0; j < rarest; j++) {
-            long long r = PyLong_AsLongLong(PyTuple_GET_ITEM(sig, j));
+            PyObject *rank = PyTuple_GET_ITEM(sig, j);
+            if (!PyLong_CheckExact(rank)) { /* an int's own conversion runs no Python code */
+                PyErr_SetString(PyExc_TypeError, "a rank is an int");
+                goto done;
+            }
+            long long r = PyLong_AsLongLong(rank);
             if (r == -1 && PyErr_Occurred())
                 goto done;
             if (r < 0 || r > last - stride) {
@@ -820,6 +910,8 @@ bucket_neighbours(PyObject *Py_UNUSED(module), PyObject *args)
                     }
                     if (bucket->hash == h &&
                         same_words(ranks, bucket->member, &FILINGS[bucket->rarest].filings[bucket->filing], i, f)) {
+                        if (bucket->number == place) /* the member itself again (a rank twice) */
+                            break;
                         later_number[later] = bucket->number;
                         later_place[later] = place;
                         later++;
