@@ -156,7 +156,7 @@ def test_the_pairs_are_those_of_the_scheme_bucket_by_bucket(frequency, word_sets
         keys = [3 * i + 7 for i in numbers] if keyed == "numbers" else [f"m{i:03d}" for i in reversed(numbers)]
         words = dict(zip(keys, word_sets))
     members = keys + keys[::3]  # a member given twice counts once
-    assert paired_by_hot_words(frequency, members, words) == _pairs_by_the_book(frequency, members, words)
+    assert paired_by_hot_words(frequency, members, words).keys() == _pairs_by_the_book(frequency, members, words)
 
 
 def test_no_hot_word_leaves_the_pairs_unchanged(monkeypatch):

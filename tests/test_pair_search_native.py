@@ -33,7 +33,12 @@ def test_each_is_preferred_over_its_reference():
     assert subject_pairs._scored_pairs is compiled.scored_pairs
     assert hot_subjects._bucket_neighbours is compiled.bucket_neighbours
     assert hot_subjects._hot_signatures is compiled.hot_signatures
+    assert subject_pairs._document_frequencies is compiled.document_frequencies
     assert text._significant_sets is compiled.significant_sets
+
+
+_WORDS = st.sampled_from([f"w{i}" for i in range(12)])
+_WORDS_MANY = st.sampled_from([f"w{i}" for i in range(40)])
 
 
 # ---- significant_sets -------------------------------------------------------------------------
@@ -72,9 +77,27 @@ def test_a_store_with_many_words_grows_the_table_of_words_seen():
     assert compiled.significant_sets(texts, frozenset()) == text.significant_sets(texts, frozenset())
 
 
+# ---- document_frequencies -------------------------------------------------------------------
+
+@given(st.lists(st.frozensets(_WORDS_MANY, max_size=12) | st.sets(_WORDS_MANY, max_size=12), max_size=40))
+@settings(max_examples=300, deadline=None)
+def test_document_frequencies_are_the_references_in_their_order(sets):
+    assert compiled.document_frequencies(sets) == subject_pairs.document_frequencies(sets)
+
+
+def test_document_frequencies_of_many_words_and_equal_words_that_are_not_one_object():
+    sets = [frozenset({f"w{i}", f"w{i + 1}", "".join(["sha", "red"])}) for i in range(3000)]  # 3,001 words
+    got = compiled.document_frequencies(sets)
+    assert got == subject_pairs.document_frequencies(sets)
+    assert got[0] == ("shared", 3000)
+    with pytest.raises(TypeError):
+        compiled.document_frequencies([frozenset({1, 2})])
+    with pytest.raises(TypeError):
+        compiled.document_frequencies([["a"]])
+
+
 # ---- hot_signatures ---------------------------------------------------------------------------
 
-_WORDS = st.sampled_from([f"w{i}" for i in range(12)])
 
 
 @given(st.lists(st.frozensets(_WORDS, max_size=9) | st.sets(_WORDS, max_size=9), max_size=20),
@@ -112,28 +135,27 @@ def _sigs(draw):
     return sigs, stride, base
 
 
-def _pairs(found):
-    smaller, larger = found
-    return list(zip(smaller, larger))
-
-
 @given(_sigs())
 @settings(max_examples=400, deadline=None)
 def test_bucket_neighbours_are_the_references_in_their_order(case):
     sigs, stride, base = case
     filed = [s for s in sigs if len(s) >= 2]  # paired_by_hot_words leaves out the others
     for given_sigs in (filed, sigs):
-        assert _pairs(compiled.bucket_neighbours(given_sigs, stride, base)) == _pairs(
-            hot_subjects.bucket_neighbours(given_sigs, stride, base))
+        names = [f"m{i}" for i in range(len(given_sigs))]
+        got = compiled.bucket_neighbours(given_sigs, stride, base, names)
+        want = hot_subjects.bucket_neighbours(given_sigs, stride, base, names)
+        assert list(got.items()) == list(want.items())
 
 
 def test_bucket_neighbours_refuse_ranks_out_of_range():
     with pytest.raises(OverflowError):
-        compiled.bucket_neighbours([(1, 2 ** 70)], 2, 3)
+        compiled.bucket_neighbours([(1, 2 ** 70)], 2, 3, [0])
     with pytest.raises(OverflowError):  # a rank above base * stride
-        compiled.bucket_neighbours([(2, 8)], 2, 3)
+        compiled.bucket_neighbours([(2, 8)], 2, 3, [0])
     with pytest.raises(TypeError):
-        compiled.bucket_neighbours([[2, 4]], 2, 3)
+        compiled.bucket_neighbours([[2, 4]], 2, 3, [0])
+    with pytest.raises(ValueError):  # a name for each member
+        compiled.bucket_neighbours([(2, 4)], 2, 3, [])
 
 
 # ---- scored_pairs -----------------------------------------------------------------------------
@@ -244,12 +266,12 @@ def test_what_could_run_python_code_mid_read_is_refused_up_front():
     with pytest.raises(TypeError):
         compiled.scored_pairs([(0, 1)], [OwnSet({"a", "b"}), frozenset({"a", "b"})], [2, 2], [2, 2], set(), 2, 2, 0.4, lambda a, b: False)
     with pytest.raises(TypeError):
-        compiled.bucket_neighbours([(2, True)], 2, 3)
+        compiled.bucket_neighbours([(2, True)], 2, 3, [0])
 
 
 def test_edge_cases_found_by_review_match_the_references():
     # a rank twice in one member (never made by hot_signatures) pairs it with nobody, not with itself
-    assert _pairs(compiled.bucket_neighbours([(2, 2, 4)], 1, 4)) == _pairs(hot_subjects.bucket_neighbours([(2, 2, 4)], 1, 4)) == []
+    assert compiled.bucket_neighbours([(2, 2, 4)], 1, 4, [0]) == hot_subjects.bucket_neighbours([(2, 2, 4)], 1, 4, [0]) == {}
     # body_size[b] is read only when the reference reads it
     words = [frozenset({"x", "y", "z"}), frozenset({"x", "y"})]
     args = ([(0, 1)], words, [3, 2], [3], set(), 2, 2, 0.4, lambda a, b: False)
@@ -257,4 +279,4 @@ def test_edge_cases_found_by_review_match_the_references():
     with pytest.raises(ValueError):  # a negative count of memories
         compiled.scored_pairs([(0, 1)], words, [3, 2], [3, 2], set(), -3, 2, 0.4, lambda a, b: False)
     with pytest.raises(OverflowError):  # a place past the largest int64
-        compiled.bucket_neighbours([(3, 6)] * 3, 3, (2**63 - 1) // 3 - 1)
+        compiled.bucket_neighbours([(3, 6)] * 3, 3, (2**63 - 1) // 3 - 1, [0, 1, 2])

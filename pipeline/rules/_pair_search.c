@@ -1,15 +1,18 @@
-/* The two inner loops of the subject-pair search, in C (issue 14, item 2).
+/* The inner loops of the subject-pair search, in C (issue 14, item 2).
 
    Each function here is the C form of a Python function that stays the reference and the fallback:
 
-     scored_pairs       subject_pairs.scored_pairs     (one step per candidate pair)
-     bucket_neighbours  hot_subjects.bucket_neighbours (one step per filing of a hot subject)
+     significant_sets      text.significant_sets               (one step per word of a text)
+     document_frequencies  subject_pairs.document_frequencies  (one step per word of a memory)
+     hot_signatures        hot_subjects.hot_signatures         (one step per word of a memory)
+     bucket_neighbours     hot_subjects.bucket_neighbours      (one step per filing of a hot subject)
+     scored_pairs          subject_pairs.scored_pairs          (one step per candidate pair)
 
    They take and give the same values and give them in the same order; tests/test_pair_search_native.py
    compares each with its reference on random inputs. native.py says which one runs. Nothing here
    reads or writes anything but its arguments and what it returns.
 
-   Why C: on a bank of 50k memories whose every word is hot, these two loops are most of what the
+   Why C: on a bank of 50k memories whose every word is hot, these loops are most of what the
    stub's plan costs beyond `--model none`'s, and CPython had been brought to its floor for them
    (the closing notes of issue 14 list what was measured). */
 
@@ -586,6 +589,117 @@ fail_pair:
     return NULL;
 }
 
+/* ---- document_frequencies ------------------------------------------------------------------ */
+
+typedef struct {
+    int64_t count;
+    Py_ssize_t number; /* the order the word was first met in */
+} Frequency;
+
+/* Most first, then in the order first met: as Counter.most_common's stable sort orders them. */
+static int
+cmp_frequency(const void *x, const void *y)
+{
+    const Frequency *a = x, *b = y;
+    if (a->count != b->count)
+        return a->count > b->count ? -1 : 1;
+    return (a->number > b->number) - (a->number < b->number);
+}
+
+static PyObject *
+document_frequencies(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *sets;
+    if (!PyArg_ParseTuple(args, "O!", &PyList_Type, &sets))
+        return NULL;
+    if ((sets = PySequence_Tuple(sets)) == NULL)
+        return NULL;
+    Py_ssize_t n = PyTuple_GET_SIZE(sets), room = 1024, met = 0;
+    Word_table vocabulary = {NULL, 0, 0};
+    Frequency *counts = PyMem_Malloc(sizeof(Frequency) * (size_t)room);
+    PyObject *out = NULL;
+    if (counts == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (word_table_init(&vocabulary, 1024) < 0)
+        goto done;
+    for (Py_ssize_t i = 0; i < n; i++)
+        if (!exact_set(PyTuple_GET_ITEM(sets, i)) || !all_str(PyTuple_GET_ITEM(sets, i), 0))
+            goto done;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *set = PyTuple_GET_ITEM(sets, i), *word;
+        Py_hash_t hash;
+#if PY_VERSION_HEX < 0x030D0000
+        Py_ssize_t pos = 0;
+        while (_PySet_NextEntry(set, &pos, &word, &hash)) {
+#else
+        PyObject *it = PyObject_GetIter(set);
+        if (it == NULL)
+            goto done;
+        while ((word = PyIter_Next(it)) != NULL) {
+            Py_DECREF(word); /* the exact set holds it */
+            hash = PyObject_Hash(word); /* a str's: no Python code */
+#endif
+            int32_t number = number_of(&vocabulary, word, hash);
+            if (number >= 0 && number >= room) {
+                room *= 2;
+                Frequency *more = PyMem_Realloc(counts, sizeof(Frequency) * (size_t)room);
+                if (more == NULL) {
+                    PyErr_NoMemory();
+                    number = -1;
+                } else
+                    counts = more;
+            }
+            if (number < 0) {
+#if PY_VERSION_HEX >= 0x030D0000
+                Py_DECREF(it);
+#endif
+                goto done;
+            }
+            if (number == met) { /* a word not met before: numbers are given in turn */
+                counts[number].number = number;
+                counts[number].count = 0;
+                met++;
+            }
+            counts[number].count++;
+        }
+#if PY_VERSION_HEX >= 0x030D0000
+        Py_DECREF(it);
+        if (PyErr_Occurred())
+            goto done;
+#endif
+    }
+    Py_ssize_t words = met;
+    /* The table gives a word back by its number. */
+    PyObject **by_number = PyMem_Malloc(sizeof(PyObject *) * (size_t)(words ? words : 1));
+    if (by_number == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (size_t slot = 0; slot <= vocabulary.mask; slot++)
+        if (vocabulary.slots[slot].word != NULL)
+            by_number[vocabulary.slots[slot].value] = vocabulary.slots[slot].word;
+    qsort(counts, (size_t)words, sizeof(Frequency), cmp_frequency);
+    out = PyList_New(words);
+    for (Py_ssize_t j = 0; out != NULL && j < words; j++) {
+        PyObject *count = PyLong_FromLongLong(counts[j].count);
+        PyObject *item = count == NULL ? NULL : PyTuple_Pack(2, by_number[counts[j].number], count);
+        Py_XDECREF(count);
+        if (item == NULL)
+            Py_CLEAR(out);
+        else
+            PyList_SET_ITEM(out, j, item);
+    }
+    PyMem_Free(by_number);
+
+done:
+    word_table_free(&vocabulary, 0);
+    PyMem_Free(counts);
+    Py_DECREF(sets);
+    return out;
+}
+
 /* ---- hot_signatures ------------------------------------------------------------------------ */
 
 /* One member's ranks, sorted as sorted() sorts (by <, stable), into `found` (owned references); their
@@ -814,9 +928,9 @@ cmp_int64(const void *x, const void *y)
 static PyObject *
 bucket_neighbours(PyObject *Py_UNUSED(module), PyObject *args)
 {
-    PyObject *sigs;
+    PyObject *sigs, *names;
     long long stride_ll, base_ll;
-    if (!PyArg_ParseTuple(args, "O!LL", &PyList_Type, &sigs, &stride_ll, &base_ll))
+    if (!PyArg_ParseTuple(args, "O!LLO!", &PyList_Type, &sigs, &stride_ll, &base_ll, &PyList_Type, &names))
         return NULL;
     /* The largest place is (base + 1) * stride + a member below stride. */
     if (stride_ll <= 0 || base_ll < 0 || base_ll + 2 > INT64_MAX / stride_ll) {
@@ -824,13 +938,23 @@ bucket_neighbours(PyObject *Py_UNUSED(module), PyObject *args)
         return NULL;
     }
     int64_t stride = stride_ll, last = (base_ll + 1) * stride_ll;
-    Py_ssize_t n = PyList_GET_SIZE(sigs);
+    if ((sigs = PySequence_Tuple(sigs)) == NULL)
+        return NULL;
+    if ((names = PySequence_Tuple(names)) == NULL) {
+        Py_DECREF(sigs);
+        return NULL;
+    }
+    Py_ssize_t n = PyTuple_GET_SIZE(sigs);
     int64_t *ranks = NULL, *later_number = NULL, *later_place = NULL, *members = NULL;
     int *rarest_of = NULL;
     Bucket *table = NULL;
     Seen *seen = NULL;
     Py_ssize_t *first_of = NULL, *fill = NULL, *start = NULL;
-    PyObject *smaller = NULL, *larger = NULL, *result = NULL;
+    PyObject *result = NULL, *pairs = NULL;
+    if (PyTuple_GET_SIZE(names) != n) {
+        PyErr_SetString(PyExc_ValueError, "a name for each member");
+        goto done;
+    }
 
     ranks = PyMem_Malloc(sizeof(int64_t) * RAREST * (size_t)(n ? n : 1));
     rarest_of = PyMem_Malloc(sizeof(int) * (size_t)(n ? n : 1));
@@ -840,7 +964,7 @@ bucket_neighbours(PyObject *Py_UNUSED(module), PyObject *args)
     }
     size_t filings = 0;
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *sig = PyList_GET_ITEM(sigs, i);
+        PyObject *sig = PyTuple_GET_ITEM(sigs, i);
         if (!PyTuple_CheckExact(sig)) {
             PyErr_SetString(PyExc_TypeError, "a member's hot words are a tuple of ranks");
             goto done;
@@ -970,11 +1094,10 @@ bucket_neighbours(PyObject *Py_UNUSED(module), PyObject *args)
     for (Py_ssize_t b = 0; b < buckets; b++)
         qsort(&members[start[b]], (size_t)(start[b + 1] - start[b]), sizeof(int64_t), cmp_int64);
 
-    /* The neighbours, smaller number first: first every pair whose bucket order rises, then those
-       where it falls (the order of hot_subjects.bucket_neighbours). */
-    smaller = PyList_New(0);
-    larger = PyList_New(0);
-    if (smaller == NULL || larger == NULL)
+    /* The neighbours as pairs of names, the smaller number's first: every pair whose bucket order
+       rises, then those where it falls, each once (the order of hot_subjects.bucket_neighbours). */
+    pairs = PyDict_New();
+    if (pairs == NULL)
         goto done;
     for (int rising = 1; rising >= 0; rising--) {
         for (Py_ssize_t b = 0; b < buckets; b++) {
@@ -982,17 +1105,21 @@ bucket_neighbours(PyObject *Py_UNUSED(module), PyObject *args)
                 int64_t before = members[j] % stride, after = members[j + 1] % stride;
                 if ((before < after) != rising)
                     continue;
-                PyObject *lo = PyLong_FromLongLong(rising ? before : after);
-                PyObject *hi = PyLong_FromLongLong(rising ? after : before);
-                int ok = lo != NULL && hi != NULL && PyList_Append(smaller, lo) == 0 && PyList_Append(larger, hi) == 0;
-                Py_XDECREF(lo);
-                Py_XDECREF(hi);
+                Py_ssize_t lo = (Py_ssize_t)(rising ? before : after), hi = (Py_ssize_t)(rising ? after : before);
+                if (lo >= n || hi >= n) { /* a member's number is below n: only a rank out of order gets here */
+                    PyErr_SetString(PyExc_IndexError, "tuple index out of range");
+                    goto done;
+                }
+                PyObject *pair = PyTuple_Pack(2, PyTuple_GET_ITEM(names, lo), PyTuple_GET_ITEM(names, hi));
+                int ok = pair != NULL && PyDict_SetDefault(pairs, pair, Py_None) != NULL;
+                Py_XDECREF(pair);
                 if (!ok)
                     goto done;
             }
         }
     }
-    result = PyTuple_Pack(2, smaller, larger);
+    result = pairs;
+    pairs = NULL;
 
 done:
     PyMem_Free(ranks);
@@ -1005,8 +1132,9 @@ done:
     PyMem_Free(members);
     PyMem_Free(later_number);
     PyMem_Free(later_place);
-    Py_XDECREF(smaller);
-    Py_XDECREF(larger);
+    Py_XDECREF(pairs);
+    Py_DECREF(sigs);
+    Py_DECREF(names);
     return result;
 }
 
@@ -1016,10 +1144,12 @@ static PyMethodDef methods[] = {
      "subject_pairs.scored_pairs in C."},
     {"significant_sets", significant_sets, METH_VARARGS,
      "significant_sets(texts, leave_out): text.significant_sets in C."},
+    {"document_frequencies", document_frequencies, METH_VARARGS,
+     "document_frequencies(sets): subject_pairs.document_frequencies in C."},
     {"hot_signatures", hot_signatures, METH_VARARGS,
      "hot_signatures(sets, ranks): hot_subjects.hot_signatures in C."},
     {"bucket_neighbours", bucket_neighbours, METH_VARARGS,
-     "bucket_neighbours(sigs, stride, base): hot_subjects.bucket_neighbours in C, as two lists."},
+     "bucket_neighbours(sigs, stride, base, names): hot_subjects.bucket_neighbours in C."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -90,15 +90,16 @@ def hot_pairs(hot: Mapping[str, list[K]], words: Words[K]) -> AbstractSet[tuple[
 
     `hot` maps each hot word of the group to its members' keys; `words` gives every member's words.
     """
-    return paired_by_hot_words({w: len(keys) for w, keys in hot.items()}, {k for keys in hot.values() for k in keys}, words)
+    return paired_by_hot_words({w: len(keys) for w, keys in hot.items()}, {k for keys in hot.values() for k in keys}, words).keys()
 
 
-def paired_by_hot_words(frequency: Mapping[str, int], members: Iterable[K], words: Words[K]) -> AbstractSet[tuple[K, K]]:
+def paired_by_hot_words(frequency: Mapping[str, int], members: Iterable[K], words: Words[K]) -> dict[tuple[K, K], None]:
     """`hot_pairs` from each hot word's frequency in the group and its members (those with fewer than
-    two hot words are left out here: no need to find them first).
+    two hot words are left out here: no need to find them first), as the keys of a dict the caller
+    may keep (a set that keeps its order).
 
     Keys are anything ordered (subject_pairs.py passes numbers in the order of the keys). The pairs
-    come in the order the buckets give them, as a dict's keys (a set that keeps its order): a bucket's
+    come in the order the buckets give them (the memories standing for others first): a bucket's
     pairs share members, so a caller that reads each pair's words finds many still in the cache (the
     overlaps of subject_pairs.py: 7 ms, a tenth, less CPU on a bank of 50k memories than in a set's
     order).
@@ -123,10 +124,12 @@ def paired_by_hot_words(frequency: Mapping[str, int], members: Iterable[K], word
         for k, sig in compress(zip(keys, sigs), map(ne, keys, stand_ins)):
             out[last.get(sig, first[sig]), k] = None
             last[sig] = k
-    firsts = list(first.values())  # numbered in the order of their keys: the smaller number, the smaller key
-    smaller, larger = _bucket_neighbours(list(first), stride, len(rarest_first))
-    out.update(zip(zip(map(firsts.__getitem__, smaller), map(firsts.__getitem__, larger)), repeat(None)))
-    return out.keys()
+    # The firsts numbered in the order of their keys: the smaller number, the smaller key.
+    found = _bucket_neighbours(list(first), stride, len(rarest_first), list(first.values()))
+    if not out:
+        return found
+    out.update(found)
+    return out
 
 
 def hot_signatures(member_words: list[AbstractSet[str]], ranks: dict[str, int]) -> list[tuple[int, ...]]:
@@ -157,10 +160,11 @@ def _lanes(sigs: list[tuple[int, ...]]) -> Iterator[tuple[int, Sequence[int], Se
             yield rarest, list(compress(range(len(sigs)), chosen)), list(compress(sigs, chosen))
 
 
-def bucket_neighbours(sigs: list[tuple[int, ...]], stride: int, base: int) -> tuple[Iterable[int], Iterable[int]]:
+def bucket_neighbours(sigs: list[tuple[int, ...]], stride: int, base: int, names: Sequence[K]) -> dict[tuple[K, K], None]:
     """The members (numbers: indexes in `sigs`, below `stride`; their ranks run from 1 to `base`, each
-    times `stride`) that are neighbours in a bucket: the smaller number of each pair, and the larger.
-    The reference of the C form in _pair_search.c, which native.py runs when it is built."""
+    times `stride`) that are neighbours in a bucket, as pairs of their `names` (the smaller number's
+    first), the keys of a dict: every pair where the bucket's order rises, then those where it falls,
+    each once. The reference of the C form in _pair_search.c, which native.py runs when it is built."""
     # A filing's place in its bucket's order, as one int: the rank it is ordered by + the member (rank
     # base + 1 when it has no other word: after every member that has one). No two filings share a
     # place (a member's filings are ordered by different ranks), so the place of a bucket's first
@@ -193,8 +197,9 @@ def bucket_neighbours(sigs: list[tuple[int, ...]], stride: int, base: int) -> tu
     # A bucket's order is by rank, not by number: each pair turned smaller first.
     rising = list(map(lt, before, after))
     falling = list(map(not_, rising))
-    return (chain(compress(before, rising), compress(after, falling)),
-            chain(compress(after, rising), compress(before, falling)))
+    smaller = map(names.__getitem__, chain(compress(before, rising), compress(after, falling)))
+    larger = map(names.__getitem__, chain(compress(after, rising), compress(before, falling)))
+    return dict.fromkeys(zip(smaller, larger))
 
 
 _bucket_neighbours = native.preferred(bucket_neighbours)

@@ -1,8 +1,9 @@
-"""Which form of the subject-pair search's two inner loops runs: C or Python.
+"""Which form of the subject-pair search's inner loops runs: C or Python.
 
 `pip install` builds `_pair_search.c` (an optional extension: an install without a C compiler goes on
 without it). Each of its functions is the C form of a Python function that stays beside its caller as
-the reference and the fallback (subject_pairs.scored_pairs, hot_subjects.bucket_neighbours); both give
+the reference and the fallback (text.significant_sets, subject_pairs.document_frequencies and
+scored_pairs, hot_subjects.hot_signatures and bucket_neighbours); both give
 the same values in the same order (tests/test_pair_search_native.py), so a plan's bytes never depend
 on which one ran. MEMCONSOLIDATE_PURE_PYTHON=1 runs the Python forms (for a comparison or a bug hunt).
 """

@@ -220,7 +220,7 @@ class _Search:
         """One group's pairs, through its rarer words only (their overlap is then measured on every
         word): all pairs of each word at most `max_df` memories have, and those hot_subjects.py
         finds among the memories sharing hotter ones."""
-        by_frequency = Counter(chain.from_iterable(words)).most_common()
+        by_frequency = _document_frequencies(list(words))
         hot_end = bisect_left(by_frequency, -max_df, key=lambda wc: -wc[1])
         cold = frozenset(w for w, _ in by_frequency[hot_end : bisect_left(by_frequency, -1, key=lambda wc: -wc[1])])
         if cold:
@@ -240,7 +240,10 @@ class _Search:
             # Every member: those without two hot words are left out as their hot words are looked up
             # (a pass to find first those having one cost 11 ms on a bank of 50k memories, all having).
             found = paired_by_hot_words(dict(by_frequency[:hot_end]), numbers, self.words)
-            self.hot_pairs.update(zip(found, repeat(None)))
+            if self.hot_pairs:  # a group before this one had some
+                self.hot_pairs.update(found)
+            else:
+                self.hot_pairs = found
 
     def _partner_pairs(self) -> Iterator[tuple[int, int]]:
         """The pairs of `partners`, (a, b), each memory's together."""
@@ -312,4 +315,12 @@ def scored_pairs(pairs: Iterable[tuple[int, int]], words: list[AbstractSet[str]]
     return dict(by_ratio)
 
 
+def document_frequencies(word_sets: list[AbstractSet[str]]) -> list[tuple[str, int]]:
+    """Each word with how many of `word_sets` hold it, most first, then in the order first met
+    (`Counter.most_common`). The reference of the C form in _pair_search.c, which native.py runs
+    when it is built."""
+    return Counter(chain.from_iterable(word_sets)).most_common()
+
+
 _scored_pairs = native.preferred(scored_pairs)
+_document_frequencies = native.preferred(document_frequencies)
