@@ -34,89 +34,130 @@ def test_each_is_preferred_over_its_reference():
     assert hot_subjects._bucket_neighbours is compiled.bucket_neighbours
     assert hot_subjects._hot_signatures is compiled.hot_signatures
     assert subject_pairs._document_frequencies is compiled.document_frequencies
-    assert text._significant_sets is compiled.significant_sets
+    assert text._significant_tuples is compiled.significant_tuples
 
 
 _WORDS = st.sampled_from([f"w{i}" for i in range(12)])
 _WORDS_MANY = st.sampled_from([f"w{i}" for i in range(40)])
 
 
-# ---- significant_sets -------------------------------------------------------------------------
+# ---- significant_tuples -----------------------------------------------------------------------
 
 _ASCII_TEXT = st.text(alphabet=st.sampled_from(list("abcdefg0123 \t\n\x0b\x0c\r\x1c\x1f_-")), max_size=60)
+_TAGS = st.sampled_from(["Ops", "ops", "db", "x", "abc", "Q"])
+# The word of each tag: most as subject_pairs makes them, some equal to another tag's or a text's word,
+# some the word of a stopword (kept all the same: a tag's word is never left out).
+_TAG_WORDS = st.fixed_dictionaries({tag: st.sampled_from([f"#tag:{tag.lower()}", "#tag:ops", "abc", "the", "a"]) for tag in
+                                    ["Ops", "ops", "db", "x", "abc", "Q"]})
 
 
-@given(st.lists(_ASCII_TEXT, max_size=30))
+@given(st.lists(st.tuples(_ASCII_TEXT, st.lists(_TAGS, max_size=4) | st.lists(_TAGS, max_size=4).map(tuple)), max_size=30),
+       _TAG_WORDS)
 @settings(max_examples=300, deadline=None)
-def test_significant_sets_are_the_references(texts):
-    got, want = compiled.significant_sets(texts, _NOT_SIGNIFICANT_ASCII), text.significant_sets(texts, _NOT_SIGNIFICANT_ASCII)
+def test_significant_tuples_are_the_references(memories, tag_word):
+    texts, tags = [t for t, _ in memories], [ts for _, ts in memories]
+    got = compiled.significant_tuples(texts, _NOT_SIGNIFICANT_ASCII, tags, tag_word)
+    want = text.significant_tuples(texts, _NOT_SIGNIFICANT_ASCII, tags, tag_word)
     assert got == want
-    assert all(type(s) is frozenset for s in got)
+    assert all(type(words) is tuple for words in got[0])
 
 
-def test_significant_sets_are_interned_words_shared_between_sets():
-    a, b = compiled.significant_sets(["deploy ledger ledger", "ledger rollback"], frozenset())
-    assert a == {"deploy", "ledger"} and b == {"ledger", "rollback"}
-    # One object for a word in every set, and it is the interned one.
-    ledger_a, = a & {"ledger"}
-    assert next(w for w in b if w == "ledger") is ledger_a
-    assert sys.intern("ledger") is ledger_a
+def test_significant_tuples_are_interned_words_shared_between_memories():
+    (a, b), sizes = compiled.significant_tuples(["deploy ledger ledger", "ledger rollback"], frozenset(), [["Ops"], ["ops", "Ops"]],
+                                                {"Ops": "#tag:ops", "ops": "".join(["#tag:", "ops"])})
+    assert a == ("deploy", "ledger", "#tag:ops") and b == ("ledger", "rollback", "#tag:ops") and sizes == [2, 2]
+    # One object for a word in every memory's words, and it is the interned one (a tag's word too).
+    assert b[0] is a[1] is sys.intern("ledger")
+    assert b[2] is a[2] is sys.intern("#tag:ops")
 
 
-def test_significant_sets_refuse_what_is_not_ascii_text():
+def test_significant_tuples_refuse_what_is_not_ascii_text_or_tags_as_made():
     with pytest.raises(ValueError):
-        compiled.significant_sets(["caf\u00e9 menu"], frozenset())
+        compiled.significant_tuples(["caf\u00e9 menu"], frozenset(), [[]], {})
     with pytest.raises(ValueError):
-        compiled.significant_sets([b"bytes"], frozenset())
+        compiled.significant_tuples([b"bytes"], frozenset(), [[]], {})
+    with pytest.raises(ValueError):  # a tag's word that is not ASCII
+        compiled.significant_tuples(["menu"], frozenset(), [["cafe"]], {"cafe": "#tag:caf\u00e9"})
     with pytest.raises(TypeError):
-        compiled.significant_sets(("a tuple",), frozenset())
+        compiled.significant_tuples(("a tuple",), frozenset(), [[]], {})
+    for tags in ([], [[], []]):  # tags for each text
+        with pytest.raises(ValueError):
+            compiled.significant_tuples(["menu"], frozenset(), tags, {})
+        with pytest.raises(ValueError):
+            text.significant_tuples(["menu"], frozenset(), tags, {})
+    for tags in ([{"db"}], [[b"db"]], ["db"]):
+        with pytest.raises(TypeError):
+            compiled.significant_tuples(["menu"], frozenset(), tags, {"db": "#tag:db"})
+    with pytest.raises(KeyError):  # a tag without its word, as the reference's lookup
+        compiled.significant_tuples(["menu"], frozenset(), [["db"]], {})
+    with pytest.raises(TypeError):
+        compiled.significant_tuples(["menu"], frozenset(), [["db"]], {"db": 1})
 
 
 def test_a_store_with_many_words_grows_the_table_of_words_seen():
     texts = [" ".join(f"w{i}x{j}" for j in range(40)) for i in range(400)]  # 16,000 distinct words
-    assert compiled.significant_sets(texts, frozenset()) == text.significant_sets(texts, frozenset())
+    tags = [[f"t{i}", f"t{i + 1}"] for i in range(400)]
+    tag_word = {f"t{i}": f"#tag:t{i}" for i in range(401)}
+    got = compiled.significant_tuples(texts, frozenset(), tags, tag_word)
+    assert got == text.significant_tuples(texts, frozenset(), tags, tag_word)
+    assert len(got[0][0]) == 42 and got[1][0] == 40
+
+
+def test_significant_of_each_is_the_same_with_or_without_ascii():
+    # One text not ASCII: every text through the Python form, with the same words in the same order.
+    texts = ["deploy the ledger ledger at night", "rollback ledger", "caf\u00e9 menu of the day"]
+    tags = [["Ops"], [], ["ops", "db"]]
+    words, sizes = text.significant_of_each(texts, tags, lambda t: f"#tag:{t.lower()}")
+    assert words == [("deploy", "ledger", "night", "#tag:ops"), ("rollback", "ledger"), ("caf\u00e9", "menu", "day", "#tag:ops", "#tag:db")]
+    assert sizes == [3, 2, 3]
+    assert text.significant_of_each(texts[:2], tags[:2], lambda t: f"#tag:{t.lower()}") == (words[:2], sizes[:2])
 
 
 # ---- document_frequencies -------------------------------------------------------------------
 
-@given(st.lists(st.frozensets(_WORDS_MANY, max_size=12) | st.sets(_WORDS_MANY, max_size=12), max_size=40))
+_MEMORY_WORDS = st.lists(_WORDS_MANY, max_size=12, unique=True).map(tuple)
+
+
+@given(st.lists(_MEMORY_WORDS, max_size=40))
 @settings(max_examples=300, deadline=None)
-def test_document_frequencies_are_the_references_in_their_order(sets):
-    assert compiled.document_frequencies(sets) == subject_pairs.document_frequencies(sets)
+def test_document_frequencies_are_the_references_in_their_order(memories):
+    assert compiled.document_frequencies(memories) == subject_pairs.document_frequencies(memories)
 
 
 def test_document_frequencies_of_many_words_and_equal_words_that_are_not_one_object():
-    sets = [frozenset({f"w{i}", f"w{i + 1}", "".join(["sha", "red"])}) for i in range(3000)]  # 3,001 words
-    got = compiled.document_frequencies(sets)
-    assert got == subject_pairs.document_frequencies(sets)
+    memories = [(f"w{i}", f"w{i + 1}", "".join(["sha", "red"])) for i in range(3000)]  # 3,001 words
+    got = compiled.document_frequencies(memories)
+    assert got == subject_pairs.document_frequencies(memories)
     assert got[0] == ("shared", 3000)
     with pytest.raises(TypeError):
-        compiled.document_frequencies([frozenset({1, 2})])
+        compiled.document_frequencies([(1, 2)])
     with pytest.raises(TypeError):
         compiled.document_frequencies([["a"]])
+    with pytest.raises(TypeError):
+        compiled.document_frequencies([frozenset({"a"})])
 
 
 # ---- hot_signatures ---------------------------------------------------------------------------
 
-
-
-@given(st.lists(st.frozensets(_WORDS, max_size=9) | st.sets(_WORDS, max_size=9), max_size=20),
+@given(st.lists(st.lists(_WORDS, max_size=9, unique=True).map(tuple), max_size=20),
        st.dictionaries(_WORDS, st.integers(min_value=0, max_value=10**6) | st.integers(min_value=-5, max_value=5)))
 @settings(max_examples=300, deadline=None)
-def test_hot_signatures_are_the_references(sets, ranks):
-    assert compiled.hot_signatures(sets, ranks) == hot_subjects.hot_signatures(sets, ranks)
+def test_hot_signatures_are_the_references(memories, ranks):
+    assert compiled.hot_signatures(memories, ranks) == hot_subjects.hot_signatures(memories, ranks)
 
 
 def test_hot_signatures_refuse_a_rank_that_is_not_an_int():
     with pytest.raises(TypeError):
-        compiled.hot_signatures([frozenset({"a"})], {"a": 1.5})
+        compiled.hot_signatures([("a",)], {"a": 1.5})
     with pytest.raises(TypeError):
         compiled.hot_signatures([["a"]], {"a": 1})
+    with pytest.raises(TypeError):
+        compiled.hot_signatures([frozenset({"a"})], {"a": 1})
 
 
 def test_hot_signatures_take_big_ints_as_they_come():
     big = 2**80
-    assert compiled.hot_signatures([frozenset({"a", "b"})], {"a": big + 1, "b": big}) == [(big, big + 1)]
+    assert compiled.hot_signatures([("a", "b")], {"a": big + 1, "b": big}) == [(big, big + 1)]
 
 
 # ---- bucket_neighbours ------------------------------------------------------------------------
@@ -163,7 +204,8 @@ def test_bucket_neighbours_refuse_ranks_out_of_range():
 @st.composite
 def _scoring(draw):
     n = draw(st.integers(min_value=1, max_value=25))
-    words = [draw(st.frozensets(_WORDS, min_size=1, max_size=9) | st.sets(_WORDS, min_size=1, max_size=9)) for _ in range(n)]
+    # (A word twice in a memory, which significant_tuples never gives, counts once, as in a set.)
+    words = [tuple(draw(st.lists(_WORDS, min_size=1, max_size=9, unique=draw(st.booleans())))) for _ in range(n)]
     body_size = [max(0, len(w) - draw(st.integers(min_value=0, max_value=2))) for w in words]
     odd = draw(st.sets(st.integers(min_value=0, max_value=n - 1), max_size=3))
     pairs = draw(st.lists(st.tuples(st.integers(min_value=0, max_value=n - 1), st.integers(min_value=0, max_value=n - 1)), max_size=60))
@@ -177,7 +219,7 @@ def _scoring(draw):
 @settings(max_examples=400, deadline=None)
 def test_scored_pairs_are_the_references_and_ask_the_same_questions(case):
     pairs, words, body_size, odd, n, min_shared, min_overlap, same = case
-    sizes = list(map(len, words))
+    sizes = list(map(len, map(set, words)))
     results = []
     for scored in (compiled.scored_pairs, subject_pairs.scored_pairs):
         asked: list[tuple[int, int]] = []
@@ -195,8 +237,8 @@ def test_scored_pairs_are_the_references_and_ask_the_same_questions(case):
 
 def test_scored_pairs_number_equal_words_alike_whatever_their_objects():
     # Words that are equal but not one object (not interned) are shared words all the same.
-    a = frozenset({"".join(["led", "ger"]), "deploy", "night"})
-    b = frozenset({"".join(["le", "dger"]), "deploy", "day"})
+    a = ("".join(["led", "ger"]), "deploy", "night")
+    b = ("deploy", "".join(["le", "dger"]), "day")
     got = compiled.scored_pairs([(0, 1)], [a, b], [3, 3], [3, 3], set(), 2, 2, 0.5, lambda x, y: False)
     assert got == subject_pairs.scored_pairs([(0, 1)], [a, b], [3, 3], [3, 3], set(), 2, 2, 0.5, lambda x, y: False) == {2 / 3: [1]}
 
@@ -205,13 +247,13 @@ def test_scored_pairs_pass_on_an_error_of_the_same_tokens_check():
     def broken(a, b):
         raise KeyError("gone")
 
-    words = [frozenset({"x", "y"}), frozenset({"x", "y"})]
+    words = [("x", "y"), ("y", "x")]
     with pytest.raises(KeyError):
         compiled.scored_pairs([(0, 1)], words, [2, 2], [2, 2], set(), 2, 2, 0.4, broken)
 
 
 def test_scored_pairs_refuse_what_the_reference_refuses():
-    words = [frozenset({"x"}), frozenset()]
+    words = [("x",), ()]
     for bad in ([(0, 5)], [(0,)], [[0, 1]]):
         with pytest.raises((IndexError, TypeError)):
             compiled.scored_pairs(bad, words, [1, 0], [1, 0], set(), 2, 0, 0.0, lambda a, b: False)
@@ -240,9 +282,11 @@ def test_a_plan_is_the_same_bytes_with_the_c_forms_and_without(tmp_path):
 def test_words_that_are_not_str_are_refused_not_compared_by_python_code():
     # A set member of another type could run Python code while the C forms hold borrowed references.
     with pytest.raises(TypeError):
-        compiled.scored_pairs([(0, 1)], [frozenset({1, 2}), frozenset({1, 2})], [2, 2], [2, 2], set(), 2, 2, 0.4, lambda a, b: False)
+        compiled.scored_pairs([(0, 1)], [(1, 2), (1, 2)], [2, 2], [2, 2], set(), 2, 2, 0.4, lambda a, b: False)
     with pytest.raises(TypeError):
-        compiled.hot_signatures([frozenset({1})], {1: 5})
+        compiled.scored_pairs([(0, 1)], [frozenset({"a"}), ("a",)], [1, 1], [1, 1], set(), 2, 1, 0.4, lambda a, b: False)
+    with pytest.raises(TypeError):
+        compiled.hot_signatures([(1,)], {1: 5})
 
 
 def test_what_could_run_python_code_mid_read_is_refused_up_front():
@@ -254,17 +298,19 @@ def test_what_could_run_python_code_mid_read_is_refused_up_front():
         def __eq__(self, other):
             return False
 
-    class OwnSet(frozenset):
+    class OwnTuple(tuple):
         pass
 
     with pytest.raises(TypeError):
-        compiled.significant_sets(["abc def"], frozenset({Colliding()}))
+        compiled.significant_tuples(["abc def"], frozenset({Colliding()}), [[]], {})
     with pytest.raises(TypeError):
-        compiled.hot_signatures([frozenset({"abc"})], {Colliding(): 1, "abc": 2})
+        compiled.significant_tuples(["abc def"], frozenset(), [["abc"]], {Colliding(): "#tag:x", "abc": "#tag:abc"})
     with pytest.raises(TypeError):
-        compiled.hot_signatures([OwnSet({"abc"})], {"abc": 2})
+        compiled.hot_signatures([("abc",)], {Colliding(): 1, "abc": 2})
     with pytest.raises(TypeError):
-        compiled.scored_pairs([(0, 1)], [OwnSet({"a", "b"}), frozenset({"a", "b"})], [2, 2], [2, 2], set(), 2, 2, 0.4, lambda a, b: False)
+        compiled.hot_signatures([OwnTuple(("abc",))], {"abc": 2})
+    with pytest.raises(TypeError):
+        compiled.scored_pairs([(0, 1)], [OwnTuple(("a", "b")), ("a", "b")], [2, 2], [2, 2], set(), 2, 2, 0.4, lambda a, b: False)
     with pytest.raises(TypeError):
         compiled.bucket_neighbours([(2, True)], 2, 3, [0])
 
@@ -273,7 +319,7 @@ def test_edge_cases_found_by_review_match_the_references():
     # a rank twice in one member (never made by hot_signatures) pairs it with nobody, not with itself
     assert compiled.bucket_neighbours([(2, 2, 4)], 1, 4, [0]) == hot_subjects.bucket_neighbours([(2, 2, 4)], 1, 4, [0]) == {}
     # body_size[b] is read only when the reference reads it
-    words = [frozenset({"x", "y", "z"}), frozenset({"x", "y"})]
+    words = [("x", "y", "z"), ("x", "y")]
     args = ([(0, 1)], words, [3, 2], [3], set(), 2, 2, 0.4, lambda a, b: False)
     assert compiled.scored_pairs(*args) == subject_pairs.scored_pairs(*args) == {1.0: [1]}
     with pytest.raises(ValueError):  # a negative count of memories

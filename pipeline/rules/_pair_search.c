@@ -2,7 +2,7 @@
 
    Each function here is the C form of a Python function that stays the reference and the fallback:
 
-     significant_sets      text.significant_sets               (one step per word of a text)
+     significant_tuples    text.significant_tuples             (one step per word of a text)
      document_frequencies  subject_pairs.document_frequencies  (one step per word of a memory)
      hot_signatures        hot_subjects.hot_signatures         (one step per word of a memory)
      bucket_neighbours     hot_subjects.bucket_neighbours      (one step per filing of a hot subject)
@@ -22,32 +22,33 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The inputs are read as the pipeline makes them: exact sets of exact str, tuples of exact ints, dicts
-   of str. Anything else is refused before any of it is read, so no Python code (an __eq__, __hash__,
+/* The inputs are read as the pipeline makes them: tuples of exact str (a memory's words), a frozenset
+   of str, tuples of exact ints, dicts of str. Anything else is refused before any of it is read, so no Python code (an __eq__, __hash__,
    __index__ or __iter__ of the caller's) runs while a borrowed reference is held. A list is read
    through a tuple made of it at the start, which holds its items for the whole call. */
 
+/* A memory's words: an exact tuple (its items then read one by one as exact str). */
 static int
-exact_set(PyObject *set)
+exact_words(PyObject *words)
 {
-    if (PySet_CheckExact(set) || PyFrozenSet_CheckExact(set))
+    if (PyTuple_CheckExact(words))
         return 1;
-    PyErr_SetString(PyExc_TypeError, "a memory's words are a set");
+    PyErr_SetString(PyExc_TypeError, "a memory's words are a tuple");
     return 0;
 }
 
-/* Whether every member of `set` (or every key of a dict, with `values_int`: every value an int) is
-   an exact str; 0 with a TypeError else. */
+/* Whether every member of `set` (or every key of a dict, and every value of type `values` unless it
+   is NULL) is an exact str; 0 with a TypeError else. */
 static int
-all_str(PyObject *container, int values_int)
+all_str(PyObject *container, PyTypeObject *values)
 {
     Py_ssize_t pos = 0;
     PyObject *key, *value;
     Py_hash_t hash;
     if (PyDict_Check(container)) {
         while (PyDict_Next(container, &pos, &key, &value))
-            if (!PyUnicode_CheckExact(key) || (values_int && !PyLong_CheckExact(value))) {
-                PyErr_SetString(PyExc_TypeError, values_int ? "ranks are ints by str" : "words are str");
+            if (!PyUnicode_CheckExact(key) || (values != NULL && Py_TYPE(value) != values)) {
+                PyErr_SetString(PyExc_TypeError, values != NULL ? "values of the wrong type by str" : "words are str");
                 return 0;
             }
         return 1;
@@ -80,11 +81,12 @@ all_str(PyObject *container, int values_int)
 }
 
 /* Words by a hash (open addressing, linear probes), each with a number its user keeps for it: the
-   words met in ASCII text (whether it is left out), the members of sets (the order they were met). */
+   words met in ASCII text (whether it is left out), the words of memories (the order they were met). */
 typedef struct {
     uint64_t hash;
     PyObject *word; /* NULL: an empty slot */
     int32_t value;
+    Py_ssize_t last_text; /* significant_tuples: the last text that gave it, + 1 (each word once a text) */
 } Word_slot;
 
 typedef struct {
@@ -144,7 +146,7 @@ word_table_make_room(Word_table *table)
     return 0;
 }
 
-/* ---- significant_sets ---------------------------------------------------------------------- */
+/* ---- significant_tuples --------------------------------------------------------------------- */
 
 static uint64_t
 bytes_hash(const Py_UCS1 *at, Py_ssize_t len)
@@ -192,39 +194,91 @@ seen_word(Word_table *seen, const Py_UCS1 *at, Py_ssize_t len, PyObject *leave_o
     return slot;
 }
 
-static PyObject *
-significant_sets(PyObject *Py_UNUSED(module), PyObject *args)
+/* A word already met gives its slot back; a new one is added. The word of a tag goes through the same
+   table (it is ASCII too), so it is interned, and met once per text, as the text's own words are. */
+static int
+add_once(Word_slot *slot, Py_ssize_t text, PyObject ***found, Py_ssize_t *count, Py_ssize_t *room)
 {
-    PyObject *texts, *leave_out;
-    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &texts, &PyFrozenSet_Type, &leave_out))
+    if (slot->last_text == text + 1)
+        return 0;
+    slot->last_text = text + 1;
+    if (*count == *room) {
+        Py_ssize_t more = *room * 2;
+        PyObject **grown = PyMem_Realloc(*found, sizeof(PyObject *) * (size_t)more);
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        *found = grown;
+        *room = more;
+    }
+    (*found)[(*count)++] = slot->word;
+    return 0;
+}
+
+static PyObject *
+significant_tuples(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *texts, *leave_out, *tags, *tag_word;
+    if (!PyArg_ParseTuple(args, "O!O!O!O!", &PyList_Type, &texts, &PyFrozenSet_Type, &leave_out, &PyList_Type, &tags,
+                          &PyDict_Type, &tag_word))
         return NULL;
-    if (!PyFrozenSet_CheckExact(leave_out) || !all_str(leave_out, 0)) {
+    if (!PyFrozenSet_CheckExact(leave_out) || !all_str(leave_out, NULL)) {
         if (!PyErr_Occurred())
             PyErr_SetString(PyExc_TypeError, "leave_out is a frozenset of str");
         return NULL;
     }
+    if (!PyDict_CheckExact(tag_word) || !all_str(tag_word, &PyUnicode_Type)) { /* a lookup: str with str */
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "tag_word is a dict of str by str");
+        return NULL;
+    }
     if ((texts = PySequence_Tuple(texts)) == NULL)
         return NULL;
-    Py_ssize_t n = PyTuple_GET_SIZE(texts);
-    PyObject *out = PyList_New(n);
-    if (out == NULL) {
+    if ((tags = PySequence_Tuple(tags)) == NULL) {
         Py_DECREF(texts);
         return NULL;
     }
-    Word_table seen;
-    PyObject *words = NULL; /* one text's words, each text in turn */
-    if (word_table_init(&seen, 4096) < 0 || (words = PySet_New(NULL)) == NULL)
-        goto fail;
+    Py_ssize_t n = PyTuple_GET_SIZE(texts), room = 64, count = 0;
+    PyObject *out = NULL, *body_sizes = NULL, *result = NULL;
+    PyObject **found = NULL; /* one text's words, each text in turn (borrowed from `seen`) */
+    Word_table seen = {NULL, 0, 0};
+    if (PyTuple_GET_SIZE(tags) != n) {
+        PyErr_SetString(PyExc_ValueError, "tags for each text");
+        goto done;
+    }
+    /* Every text's tags an exact list (or tuple) of exact str before any is read: a lookup in
+       `tag_word` then compares str with str, and no Python code runs to change them while they are read. */
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *its = PyTuple_GET_ITEM(tags, i);
+        if (!PyList_CheckExact(its) && !PyTuple_CheckExact(its)) {
+            PyErr_SetString(PyExc_TypeError, "a text's tags are a list");
+            goto done;
+        }
+        for (Py_ssize_t j = 0; j < PySequence_Fast_GET_SIZE(its); j++)
+            if (!PyUnicode_CheckExact(PySequence_Fast_GET_ITEM(its, j))) {
+                PyErr_SetString(PyExc_TypeError, "a tag is a str");
+                goto done;
+            }
+    }
+    if ((out = PyList_New(n)) == NULL || (body_sizes = PyList_New(n)) == NULL)
+        goto done;
+    found = PyMem_Malloc(sizeof(PyObject *) * (size_t)room);
+    if (found == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    if (word_table_init(&seen, 4096) < 0)
+        goto done;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *text = PyTuple_GET_ITEM(texts, i);
         if (!PyUnicode_Check(text) || !PyUnicode_IS_ASCII(text)) {
             PyErr_SetString(PyExc_ValueError, "a text of ASCII only");
-            goto fail;
+            goto done;
         }
         const Py_UCS1 *data = PyUnicode_1BYTE_DATA(text);
         Py_ssize_t len = PyUnicode_GET_LENGTH(text), at = 0;
-        if (PySet_Clear(words) < 0)
-            goto fail;
+        count = 0;
         while (at < len) {
             /* str.split(): runs of anything but whitespace (ASCII's: space, \t\n\v\f\r, \x1c-\x1f) */
             while (at < len && Py_UNICODE_ISSPACE(data[at]))
@@ -235,45 +289,66 @@ significant_sets(PyObject *Py_UNUSED(module), PyObject *args)
             if (at == start)
                 break;
             Word_slot *word = seen_word(&seen, &data[start], at - start, leave_out);
-            if (word == NULL)
-                goto fail;
-            if (!word->value && PySet_Add(words, word->word) < 0)
-                goto fail;
+            if (word == NULL || (!word->value && add_once(word, i, &found, &count, &room) < 0))
+                goto done;
         }
-        /* Made from a set, the frozenset is sized for what it holds (16 slots for 5 to 8 words, the
-           set's own 8 for up to 4); made word by word, as frozenset(iterable) makes it, it has 32 for
-           5 to 10: twice the memory, for 50k sets, and for everything that reads them. Its members
-           are the same, added in the same order. */
-        PyObject *set = PyFrozenSet_New(words);
-        if (set == NULL)
-            goto fail;
-        PyList_SET_ITEM(out, i, set);
+        PyObject *body_size = PyLong_FromSsize_t(count);
+        if (body_size == NULL)
+            goto done;
+        PyList_SET_ITEM(body_sizes, i, body_size);
+        PyObject *its = PyTuple_GET_ITEM(tags, i);
+        for (Py_ssize_t j = 0; j < PySequence_Fast_GET_SIZE(its); j++) {
+            PyObject *tag = PySequence_Fast_GET_ITEM(its, j);
+            PyObject *word = PyDict_GetItemWithError(tag_word, tag); /* borrowed */
+            if (word == NULL) {
+                if (!PyErr_Occurred())
+                    PyErr_SetObject(PyExc_KeyError, tag);
+                goto done;
+            }
+            if (!PyUnicode_IS_ASCII(word)) {
+                PyErr_SetString(PyExc_ValueError, "a tag's word of ASCII only");
+                goto done;
+            }
+            /* Kept whether or not leave_out holds it: a tag's word is added to the text's, not filtered. */
+            Word_slot *slot = seen_word(&seen, PyUnicode_1BYTE_DATA(word), PyUnicode_GET_LENGTH(word), leave_out);
+            if (slot == NULL || add_once(slot, i, &found, &count, &room) < 0)
+                goto done;
+        }
+        PyObject *words = PyTuple_New(count);
+        if (words == NULL)
+            goto done;
+        for (Py_ssize_t j = 0; j < count; j++) {
+            Py_INCREF(found[j]);
+            PyTuple_SET_ITEM(words, j, found[j]);
+        }
+        PyList_SET_ITEM(out, i, words);
     }
-    word_table_free(&seen, 1);
-    Py_DECREF(words);
-    Py_DECREF(texts);
-    return out;
+    result = PyTuple_Pack(2, out, body_sizes);
 
-fail:
+done:
     word_table_free(&seen, 1);
-    Py_XDECREF(words);
-    Py_DECREF(out);
+    PyMem_Free(found);
+    Py_XDECREF(out);
+    Py_XDECREF(body_sizes);
     Py_DECREF(texts);
-    return NULL;
+    Py_DECREF(tags);
+    return result;
 }
 
 /* ---- scored_pairs -------------------------------------------------------------------------- */
 
-/* Each of `sets`' members as a number (the order words are first met in), each set as a sorted run
-   of numbers: `ids[start[i]:start[i + 1]]` is set i. Two runs share as many numbers as their sets
-   share words, and counting them by a merge reads 32 bytes of a memory's words, not its set's table
-   and the words' own objects: on a bank of 50k memories the pairs' sets are 36 MB, read out of
-   order, and the lookups in them were nine tenths of the scoring. Numbers follow equality, as the
-   sets' lookups do: two equal words that are not one object (not interned) have one number. */
+/* Each memory's words as numbers (the order words are first met in), each memory as a sorted run of
+   numbers: `ids[start[i]:stop[i]]` is memory i. Two runs share as many numbers as their memories
+   share words, and counting them by a merge reads 32 bytes of a memory's words, not a set's table
+   and the words' own objects: on a bank of 50k memories the pairs' sets were 36 MB, read out of
+   order, and the lookups in them were nine tenths of the scoring. Numbers follow equality, as a set's
+   lookups do: two equal words that are not one object (not interned) have one number, and a word
+   given twice is counted once. */
 typedef struct {
     int32_t *ids;
     Py_ssize_t *start;
-    Py_ssize_t count; /* of sets, as they were when read: a callback may change the list since */
+    Py_ssize_t *stop;
+    Py_ssize_t count; /* of memories, as they were when read: a callback may change the list since */
 } Runs;
 
 static void
@@ -281,11 +356,13 @@ free_runs(Runs *runs)
 {
     PyMem_Free(runs->ids);
     PyMem_Free(runs->start);
+    PyMem_Free(runs->stop);
     runs->ids = NULL;
     runs->start = NULL;
+    runs->stop = NULL;
 }
 
-/* The word's number in `vocabulary` (which borrows its words from the sets being read; matched by
+/* The word's number in `vocabulary` (which borrows its words from the memories being read; matched by
    identity first, the search's words being interned, by equality else): a new one for a word not met
    before; -1 with an exception set. */
 static int32_t
@@ -318,26 +395,27 @@ number_of(Word_table *vocabulary, PyObject *word, Py_hash_t hash)
 
 /* 0, or -1 with an exception set. */
 static int
-make_runs(PyObject *sets, Runs *runs)
+make_runs(PyObject *words, Runs *runs)
 {
-    Py_ssize_t n = PyList_GET_SIZE(sets), total = 0;
+    Py_ssize_t n = PyList_GET_SIZE(words), total = 0;
     runs->ids = NULL;
+    runs->stop = NULL;
     runs->count = n;
-    runs->start = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(n + 1));
-    if (runs->start == NULL) {
+    runs->start = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(n ? n : 1));
+    runs->stop = PyMem_Malloc(sizeof(Py_ssize_t) * (size_t)(n ? n : 1));
+    if (runs->start == NULL || runs->stop == NULL) {
         PyErr_NoMemory();
-        return -1;
+        goto fail;
     }
-    /* Every set exact before any is read; reading them (str compared with str) runs no Python code,
-       so the list cannot change under the borrowed references. */
+    /* Every memory's words an exact tuple before any is read; reading them (str compared with str)
+       runs no Python code, so the list cannot change under the borrowed references. */
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *set = PyList_GET_ITEM(sets, i);
-        if (!exact_set(set))
+        PyObject *its = PyList_GET_ITEM(words, i);
+        if (!exact_words(its))
             goto fail;
         runs->start[i] = total;
-        total += PySet_GET_SIZE(set);
+        total += PyTuple_GET_SIZE(its);
     }
-    runs->start[n] = total;
     if (total >= INT32_MAX) {
         PyErr_SetString(PyExc_OverflowError, "too many words");
         goto fail;
@@ -351,57 +429,29 @@ make_runs(PyObject *sets, Runs *runs)
     if (word_table_init(&vocabulary, 1024) < 0)
         goto fail_vocabulary;
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *set = PyList_GET_ITEM(sets, i);
+        PyObject *its = PyList_GET_ITEM(words, i);
         int32_t *run = &runs->ids[runs->start[i]];
-        Py_ssize_t at = 0, size = runs->start[i + 1] - runs->start[i];
-        Py_ssize_t pos = 0;
-        Py_hash_t hash;
-        PyObject *word;
-#if PY_VERSION_HEX < 0x030D0000
-        /* The set's own entries, read in place with their hashes: no iterator, no hash asked. */
-        while (_PySet_NextEntry(set, &pos, &word, &hash)) {
-#else
-        (void)pos;
-        PyObject *it = PyObject_GetIter(set);
-        if (it == NULL)
-            goto fail_vocabulary;
-        while ((word = PyIter_Next(it)) != NULL) {
-            Py_DECREF(word); /* the exact set holds it */
-            hash = PyUnicode_CheckExact(word) ? PyObject_Hash(word) : 0;
-#endif
+        Py_ssize_t at = 0;
+        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(its); k++) {
+            PyObject *word = PyTuple_GET_ITEM(its, k);
             if (!PyUnicode_CheckExact(word)) { /* compared by str's own ==: no Python code runs */
                 PyErr_SetString(PyExc_TypeError, "a memory's words are str");
-#if PY_VERSION_HEX >= 0x030D0000
-                Py_DECREF(it);
-#endif
                 goto fail_vocabulary;
             }
-            int32_t number = at < size ? number_of(&vocabulary, word, hash) : -1;
-            if (number < 0) {
-                if (!PyErr_Occurred())
-                    PyErr_SetString(PyExc_RuntimeError, "a set changed size while it was read");
-#if PY_VERSION_HEX >= 0x030D0000
-                Py_DECREF(it);
-#endif
+            int32_t number = number_of(&vocabulary, word, PyObject_Hash(word)); /* a str's hash: kept in it */
+            if (number < 0)
                 goto fail_vocabulary;
-            }
-            /* Kept sorted as it is made (a set holds some 8 words: a call to qsort costs more). */
-            Py_ssize_t j = at++;
-            while (j > 0 && run[j - 1] > number) {
-                run[j] = run[j - 1];
+            /* Kept sorted as it is made (a memory has some 8 words: a call to qsort costs more). */
+            Py_ssize_t j = at;
+            while (j > 0 && run[j - 1] > number)
                 j--;
-            }
+            if (j > 0 && run[j - 1] == number) /* the word again */
+                continue;
+            memmove(&run[j + 1], &run[j], sizeof(int32_t) * (size_t)(at - j));
             run[j] = number;
+            at++;
         }
-#if PY_VERSION_HEX >= 0x030D0000
-        Py_DECREF(it);
-        if (PyErr_Occurred())
-            goto fail_vocabulary;
-#endif
-        if (at != size) {
-            PyErr_SetString(PyExc_RuntimeError, "a set changed size while it was read");
-            goto fail_vocabulary;
-        }
+        runs->stop[i] = runs->start[i] + at;
     }
     word_table_free(&vocabulary, 0);
     return 0;
@@ -417,8 +467,8 @@ fail:
 static Py_ssize_t
 shared_count(const Runs *runs, Py_ssize_t a, Py_ssize_t b)
 {
-    const int32_t *x = &runs->ids[runs->start[a]], *x_end = &runs->ids[runs->start[a + 1]];
-    const int32_t *y = &runs->ids[runs->start[b]], *y_end = &runs->ids[runs->start[b + 1]];
+    const int32_t *x = &runs->ids[runs->start[a]], *x_end = &runs->ids[runs->stop[a]];
+    const int32_t *y = &runs->ids[runs->start[b]], *y_end = &runs->ids[runs->stop[b]];
     Py_ssize_t count = 0;
     while (x < x_end && y < y_end) {
         if (*x < *y)
@@ -609,12 +659,12 @@ cmp_frequency(const void *x, const void *y)
 static PyObject *
 document_frequencies(PyObject *Py_UNUSED(module), PyObject *args)
 {
-    PyObject *sets;
-    if (!PyArg_ParseTuple(args, "O!", &PyList_Type, &sets))
+    PyObject *memories;
+    if (!PyArg_ParseTuple(args, "O!", &PyList_Type, &memories))
         return NULL;
-    if ((sets = PySequence_Tuple(sets)) == NULL)
+    if ((memories = PySequence_Tuple(memories)) == NULL)
         return NULL;
-    Py_ssize_t n = PyTuple_GET_SIZE(sets), room = 1024, met = 0;
+    Py_ssize_t n = PyTuple_GET_SIZE(memories), room = 1024, met = 0;
     Word_table vocabulary = {NULL, 0, 0};
     Frequency *counts = PyMem_Malloc(sizeof(Frequency) * (size_t)room);
     PyObject *out = NULL;
@@ -624,24 +674,23 @@ document_frequencies(PyObject *Py_UNUSED(module), PyObject *args)
     }
     if (word_table_init(&vocabulary, 1024) < 0)
         goto done;
-    for (Py_ssize_t i = 0; i < n; i++)
-        if (!exact_set(PyTuple_GET_ITEM(sets, i)) || !all_str(PyTuple_GET_ITEM(sets, i), 0))
-            goto done;
+    /* Every memory's words an exact tuple of exact str before any is read: comparing them runs no
+       Python code. */
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *set = PyTuple_GET_ITEM(sets, i), *word;
-        Py_hash_t hash;
-#if PY_VERSION_HEX < 0x030D0000
-        Py_ssize_t pos = 0;
-        while (_PySet_NextEntry(set, &pos, &word, &hash)) {
-#else
-        PyObject *it = PyObject_GetIter(set);
-        if (it == NULL)
+        PyObject *its = PyTuple_GET_ITEM(memories, i);
+        if (!exact_words(its))
             goto done;
-        while ((word = PyIter_Next(it)) != NULL) {
-            Py_DECREF(word); /* the exact set holds it */
-            hash = PyObject_Hash(word); /* a str's: no Python code */
-#endif
-            int32_t number = number_of(&vocabulary, word, hash);
+        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(its); k++)
+            if (!PyUnicode_CheckExact(PyTuple_GET_ITEM(its, k))) {
+                PyErr_SetString(PyExc_TypeError, "a memory's words are str");
+                goto done;
+            }
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *its = PyTuple_GET_ITEM(memories, i);
+        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(its); k++) {
+            PyObject *word = PyTuple_GET_ITEM(its, k);
+            int32_t number = number_of(&vocabulary, word, PyObject_Hash(word)); /* a str's hash: kept in it */
             if (number >= 0 && number >= room) {
                 room *= 2;
                 Frequency *more = PyMem_Realloc(counts, sizeof(Frequency) * (size_t)room);
@@ -651,12 +700,8 @@ document_frequencies(PyObject *Py_UNUSED(module), PyObject *args)
                 } else
                     counts = more;
             }
-            if (number < 0) {
-#if PY_VERSION_HEX >= 0x030D0000
-                Py_DECREF(it);
-#endif
+            if (number < 0)
                 goto done;
-            }
             if (number == met) { /* a word not met before: numbers are given in turn */
                 counts[number].number = number;
                 counts[number].count = 0;
@@ -664,11 +709,6 @@ document_frequencies(PyObject *Py_UNUSED(module), PyObject *args)
             }
             counts[number].count++;
         }
-#if PY_VERSION_HEX >= 0x030D0000
-        Py_DECREF(it);
-        if (PyErr_Occurred())
-            goto done;
-#endif
     }
     Py_ssize_t words = met;
     /* The table gives a word back by its number. */
@@ -696,39 +736,24 @@ document_frequencies(PyObject *Py_UNUSED(module), PyObject *args)
 done:
     word_table_free(&vocabulary, 0);
     PyMem_Free(counts);
-    Py_DECREF(sets);
+    Py_DECREF(memories);
     return out;
 }
 
 /* ---- hot_signatures ------------------------------------------------------------------------ */
 
-/* One member's ranks, sorted as sorted() sorts (by <, stable), into `found` (owned references); their
-   count, or -1 with an exception set. */
+/* One member's ranks, sorted as sorted() sorts (by <, stable), into `found` (owned references; room
+   for each of its words); their count, or -1 with an exception set. */
 static Py_ssize_t
-ranks_of(PyObject *set, PyObject *ranks, PyObject **found, Py_ssize_t room)
+ranks_of(PyObject *words, PyObject *ranks, PyObject **found)
 {
     Py_ssize_t count = 0;
-    PyObject *word;
-#if PY_VERSION_HEX < 0x030D0000
-    Py_ssize_t pos = 0;
-    Py_hash_t hash;
-    while (_PySet_NextEntry(set, &pos, &word, &hash)) {
-#else
-    PyObject *it = PyObject_GetIter(set);
-    if (it == NULL)
-        return -1;
-    while ((word = PyIter_Next(it)) != NULL) {
-        Py_DECREF(word); /* the set holds it */
-#endif
-        PyObject *rank = NULL;
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(words); k++) {
+        PyObject *word = PyTuple_GET_ITEM(words, k), *rank = NULL;
         if (!PyUnicode_CheckExact(word))
             PyErr_SetString(PyExc_TypeError, "a memory's words are str");
         else
-#if PY_VERSION_HEX < 0x030D0000
-            rank = _PyDict_GetItem_KnownHash(ranks, word, hash); /* borrowed */
-#else
-            rank = PyDict_GetItemWithError(ranks, word); /* borrowed */
-#endif
+            rank = PyDict_GetItemWithError(ranks, word); /* borrowed; a str's hash is kept in it */
         if (rank == NULL && PyErr_Occurred())
             goto fail;
         if (rank == NULL)
@@ -740,10 +765,6 @@ ranks_of(PyObject *set, PyObject *ranks, PyObject **found, Py_ssize_t room)
         }
         if (PyObject_IsTrue(rank) == 0) /* filter(None, ...): a rank of 0 is left out */
             continue;
-        if (count >= room) {
-            PyErr_SetString(PyExc_RuntimeError, "a set changed size while it was read");
-            goto fail;
-        }
         Py_ssize_t j = count++;
         while (j > 0 && PyObject_RichCompareBool(rank, found[j - 1], Py_LT) == 1) {
             found[j] = found[j - 1];
@@ -752,18 +773,9 @@ ranks_of(PyObject *set, PyObject *ranks, PyObject **found, Py_ssize_t room)
         Py_INCREF(rank);
         found[j] = rank;
     }
-#if PY_VERSION_HEX >= 0x030D0000
-    Py_DECREF(it);
-    if (PyErr_Occurred())
-        goto fail_after;
-#endif
     return count;
 
 fail:
-#if PY_VERSION_HEX >= 0x030D0000
-    Py_DECREF(it);
-fail_after:
-#endif
     for (Py_ssize_t j = 0; j < count; j++)
         Py_DECREF(found[j]);
     return -1;
@@ -772,29 +784,29 @@ fail_after:
 static PyObject *
 hot_signatures(PyObject *Py_UNUSED(module), PyObject *args)
 {
-    PyObject *sets, *ranks;
-    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &sets, &PyDict_Type, &ranks))
+    PyObject *memories, *ranks;
+    if (!PyArg_ParseTuple(args, "O!O!", &PyList_Type, &memories, &PyDict_Type, &ranks))
         return NULL;
-    if (!PyDict_CheckExact(ranks) || !all_str(ranks, 1)) { /* then a lookup compares str with str */
+    if (!PyDict_CheckExact(ranks) || !all_str(ranks, &PyLong_Type)) { /* then a lookup compares str with str */
         if (!PyErr_Occurred())
             PyErr_SetString(PyExc_TypeError, "ranks are a dict");
         return NULL;
     }
-    if ((sets = PySequence_Tuple(sets)) == NULL)
+    if ((memories = PySequence_Tuple(memories)) == NULL)
         return NULL;
-    Py_ssize_t n = PyTuple_GET_SIZE(sets), room = 0;
+    Py_ssize_t n = PyTuple_GET_SIZE(memories), room = 0;
     PyObject *out = PyList_New(n);
     if (out == NULL) {
-        Py_DECREF(sets);
+        Py_DECREF(memories);
         return NULL;
     }
     PyObject **found = NULL;
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *set = PyTuple_GET_ITEM(sets, i);
-        if (!exact_set(set))
+        PyObject *words = PyTuple_GET_ITEM(memories, i);
+        if (!exact_words(words))
             goto fail;
-        if (PySet_GET_SIZE(set) > room) {
-            room = PySet_GET_SIZE(set) * 2;
+        if (PyTuple_GET_SIZE(words) > room) {
+            room = PyTuple_GET_SIZE(words) * 2;
             PyMem_Free(found);
             found = PyMem_Malloc(sizeof(PyObject *) * (size_t)room);
             if (found == NULL) {
@@ -802,7 +814,7 @@ hot_signatures(PyObject *Py_UNUSED(module), PyObject *args)
                 goto fail;
             }
         }
-        Py_ssize_t count = ranks_of(set, ranks, found, room);
+        Py_ssize_t count = ranks_of(words, ranks, found);
         if (count < 0)
             goto fail;
         PyObject *sig = PyTuple_New(count);
@@ -816,13 +828,13 @@ hot_signatures(PyObject *Py_UNUSED(module), PyObject *args)
         PyList_SET_ITEM(out, i, sig);
     }
     PyMem_Free(found);
-    Py_DECREF(sets);
+    Py_DECREF(memories);
     return out;
 
 fail:
     PyMem_Free(found);
     Py_DECREF(out);
-    Py_DECREF(sets);
+    Py_DECREF(memories);
     return NULL;
 }
 
@@ -1142,12 +1154,12 @@ static PyMethodDef methods[] = {
     {"scored_pairs", scored_pairs, METH_VARARGS,
      "scored_pairs(pairs, words, sizes, body_size, odd, n, min_shared, min_overlap, same_tokens): "
      "subject_pairs.scored_pairs in C."},
-    {"significant_sets", significant_sets, METH_VARARGS,
-     "significant_sets(texts, leave_out): text.significant_sets in C."},
+    {"significant_tuples", significant_tuples, METH_VARARGS,
+     "significant_tuples(texts, leave_out, tags, tag_word): text.significant_tuples in C."},
     {"document_frequencies", document_frequencies, METH_VARARGS,
-     "document_frequencies(sets): subject_pairs.document_frequencies in C."},
+     "document_frequencies(memories): subject_pairs.document_frequencies in C."},
     {"hot_signatures", hot_signatures, METH_VARARGS,
-     "hot_signatures(sets, ranks): hot_subjects.hot_signatures in C."},
+     "hot_signatures(memories, ranks): hot_subjects.hot_signatures in C."},
     {"bucket_neighbours", bucket_neighbours, METH_VARARGS,
      "bucket_neighbours(sigs, stride, base, names): hot_subjects.bucket_neighbours in C."},
     {NULL, NULL, 0, NULL},

@@ -34,7 +34,7 @@ step over the filings is a C-level map.
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence, Set as AbstractSet
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence, Set as AbstractSet
 from itertools import chain, compress, repeat
 from operator import add, itemgetter, lt, mod, ne, not_
 from typing import Any, Protocol, TypeVar
@@ -76,7 +76,7 @@ K_in = TypeVar("K_in", contravariant=True)
 class Words(Protocol[K_in]):
     """A member's words by its key: a dict by key, or a list by number."""
 
-    def __getitem__(self, key: K_in, /) -> AbstractSet[str]: ...
+    def __getitem__(self, key: K_in, /) -> Collection[str]: ...
 
 
 def pair_bound(members: int) -> int:
@@ -112,7 +112,8 @@ def paired_by_hot_words(frequency: Mapping[str, int], members: Iterable[K], word
     rarest_first = sorted(frequency, key=lambda w: (frequency[w], w))
     ranks = dict(zip(rarest_first, range(stride, (len(rarest_first) + 1) * stride, stride)))
     # Each memory's hot words as their ranks, rarest first; those with fewer than two left out.
-    sigs = _hot_signatures(list(map(words.__getitem__, keys)), ranks)
+    # (As tuples, which the C form reads: the search's words are tuples already, given as they are.)
+    sigs = _hot_signatures(list(map(tuple, map(words.__getitem__, keys))), ranks)
     if min(map(len, sigs), default=2) < 2:
         fits = list(map((1).__lt__, map(len, sigs)))
         keys, sigs = list(compress(keys, fits)), list(compress(sigs, fits))
@@ -132,7 +133,7 @@ def paired_by_hot_words(frequency: Mapping[str, int], members: Iterable[K], word
     return out
 
 
-def hot_signatures(member_words: list[AbstractSet[str]], ranks: dict[str, int]) -> list[tuple[int, ...]]:
+def hot_signatures(member_words: list[tuple[str, ...]], ranks: dict[str, int]) -> list[tuple[int, ...]]:
     """Each member's hot words as their ranks (`ranks`: those of the hot words; a rank is never 0),
     sorted. The reference of the C form in _pair_search.c, which native.py runs when it is built."""
     rank_of = ranks.get

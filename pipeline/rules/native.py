@@ -2,7 +2,7 @@
 
 `pip install` builds `_pair_search.c` (an optional extension: an install without a C compiler goes on
 without it). Each of its functions is the C form of a Python function that stays beside its caller as
-the reference and the fallback (text.significant_sets, subject_pairs.document_frequencies and
+the reference and the fallback (text.significant_tuples, subject_pairs.document_frequencies and
 scored_pairs, hot_subjects.hot_signatures and bucket_neighbours); both give
 the same values in the same order (tests/test_pair_search_native.py), so a plan's bytes never depend
 on which one ran. MEMCONSOLIDATE_PURE_PYTHON=1 runs the Python forms (for a comparison or a bug hunt).

@@ -16,7 +16,7 @@ from __future__ import annotations
 import sys
 from bisect import bisect_left
 from collections import Counter, defaultdict, deque
-from collections.abc import Callable, Iterable, Iterator, Sequence, Set as AbstractSet
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import TypeVar
@@ -118,22 +118,10 @@ class _Search:
         # is built beside them.)
         # is_live None: every memory is comparable (the usual case, asked without a list).
         live, texts, is_live = comparable_texts(memories)
-        tags = list(map(attrgetter("tags"), live))
-        own: Sequence[AbstractSet[str]]
-        if any(tags):
-            # A memory's tags are words of its own ("#tag:..."; no word of a normal form has a "#"),
-            # added in place to the set of its body's words: one set per memory, and the bodies'
-            # sizes taken before, not kept as sets of their own to the end.
-            with_tags = significant_of_each(texts, set)
-            body_sizes = list(map(len, with_tags))
-            for _ in map(set.update, with_tags, map(map, repeat(_tag_word), tags)):
-                pass
-            own = with_tags
-            del with_tags
-        else:
-            own = significant_of_each(texts, frozenset)
-            body_sizes = list(map(len, own))
-        del texts, tags
+        # A memory's tags are words of its own ("#tag:..."; no word of a normal form has a "#"), after
+        # its body's; the bodies' sizes are counted before them.
+        own, body_sizes = significant_of_each(texts, list(map(attrgetter("tags"), live)), _tag_word)
+        del texts
         live_keys = list(map(attrgetter("key"), live))
         # The memories in the order of their keys (a stable sort: a key seen twice lists its
         # memories in their order); each memory is numbered by its key's place. A range when they
@@ -152,7 +140,7 @@ class _Search:
         groups: Sequence[str] = list(map(attrgetter("group"), live))
         several_groups = len(set(groups)) > 1
         numbers: Iterable[int]  # each memory's number, in the order of `words` and `groups`
-        words: Sequence[AbstractSet[str]]
+        words: Sequence[tuple[str, ...]]
         if isinstance(chosen, range) or not any(map(eq, self.keys, islice(self.keys, 1, None))):
             # Every key once (the usual case): a memory's number is its place in `chosen`, the words
             # filed are those that count, and, when every memory is comparable, its own decide
@@ -182,7 +170,7 @@ class _Search:
         if not several_groups:
             self._discover(numbers, words, max_df)
         else:
-            filed: dict[str, tuple[list[int], list[AbstractSet[str]]]] = defaultdict(lambda: ([], []))
+            filed: dict[str, tuple[list[int], list[tuple[str, ...]]]] = defaultdict(lambda: ([], []))
             for i, ws, group in zip(numbers, words, groups):
                 filed[group][0].append(i)
                 filed[group][1].append(ws)
@@ -216,7 +204,7 @@ class _Search:
                 sets[i] = frozenset(normalized_body(self.memories[self.token_place[i]]).split())
         return sets[a] == sets[b]
 
-    def _discover(self, numbers: Iterable[int], words: Sequence[AbstractSet[str]], max_df: int) -> None:
+    def _discover(self, numbers: Iterable[int], words: Sequence[tuple[str, ...]], max_df: int) -> None:
         """One group's pairs, through its rarer words only (their overlap is then measured on every
         word): all pairs of each word at most `max_df` memories have, and those hot_subjects.py
         finds among the memories sharing hotter ones."""
@@ -259,7 +247,7 @@ class _Search:
         after one intersection, and this loop leaves them there (on a store of natural text, maps
         over every pair took 1.3-3x its CPU and more memory)."""
         words, n = list(self.words), len(self.keys)
-        # Each memory's partners one after the other, so its set stays in the cache (a fifth less
+        # Each memory's partners one after the other, so its words stay in the cache (a fifth less
         # CPU than in a set's order on the crux bench store: 1,000 memories of some 30 words).
         by_ratio = _scored_pairs(
             chain(self._partner_pairs(), self.hot_pairs), words, list(map(len, words)), list(self.body_size),
@@ -284,11 +272,12 @@ class _Search:
         return out
 
     def pair(self, a: int, b: int, overlap: float) -> SubjectPair:
-        return SubjectPair(self.keys[a], self.keys[b], overlap, tuple(sorted(self.words[a] & self.words[b])))
+        # (The words as a set only here, for the few pairs offered: each memory's are a tuple.)
+        return SubjectPair(self.keys[a], self.keys[b], overlap, tuple(sorted(set(self.words[a]).intersection(self.words[b]))))
 
 
 
-def scored_pairs(pairs: Iterable[tuple[int, int]], words: list[AbstractSet[str]], sizes: list[int], body_size: list[int],
+def scored_pairs(pairs: Iterable[tuple[int, int]], words: list[tuple[str, ...]], sizes: list[int], body_size: list[int],
                  odd: set[int], n: int, min_shared: int, min_overlap: float,
                  same_tokens: Callable[[int, int], bool]) -> dict[float, list[int]]:
     """The pairs (a, b) kept, by their overlap before rounding (shared words / the smaller set), each
@@ -302,7 +291,7 @@ def scored_pairs(pairs: Iterable[tuple[int, int]], words: list[AbstractSet[str]]
     """
     by_ratio: dict[float, list[int]] = defaultdict(list)
     for a, b in pairs:
-        shared = len(words[a] & words[b])
+        shared = len(set(words[a]).intersection(words[b]))
         if shared < min_shared:
             continue
         ratio = shared / (sa if (sa := sizes[a]) < (sb := sizes[b]) else sb)
@@ -315,11 +304,11 @@ def scored_pairs(pairs: Iterable[tuple[int, int]], words: list[AbstractSet[str]]
     return dict(by_ratio)
 
 
-def document_frequencies(word_sets: list[AbstractSet[str]]) -> list[tuple[str, int]]:
-    """Each word with how many of `word_sets` hold it, most first, then in the order first met
+def document_frequencies(memories: list[tuple[str, ...]]) -> list[tuple[str, int]]:
+    """Each word with how many of `memories` (each one's words) hold it, most first, then in the order first met
     (`Counter.most_common`). The reference of the C form in _pair_search.c, which native.py runs
     when it is built."""
-    return Counter(chain.from_iterable(word_sets)).most_common()
+    return Counter(chain.from_iterable(memories)).most_common()
 
 
 _scored_pairs = native.preferred(scored_pairs)

@@ -5,15 +5,13 @@ from __future__ import annotations
 import re
 import sys
 import unicodedata
+from collections import deque
 from collections.abc import Callable, Iterable
 from functools import lru_cache
-from itertools import filterfalse, repeat
-from typing import TypeVar
+from itertools import chain, filterfalse, repeat
 
 from ..model import Memory
 from . import native
-
-S = TypeVar("S", set[str], frozenset[str])
 
 # A word of the normal form: a run of letters and digits (a `\w` but `_`). Found and joined rather than
 # substituting every run between them: the same text, a quarter of the CPU on a store of 200k bodies.
@@ -85,32 +83,47 @@ def significant_of_normalized(normalized: str) -> frozenset[str]:
     return frozenset(w for w in normalized.split() if w not in STOPWORDS and len(w) > 2)
 
 
-def significant_of_each(normalized: list[str], kind: Callable[[Iterable[str]], S]) -> list[S]:
-    """`significant_of_normalized` of each text as a `kind` (set or frozenset) of it: when every text
-    is ASCII, by C-level maps, no Python step per text.
+def significant_of_each(normalized: list[str], tags: list[list[str]],
+                        tag_word: Callable[[str], str]) -> tuple[list[tuple[str, ...]], list[int]]:
+    """Each text's significant words (`significant_of_normalized`), then the words its tags are
+    (`tag_word` of each), each word once, in the order first met, as a tuple; and how many of each are
+    the text's own. When every text and tag word is ASCII, by one C pass (`significant_tuples`).
 
-    A set is copied from the frozenset, not built word by word: a set built word by word grows its
-    table to four times what it holds (32 slots for 5 to 10 words), a copy has twice (16), and the
-    subject-pair search intersects these sets once per pair it finds (a frozenset of a frozenset is
-    that very object: no copy).
+    A tuple, not a set: the subject-pair search reads each memory's words in C, where a tuple is made
+    without hashing and freed without a table, and it builds a set only for the few pairs it offers
+    (on a bank of 50k memories, sets cost some 50 ms to build and free, and their 24 MB of tables were
+    read again by every later pass).
 
     The words of ASCII texts are interned (`sys.intern`): a word the texts share is then one object
-    in all their sets, so intersecting two sets and counting the words in a dict match it by identity, without
-    reading a copy of it elsewhere in memory (on a bank of 50k memories, 25 ms less CPU for the
-    subject-pair search, and 16 MB fewer)."""
-    significant: Iterable[frozenset[str]]
+    in all their tuples, so the passes that count or number the words match it by identity, without
+    reading a copy of it elsewhere in memory."""
     if all(map(str.isascii, normalized)):
-        significant = _significant_sets(normalized, _NOT_SIGNIFICANT_ASCII)
-    else:
-        significant = map(significant_of_normalized, normalized)
-    return list(map(kind, significant))
+        word_of_tag = {tag: tag_word(tag) for tag in set(chain.from_iterable(tags))}
+        if all(map(str.isascii, word_of_tag.values())):
+            return _significant_tuples(normalized, _NOT_SIGNIFICANT_ASCII, tags, word_of_tag)
+    bodies = [dict.fromkeys(w for w in text.split() if w not in STOPWORDS and len(w) > 2) for text in normalized]
+    return _with_tags(bodies, map(map, repeat(tag_word), tags))
 
 
-def significant_sets(texts: list[str], leave_out: frozenset[str]) -> list[frozenset[str]]:
-    """Each ASCII text's words (`str.split`), interned, but those in `leave_out`, as a frozenset. The
-    reference of the C form in _pair_search.c, which native.py runs when it is built."""
+def significant_tuples(texts: list[str], leave_out: frozenset[str], tags: list[list[str]],
+                      tag_word: dict[str, str]) -> tuple[list[tuple[str, ...]], list[int]]:
+    """Each ASCII text's words (`str.split`), interned, but those in `leave_out`, then the words of its
+    `tags` (`tag_word[tag]`, kept whatever `leave_out` holds), each once, in the order first met, as a
+    tuple; and how many of each are the text's. The reference of the C form in _pair_search.c, which
+    native.py runs when it is built."""
+    if len(tags) != len(texts):
+        raise ValueError("tags for each text")
     words = map(map, repeat(sys.intern), map(str.split, texts))
-    return list(map(frozenset, map(filterfalse, repeat(leave_out.__contains__), words)))
+    bodies = list(map(dict.fromkeys, map(filterfalse, repeat(leave_out.__contains__), words)))
+    return _with_tags(bodies, map(map, repeat(sys.intern), map(map, repeat(tag_word.__getitem__), tags)))
+
+
+def _with_tags(bodies: list[dict[str, None]], tag_words: Iterable[Iterable[str]]) -> tuple[list[tuple[str, ...]], list[int]]:
+    """Each body's words (a dict's keys, in their order), then its tags' words not among them, as a
+    tuple; and each body's size."""
+    body_sizes = list(map(len, bodies))
+    deque(map(dict.update, bodies, map(dict.fromkeys, tag_words)), maxlen=0)
+    return list(map(tuple, bodies)), body_sizes
 
 
 # What an ASCII normal form's significant words leave out: the stopwords and every word of one or two
@@ -118,7 +131,7 @@ def significant_sets(texts: list[str], leave_out: frozenset[str]) -> list[frozen
 _ALNUM = "abcdefghijklmnopqrstuvwxyz0123456789"
 _NOT_SIGNIFICANT_ASCII = STOPWORDS | frozenset(_ALNUM) | frozenset(a + b for a in _ALNUM for b in _ALNUM)
 
-_significant_sets = native.preferred(significant_sets)
+_significant_tuples = native.preferred(significant_tuples)
 
 
 def as_written(word: str, texts: Iterable[str]) -> str:
