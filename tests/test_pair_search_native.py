@@ -111,6 +111,8 @@ def test_significant_of_each_is_the_same_with_or_without_ascii():
     assert words == [("deploy", "ledger", "night", "#tag:ops"), ("rollback", "ledger"), ("caf\u00e9", "menu", "day", "#tag:ops", "#tag:db")]
     assert sizes == [3, 2, 3]
     assert text.significant_of_each(texts[:2], tags[:2], lambda t: f"#tag:{t.lower()}") == (words[:2], sizes[:2])
+    # ASCII texts with a tag whose word is not: the Python form too (the C form reads ASCII words only).
+    assert text.significant_of_each(["menu menu"], [["Caf\u00e9"]], lambda t: f"#tag:{t.lower()}") == ([("menu", "#tag:caf\u00e9")], [1])
 
 
 # ---- document_frequencies -------------------------------------------------------------------
