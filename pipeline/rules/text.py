@@ -6,7 +6,7 @@ import re
 import sys
 import unicodedata
 from collections import deque
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
 from functools import lru_cache
 from itertools import chain, filterfalse, repeat
 
@@ -80,7 +80,12 @@ def significant_of_normalized(normalized: str) -> frozenset[str]:
     """`significant_words` of a text already normalized (a memory's `normalized_body`)."""
     if normalized.isascii():  # its words are runs of a-z and 0-9: one set difference, in C
         return frozenset(normalized.split()) - _NOT_SIGNIFICANT_ASCII
-    return frozenset(w for w in normalized.split() if w not in STOPWORDS and len(w) > 2)
+    return frozenset(_significant_in_order(normalized))
+
+
+def _significant_in_order(normalized: str) -> Iterator[str]:
+    """A normal form's significant words as it writes them (any script: the rule for every text)."""
+    return (w for w in normalized.split() if w not in STOPWORDS and len(w) > 2)
 
 
 def significant_of_each(normalized: list[str], tags: list[list[str]],
@@ -101,7 +106,7 @@ def significant_of_each(normalized: list[str], tags: list[list[str]],
         word_of_tag = {tag: tag_word(tag) for tag in set(chain.from_iterable(tags))}
         if all(map(str.isascii, word_of_tag.values())):
             return _significant_tuples(normalized, _NOT_SIGNIFICANT_ASCII, tags, word_of_tag)
-    bodies = [dict.fromkeys(w for w in text.split() if w not in STOPWORDS and len(w) > 2) for text in normalized]
+    bodies = list(map(dict.fromkeys, map(_significant_in_order, normalized)))
     return _with_tags(bodies, map(map, repeat(tag_word), tags))
 
 
