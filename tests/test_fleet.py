@@ -245,7 +245,10 @@ def test_a_stale_fleet_state_starts_a_new_fleet_run_and_a_symlinked_one_is_refus
 def test_a_killed_fleet_run_started_again_skips_the_stores_it_finished(tmp_path):
     stores = [copy_store(FIXTURES / "bank", tmp_path / "fleet" / f"bank{i}") for i in range(4)]
     args = ["fleet", "run", "--discover", str(tmp_path / "fleet"), "--if-due", "--now", NOW, "--model", "none", "--workers", "1"]
-    env = {**os.environ, "MEMCONSOLIDATE_FAULT_DELAY_MS": "200"}  # slow journal steps: the kill lands mid-fleet
+    # Slow journal steps: the kill lands mid-fleet. The killed forkserver cannot remove its folder of
+    # sockets (pymp-*): it is made in the test's own temporary folder, not left in the machine's.
+    (tmp_path / "tmp").mkdir()
+    env = {**os.environ, "MEMCONSOLIDATE_FAULT_DELAY_MS": "200", "TMPDIR": str(tmp_path / "tmp")}
     proc = subprocess.Popen([sys.executable, "-m", "pipeline", *args], cwd=REPO, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, text=True, start_new_session=True)
     try:
