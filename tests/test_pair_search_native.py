@@ -74,7 +74,7 @@ def test_significant_tuples_are_interned_words_shared_between_memories():
 def test_significant_tuples_refuse_what_is_not_ascii_text_or_tags_as_made():
     with pytest.raises(ValueError):
         compiled.significant_tuples(["caf\u00e9 menu"], frozenset(), [[]], {})
-    with pytest.raises(ValueError):
+    with pytest.raises(TypeError):  # as str.split of bytes in the reference
         compiled.significant_tuples([b"bytes"], frozenset(), [[]], {})
     with pytest.raises(ValueError):  # a tag's word that is not ASCII
         compiled.significant_tuples(["menu"], frozenset(), [["cafe"]], {"cafe": "#tag:caf\u00e9"})
@@ -328,3 +328,19 @@ def test_edge_cases_found_by_review_match_the_references():
         compiled.scored_pairs([(0, 1)], words, [3, 2], [3, 2], set(), -3, 2, 0.4, lambda a, b: False)
     with pytest.raises(OverflowError):  # a place past the largest int64
         compiled.bucket_neighbours([(3, 6)] * 3, 3, (2**63 - 1) // 3 - 1, [0, 1, 2])
+
+
+def test_a_list_whose_iteration_changes_the_tag_words_is_refused_not_read():
+    # Found by the second review: the checks ran before a list subclass's __iter__, which could put
+    # what is not a str among the tag words (a crash when read as one).
+    tag_word = {"t": "#tag:t"}
+
+    class Changing(list):
+        def __iter__(self):
+            tag_word["t"] = 10**22
+            return super().__iter__()
+
+    with pytest.raises(TypeError):
+        compiled.significant_tuples(Changing(["hello world"]), frozenset(), [["t"]], tag_word)
+    with pytest.raises(OverflowError):  # near 2**63 the bound itself once overflowed
+        compiled.bucket_neighbours([(2, 4), (2, 4)], 2, 2**63 - 1, ["a", "b"])

@@ -228,15 +228,19 @@ significant_tuples(PyObject *Py_UNUSED(module), PyObject *args)
             PyErr_SetString(PyExc_TypeError, "leave_out is a frozenset of str");
         return NULL;
     }
-    if (!PyDict_CheckExact(tag_word) || !all_str(tag_word, &PyUnicode_Type)) { /* a lookup: str with str */
-        if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_TypeError, "tag_word is a dict of str by str");
-        return NULL;
-    }
+    /* The lists made tuples first: a list subclass's __iter__ is the caller's code, which may change
+       what the checks below have passed. */
     if ((texts = PySequence_Tuple(texts)) == NULL)
         return NULL;
     if ((tags = PySequence_Tuple(tags)) == NULL) {
         Py_DECREF(texts);
+        return NULL;
+    }
+    if (!PyDict_CheckExact(tag_word) || !all_str(tag_word, &PyUnicode_Type)) { /* a lookup: str with str */
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_TypeError, "tag_word is a dict of str by str");
+        Py_DECREF(texts);
+        Py_DECREF(tags);
         return NULL;
     }
     Py_ssize_t n = PyTuple_GET_SIZE(texts), room = 64, count = 0;
@@ -272,7 +276,11 @@ significant_tuples(PyObject *Py_UNUSED(module), PyObject *args)
         goto done;
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *text = PyTuple_GET_ITEM(texts, i);
-        if (!PyUnicode_Check(text) || !PyUnicode_IS_ASCII(text)) {
+        if (!PyUnicode_Check(text)) {
+            PyErr_SetString(PyExc_TypeError, "a text is a str");
+            goto done;
+        }
+        if (!PyUnicode_IS_ASCII(text)) {
             PyErr_SetString(PyExc_ValueError, "a text of ASCII only");
             goto done;
         }
@@ -297,21 +305,27 @@ significant_tuples(PyObject *Py_UNUSED(module), PyObject *args)
             goto done;
         PyList_SET_ITEM(body_sizes, i, body_size);
         PyObject *its = PyTuple_GET_ITEM(tags, i);
+        /* The tag and its word held, and their types checked, where they are used: making a word
+           allocates, and on 3.11 a collection there may run a finalizer that changes the lists or the
+           dict (the size is read again each step for the same reason). */
         for (Py_ssize_t j = 0; j < PySequence_Fast_GET_SIZE(its); j++) {
-            PyObject *tag = PySequence_Fast_GET_ITEM(its, j);
-            PyObject *word = PyDict_GetItemWithError(tag_word, tag); /* borrowed */
-            if (word == NULL) {
+            PyObject *tag = Py_NewRef(PySequence_Fast_GET_ITEM(its, j)), *word = NULL;
+            Word_slot *slot = NULL;
+            if (!PyUnicode_CheckExact(tag))
+                PyErr_SetString(PyExc_TypeError, "a tag is a str");
+            else if ((word = Py_XNewRef(PyDict_GetItemWithError(tag_word, tag))) == NULL) {
                 if (!PyErr_Occurred())
                     PyErr_SetObject(PyExc_KeyError, tag);
-                goto done;
-            }
-            if (!PyUnicode_IS_ASCII(word)) {
+            } else if (!PyUnicode_CheckExact(word))
+                PyErr_SetString(PyExc_TypeError, "tag_word is a dict of str by str");
+            else if (!PyUnicode_IS_ASCII(word))
                 PyErr_SetString(PyExc_ValueError, "a tag's word of ASCII only");
-                goto done;
-            }
-            /* Kept whether or not leave_out holds it: a tag's word is added to the text's, not filtered. */
-            Word_slot *slot = seen_word(&seen, PyUnicode_1BYTE_DATA(word), PyUnicode_GET_LENGTH(word), leave_out);
-            if (slot == NULL || add_once(slot, i, &found, &count, &room) < 0)
+            else /* kept whether or not leave_out holds it: a tag's word is added to the text's, not filtered */
+                slot = seen_word(&seen, PyUnicode_1BYTE_DATA(word), PyUnicode_GET_LENGTH(word), leave_out);
+            int added = slot != NULL && add_once(slot, i, &found, &count, &room) == 0;
+            Py_DECREF(tag);
+            Py_XDECREF(word);
+            if (!added)
                 goto done;
         }
         PyObject *words = PyTuple_New(count);
@@ -945,7 +959,7 @@ bucket_neighbours(PyObject *Py_UNUSED(module), PyObject *args)
     if (!PyArg_ParseTuple(args, "O!LLO!", &PyList_Type, &sigs, &stride_ll, &base_ll, &PyList_Type, &names))
         return NULL;
     /* The largest place is (base + 1) * stride + a member below stride. */
-    if (stride_ll <= 0 || base_ll < 0 || base_ll + 2 > INT64_MAX / stride_ll) {
+    if (stride_ll <= 0 || base_ll < 0 || base_ll > INT64_MAX / stride_ll - 2) {
         PyErr_SetString(PyExc_OverflowError, "ranks out of range");
         return NULL;
     }
