@@ -194,14 +194,17 @@ def test_a_store_timeout_of_0_is_none_and_one_past_a_week_is_refused(tmp_path):
         assert res.returncode == code, (value, res.stderr)
 
 
-@pytest.mark.parametrize("given", ["cache", ""])
-def test_a_relative_cache_dir_names_the_folder_the_fleet_was_started_in(tmp_path, monkeypatch, fake_openai, given):
+@pytest.mark.parametrize("given, env", [("cache", None), ("", None), ("", "envcache")])
+def test_a_relative_cache_dir_names_the_folder_the_fleet_was_started_in(tmp_path, monkeypatch, fake_openai, given, env):
     # A worker may run in another folder (a Ray node of a cluster does): `--cache-dir cache` was the
     # `cache` folder there, a reply cache no later run from here would ever read. And "" (`--cache-dir
     # "$CACHE"`, CACHE unset) is no --cache-dir, as for a store alone, not the folder the fleet started in.
+    # A relative MEMCONSOLIDATE_CACHE_DIR is the folder the fleet was started in too.
     import os
 
     monkeypatch.setattr(local_engine, "run_task", elsewhere_task)
+    if env:
+        monkeypatch.setenv("MEMCONSOLIDATE_CACHE_DIR", env)
     fake_openai.responder = lambda body: status_reply(400)
     store = copy_store(FIXTURES / "bank", tmp_path / "bank")
     here = tmp_path / "here"
@@ -210,8 +213,9 @@ def test_a_relative_cache_dir_names_the_folder_the_fleet_was_started_in(tmp_path
     res = run_cli("fleet", "plan", str(store), "--now", NOW, "--model", fake_openai.model(), "--api-base", fake_openai.api_base,
                   "--cache-dir", given, "--config", "fleet.toml", cwd=here)
     assert lines(res.stdout)[str(store)]["llm"]["calls"] > 0, res.stderr
-    assert sorted(os.listdir(here)) == sorted(["fleet.toml", *([given] if given else [])])
-    assert (here / given if given else Path(os.environ["MEMCONSOLIDATE_CACHE_DIR"])).is_dir()
+    made = given or env
+    assert sorted(os.listdir(here)) == sorted(["fleet.toml", *([made] if made else [])])
+    assert (here / made if made else Path(os.environ["MEMCONSOLIDATE_CACHE_DIR"])).is_dir()
 
 
 def test_a_store_killed_as_it_reserves_a_request_leaves_the_fleet_budget_usable(tmp_path):

@@ -159,6 +159,11 @@ def _paths_for_workers(opts: Options) -> None:
         opts.config = os.path.abspath(opts.config)
     if opts.cache_dir:  # "" is no --cache-dir to the single-store command, not the current folder
         opts.cache_dir = os.path.abspath(os.path.expanduser(opts.cache_dir))  # `~` as the single-store command reads it
+    elif env := os.environ.get("MEMCONSOLIDATE_CACHE_DIR"):
+        # The environment's cache folder, carried as the option (which it would give way to, and
+        # which beats a store's config as the environment does): a worker on another node has
+        # neither this environment nor this folder to read a relative one from.
+        opts.cache_dir = os.path.abspath(os.path.expanduser(env))
 
 
 def _open_state(o: dict[str, Any], settings: Any, targets: list[str]):
