@@ -194,8 +194,9 @@ seen_word(Word_table *seen, const Py_UCS1 *at, Py_ssize_t len, PyObject *leave_o
     return slot;
 }
 
-/* A word already met gives its slot back; a new one is added. The word of a tag goes through the same
-   table (it is ASCII too), so it is interned, and met once per text, as the text's own words are. */
+/* Appends the slot's word to `found`, the words of text number `text`, unless this text gave it
+   already (each word once a text). A tag's word goes through the same table (it is ASCII too), so it
+   is interned, and taken once per text, as the text's own words are. */
 static int
 add_once(Word_slot *slot, Py_ssize_t text, PyObject ***found, Py_ssize_t *count, Py_ssize_t *room)
 {
@@ -251,19 +252,14 @@ significant_tuples(PyObject *Py_UNUSED(module), PyObject *args)
         PyErr_SetString(PyExc_ValueError, "tags for each text");
         goto done;
     }
-    /* Every text's tags an exact list (or tuple) of exact str before any is read: a lookup in
-       `tag_word` then compares str with str, and no Python code runs to change them while they are read. */
+    /* Every text's tags an exact list (or tuple) before any is read, so they are read by index; each
+       tag is checked to be a str where it is read (below). */
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *its = PyTuple_GET_ITEM(tags, i);
         if (!PyList_CheckExact(its) && !PyTuple_CheckExact(its)) {
             PyErr_SetString(PyExc_TypeError, "a text's tags are a list");
             goto done;
         }
-        for (Py_ssize_t j = 0; j < PySequence_Fast_GET_SIZE(its); j++)
-            if (!PyUnicode_CheckExact(PySequence_Fast_GET_ITEM(its, j))) {
-                PyErr_SetString(PyExc_TypeError, "a tag is a str");
-                goto done;
-            }
     }
     if ((out = PyList_New(n)) == NULL || (body_sizes = PyList_New(n)) == NULL)
         goto done;
@@ -407,6 +403,18 @@ number_of(Word_table *vocabulary, PyObject *word, Py_hash_t hash)
     return slot->value;
 }
 
+/* The number of a memory's word (`number_of`), once it is known to be an exact str: numbering then
+   compares str with str, and no Python code runs. -1 with an exception set. */
+static int32_t
+word_number(Word_table *vocabulary, PyObject *word)
+{
+    if (!PyUnicode_CheckExact(word)) {
+        PyErr_SetString(PyExc_TypeError, "a memory's words are str");
+        return -1;
+    }
+    return number_of(vocabulary, word, PyObject_Hash(word)); /* a str's hash: kept in it */
+}
+
 /* 0, or -1 with an exception set. */
 static int
 make_runs(PyObject *words, Runs *runs)
@@ -447,12 +455,7 @@ make_runs(PyObject *words, Runs *runs)
         int32_t *run = &runs->ids[runs->start[i]];
         Py_ssize_t at = 0;
         for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(its); k++) {
-            PyObject *word = PyTuple_GET_ITEM(its, k);
-            if (!PyUnicode_CheckExact(word)) { /* compared by str's own ==: no Python code runs */
-                PyErr_SetString(PyExc_TypeError, "a memory's words are str");
-                goto fail_vocabulary;
-            }
-            int32_t number = number_of(&vocabulary, word, PyObject_Hash(word)); /* a str's hash: kept in it */
+            int32_t number = word_number(&vocabulary, PyTuple_GET_ITEM(its, k));
             if (number < 0)
                 goto fail_vocabulary;
             /* Kept sorted as it is made (a memory has some 8 words: a call to qsort costs more). */
@@ -571,7 +574,7 @@ scored_pairs(PyObject *Py_UNUSED(module), PyObject *args)
             PyErr_SetString(PyExc_ZeroDivisionError, "division by zero");
             goto fail_pair;
         }
-        /* Both below 2**53: the same double as Python's int / int. */
+        /* Counts of words, far below 2**53: the same double as Python's int / int. */
         double ratio = (double)shared / (double)smaller;
         if (ratio < min_overlap) {
             Py_DECREF(pair);
@@ -688,23 +691,14 @@ document_frequencies(PyObject *Py_UNUSED(module), PyObject *args)
     }
     if (word_table_init(&vocabulary, 1024) < 0)
         goto done;
-    /* Every memory's words an exact tuple of exact str before any is read: comparing them runs no
-       Python code. */
+    /* Each memory checked as it is read (an exact tuple, its words exact str: `word_number`); reading
+       runs no Python code, and `memories` holds every tuple to the end. */
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *its = PyTuple_GET_ITEM(memories, i);
         if (!exact_words(its))
             goto done;
-        for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(its); k++)
-            if (!PyUnicode_CheckExact(PyTuple_GET_ITEM(its, k))) {
-                PyErr_SetString(PyExc_TypeError, "a memory's words are str");
-                goto done;
-            }
-    }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *its = PyTuple_GET_ITEM(memories, i);
         for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(its); k++) {
-            PyObject *word = PyTuple_GET_ITEM(its, k);
-            int32_t number = number_of(&vocabulary, word, PyObject_Hash(word)); /* a str's hash: kept in it */
+            int32_t number = word_number(&vocabulary, PyTuple_GET_ITEM(its, k));
             if (number >= 0 && number >= room) {
                 room *= 2;
                 Frequency *more = PyMem_Realloc(counts, sizeof(Frequency) * (size_t)room);

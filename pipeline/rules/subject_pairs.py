@@ -276,7 +276,6 @@ class _Search:
         return SubjectPair(self.keys[a], self.keys[b], overlap, tuple(sorted(set(self.words[a]).intersection(self.words[b]))))
 
 
-
 def scored_pairs(pairs: Iterable[tuple[int, int]], words: list[tuple[str, ...]], sizes: list[int], body_size: list[int],
                  odd: set[int], n: int, min_shared: int, min_overlap: float,
                  same_tokens: Callable[[int, int], bool]) -> dict[float, list[int]]:
